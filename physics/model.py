@@ -1,0 +1,226 @@
+"""Static model: per-body physical data and world settings (MuJoCo's mjModel, Box2D's body defs).
+
+``World.step`` reads the model and never changes it; only commands applied between steps do.
+Bodies are rows of numpy arrays; a body's frame is its principal frame (physics.md conventions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
+
+
+def _vector(name: str, value, length: int) -> np.ndarray:
+    """``value`` as a finite float64 vector of ``length``, or ValueError naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {length} numbers, got {value!r}") from None
+    if arr.shape != (length,):
+        raise ValueError(f"{name} must be {length} numbers, got {value!r}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return arr
+
+
+def check_restitution(value: float, what: str = "restitution") -> float:
+    """Restitution coefficient in [0, 1]; above 1 a bounce would create energy."""
+    value = float(value)
+    if not (0.0 <= value <= 1.0):
+        raise ValueError(f"{what} must be between 0 and 1, got {value}")
+    return value
+
+
+def check_friction(value: float, what: str = "friction") -> float:
+    """Coulomb friction coefficient μ ≥ 0 (finite)."""
+    value = float(value)
+    if not (np.isfinite(value) and value >= 0.0):
+        raise ValueError(f"{what} must be a finite number ≥ 0, got {value}")
+    return value
+
+
+@dataclass
+class BodyDef:
+    """Definition of one rigid body, with defaults (Box2D's ``b2DefaultBodyDef``).
+
+    mass              kg, > 0
+    principal_moments (3,) kg·m², ascending, > 0
+    hull              (k, 3) collision vertices in the body (principal) frame, k ≤ 64, m
+    radius            > 0 → exact sphere collision shape of this radius (hull then unused), m
+    position          (3,) centre of mass in the world, m
+    orientation       (4,) w, x, y, z: principal frame → world
+    velocity          (3,) world, m/s
+    angular_velocity  (3,) world, rad/s
+    restitution, friction: per-body material; None → the world's default
+    """
+
+    mass: float
+    principal_moments: np.ndarray
+    hull: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    radius: float = 0.0
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    restitution: float | None = None
+    friction: float | None = None
+
+    def __post_init__(self) -> None:
+        self.mass = float(self.mass)
+        if not (np.isfinite(self.mass) and self.mass > 0.0):
+            raise ValueError(f"body mass must be a finite number > 0 kg, got {self.mass}")
+        self.principal_moments = _vector("principal_moments", self.principal_moments, 3)
+        if np.any(self.principal_moments <= 0.0):
+            raise ValueError(
+                f"principal moments must be > 0 kg·m², got {self.principal_moments.tolist()}"
+            )
+        self.radius = float(self.radius)
+        if not (np.isfinite(self.radius) and self.radius >= 0.0):
+            raise ValueError(f"radius must be a finite number ≥ 0 m, got {self.radius}")
+        hull = np.asarray(self.hull, dtype=float).reshape(-1, 3)
+        if self.radius == 0.0 and len(hull) == 0:
+            raise ValueError("a body needs a collision hull (k×3 vertices) or a sphere radius > 0")
+        if len(hull) > MAX_HULL_VERTICES:
+            raise ValueError(f"collision hull has {len(hull)} vertices; at most {MAX_HULL_VERTICES}")
+        if not np.all(np.isfinite(hull)):
+            raise ValueError("collision hull vertices must be finite")
+        self.hull = hull
+        self.position = _vector("position", self.position, 3)
+        q = _vector("orientation", self.orientation, 4)
+        norm = np.linalg.norm(q)
+        if norm < 1e-12:
+            raise ValueError(f"orientation must be a non-zero quaternion (w, x, y, z), got {q.tolist()}")
+        self.orientation = q / norm
+        self.velocity = _vector("velocity", self.velocity, 3)
+        self.angular_velocity = _vector("angular_velocity", self.angular_velocity, 3)
+        if self.restitution is not None:
+            self.restitution = check_restitution(self.restitution)
+        if self.friction is not None:
+            self.friction = check_friction(self.friction)
+
+
+@dataclass
+class WorldDef:
+    """World settings with defaults.
+
+    gravity           (3,) m/s²
+    restitution       default restitution coefficient for bodies without their own
+    friction          default Coulomb μ
+    container_size    (3,) full extents of the box of walls (floor at y = 0, centred on x and z), m;
+                      None → no walls at all
+    solver_iterations sequential-impulse sweeps per step (physics.md §3)
+    restitution_threshold  m/s: restitution only applies to impacts faster than this, so resting
+                      contacts do not buzz (Box2D uses 1 m/s, Bullet 0.2 m/s)
+    """
+
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))
+    restitution: float = 0.5
+    friction: float = 0.5
+    container_size: np.ndarray | None = field(default_factory=lambda: np.array([4.0, 3.0, 4.0]))
+    solver_iterations: int = 10
+    restitution_threshold: float = 0.2
+
+    def __post_init__(self) -> None:
+        self.gravity = _vector("gravity", self.gravity, 3)
+        self.restitution = check_restitution(self.restitution, "world restitution")
+        self.friction = check_friction(self.friction, "world friction")
+        if self.container_size is not None:
+            self.container_size = check_container_size(self.container_size)
+        self.solver_iterations = int(self.solver_iterations)
+        if not 1 <= self.solver_iterations <= 1000:
+            raise ValueError(f"solver_iterations must be 1…1000, got {self.solver_iterations}")
+        self.restitution_threshold = float(self.restitution_threshold)
+        if not (np.isfinite(self.restitution_threshold) and self.restitution_threshold >= 0):
+            raise ValueError(f"restitution_threshold must be ≥ 0 m/s, got {self.restitution_threshold}")
+
+
+def check_container_size(size) -> np.ndarray:
+    """Container extents (3,) > 0, in m."""
+    size = _vector("container size", size, 3)
+    if np.any(size <= 0.0):
+        raise ValueError(f"container size must be > 0 on every axis, got {size.tolist()}")
+    return size
+
+
+@dataclass
+class Model:
+    """Static data of N bodies (rows) and the world; built and edited by ``World`` only.
+
+    Per body: ids (n,) int64 stable ids; mass, inv_mass (n,) kg, 1/kg; inertia, inv_inertia (n, 3)
+    principal moments kg·m² and their inverses; radius (n,) m (0 = hull shape);
+    restitution, friction (n,) with NaN meaning "use the world default".
+    Hulls, flattened: hull_points (H, 3) body-frame vertices, hull_start (n+1,) row offsets
+    (body i owns hull_points[hull_start[i]:hull_start[i+1]]).
+    """
+
+    settings: WorldDef
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    mass: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    inv_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    inv_inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    restitution: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    friction: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    hull_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    hull_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def effective_restitution(self) -> np.ndarray:
+        """(n,) per-body restitution with the world default filled in."""
+        return np.where(np.isnan(self.restitution), self.settings.restitution, self.restitution)
+
+    def effective_friction(self) -> np.ndarray:
+        """(n,) per-body friction with the world default filled in."""
+        return np.where(np.isnan(self.friction), self.settings.friction, self.friction)
+
+    def append(self, body_id: int, body: BodyDef) -> None:
+        """Add one body row."""
+        self.ids = np.append(self.ids, np.int64(body_id))
+        self.mass = np.append(self.mass, body.mass)
+        self.inv_mass = np.append(self.inv_mass, 1.0 / body.mass)
+        self.inertia = np.vstack((self.inertia, body.principal_moments))
+        self.inv_inertia = np.vstack((self.inv_inertia, 1.0 / body.principal_moments))
+        self.radius = np.append(self.radius, body.radius)
+        self.restitution = np.append(
+            self.restitution, np.nan if body.restitution is None else body.restitution
+        )
+        self.friction = np.append(self.friction, np.nan if body.friction is None else body.friction)
+        hull = body.hull if body.radius == 0.0 else np.zeros((0, 3))
+        self.hull_points = np.vstack((self.hull_points, hull))
+        self.hull_start = np.append(self.hull_start, self.hull_start[-1] + len(hull))
+
+    def delete(self, row: int) -> None:
+        """Remove one body row (later rows move up by one)."""
+        lo, hi = self.hull_start[row], self.hull_start[row + 1]
+        for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius",
+                     "restitution", "friction"):
+            setattr(self, name, np.delete(getattr(self, name), row, axis=0))
+        self.hull_points = np.delete(self.hull_points, np.s_[lo:hi], axis=0)
+        self.hull_start = np.concatenate(
+            (self.hull_start[: row + 1], self.hull_start[row + 2:] - (hi - lo))
+        )
+
+    def wall_planes(self) -> np.ndarray:
+        """(6, 4) inward unit normals n and offsets d of the container walls: inside ⇔ n·x ≥ d.
+
+        Order: floor, ceiling, −x, +x, −z, +z. Empty (0, 4) when there is no container.
+        """
+        size = self.settings.container_size
+        if size is None:
+            return np.zeros((0, 4))
+        sx, sy, sz = size
+        return np.array([
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, -1.0, 0.0, -sy],
+            [1.0, 0.0, 0.0, -sx / 2],
+            [-1.0, 0.0, 0.0, -sx / 2],
+            [0.0, 0.0, 1.0, -sz / 2],
+            [0.0, 0.0, -1.0, -sz / 2],
+        ])

@@ -1,0 +1,55 @@
+"""Per-step state of N bodies (MuJoCo's mjData): everything ``World.step`` advances.
+
+The angular state is the world angular momentum ``L`` about the centre of mass, not ω: torque-free
+``L`` is constant in the world, so storing it keeps that conservation law exact (physics.md §2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class ContactCache:
+    """Accumulated impulses of the previous step's contacts, for warm starting (physics.md §3).
+
+    keys (k,) int64 sorted: identifies a contact across steps (body id, wall, hull vertex);
+    impulses (k, 3): normal, tangent 1, tangent 2 accumulated impulses, N·s.
+    """
+
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    impulses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+
+
+@dataclass
+class State:
+    """time s; pos (n,3) centre of mass m; quat (n,4) principal → world; vel (n,3) m/s;
+    ang_mom (n,3) world angular momentum about the COM, kg·m²/s;
+    force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame)."""
+
+    time: float = 0.0
+    pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    quat: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    vel: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    ang_mom: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    force: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    contact_cache: ContactCache = field(default_factory=ContactCache)
+
+    ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque")
+
+    def append(self, pos, quat, vel, ang_mom) -> None:
+        """Add one body row with no external load."""
+        self.pos = np.vstack((self.pos, pos))
+        self.quat = np.vstack((self.quat, quat))
+        self.vel = np.vstack((self.vel, vel))
+        self.ang_mom = np.vstack((self.ang_mom, ang_mom))
+        self.force = np.vstack((self.force, np.zeros(3)))
+        self.torque = np.vstack((self.torque, np.zeros(3)))
+
+    def delete(self, row: int) -> None:
+        """Remove one body row."""
+        for name in self.ROW_FIELDS:
+            setattr(self, name, np.delete(getattr(self, name), row, axis=0))

@@ -1,0 +1,243 @@
+"""The world: a model, a state, and ``World.step`` — the pipeline's table of contents.
+
+Everything outside the physics thread talks to a ``World`` through its methods (each validates
+its arguments and raises ValueError naming the bad value, leaving the world unchanged);
+``step`` advances the state by one fixed step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import contacts as contact_stage
+from .energy import kinetic_energy, potential_energy, remove_energy_gain
+from .integrator import body_angular_velocity, drift, rotate_free
+from .model import (BodyDef, Model, WorldDef, _vector, check_container_size, check_friction,
+                    check_restitution)
+from .rotation import quat_rotate, quat_to_matrix
+from .solver import solve_contacts
+from .state import ContactCache, State
+
+PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
+MAX_STEP = 0.1           # s: longer steps are refused (contacts and Newton would be meaningless)
+
+
+class World:
+    """N rigid bodies in an optional box of walls under uniform gravity."""
+
+    def __init__(self, settings: WorldDef | None = None):
+        self.model = Model(settings if settings is not None else WorldDef())
+        self.state = State()
+        self._next_id = 0
+        self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+
+    # ---- bodies -------------------------------------------------------------------------
+    @property
+    def ids(self) -> np.ndarray:
+        """(n,) stable body ids, in row order."""
+        return self.model.ids
+
+    @property
+    def count(self) -> int:
+        return self.model.count
+
+    def add_body(self, body: BodyDef) -> int:
+        """Add a body; returns its stable id."""
+        if not isinstance(body, BodyDef):
+            raise ValueError(f"add_body needs a BodyDef, got {type(body).__name__}")
+        body_id = self._next_id
+        self._next_id += 1
+        # world L = R I Rᵀ ω for the given world angular velocity
+        omega_body = quat_rotate(np.array([body.orientation * [1, -1, -1, -1]]), body.angular_velocity)[0]
+        ang_mom = quat_rotate(body.orientation[None], body.principal_moments * omega_body)[0]
+        self.model.append(body_id, body)
+        self.state.append(body.position, body.orientation, body.velocity, ang_mom)
+        return body_id
+
+    def index_of(self, body_id: int) -> int:
+        """Row of the body with this id; ValueError if there is none."""
+        rows = np.flatnonzero(self.model.ids == body_id)
+        if len(rows) == 0:
+            raise ValueError(f"no body with id {body_id}")
+        return int(rows[0])
+
+    def remove_body(self, body_id: int) -> None:
+        row = self.index_of(body_id)
+        self.model.delete(row)
+        self.state.delete(row)
+
+    def clear(self) -> None:
+        """Remove every body (settings stay)."""
+        self.model = Model(self.model.settings)
+        self.state = State(time=self.state.time)
+
+    # ---- settings and commands ----------------------------------------------------------
+    def set_gravity(self, gravity) -> None:
+        self.model.settings.gravity = _vector("gravity", gravity, 3)
+
+    def set_container(self, size) -> None:
+        """Container extents (3,) m, or None for no walls."""
+        self.model.settings.container_size = None if size is None else check_container_size(size)
+
+    def set_restitution(self, value: float, body_id: int | None = None) -> None:
+        """World default (body_id None) or one body's restitution; None for a body → default."""
+        if body_id is None:
+            self.model.settings.restitution = check_restitution(value, "world restitution")
+        else:
+            self.set_body_material(body_id, restitution=value)
+
+    def set_friction(self, value: float, body_id: int | None = None) -> None:
+        if body_id is None:
+            self.model.settings.friction = check_friction(value, "world friction")
+        else:
+            self.set_body_material(body_id, friction=value)
+
+    def set_body_material(self, body_id: int, restitution=..., friction=...) -> None:
+        """Per-body material; pass None to return to the world default, omit to keep."""
+        row = self.index_of(body_id)
+        new_e = self.model.restitution[row] if restitution is ... else (
+            np.nan if restitution is None else check_restitution(restitution))
+        new_mu = self.model.friction[row] if friction is ... else (
+            np.nan if friction is None else check_friction(friction))
+        self.model.restitution[row] = new_e
+        self.model.friction[row] = new_mu
+
+    def apply_impulse(self, body_id: int, impulse, point=None) -> None:
+        """Instantaneous impulse (3,) N·s at a world point (default: the centre of mass)."""
+        row = self.index_of(body_id)
+        impulse = _vector("impulse", impulse, 3)
+        offset = np.zeros(3) if point is None else _vector("point", point, 3) - self.state.pos[row]
+        self.state.vel[row] += impulse * self.model.inv_mass[row]
+        self.state.ang_mom[row] += np.cross(offset, impulse)
+
+    def set_external_force(self, body_id: int, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)) -> None:
+        """World force (3,) N through the centre of mass and torque (3,) N·m, held until changed."""
+        row = self.index_of(body_id)
+        force, torque = _vector("force", force, 3), _vector("torque", torque, 3)
+        self.state.force[row] = force
+        self.state.torque[row] = torque
+
+    def set_body_state(self, body_id: int, position=None, orientation=None, velocity=None,
+                       angular_velocity=None) -> None:
+        """Overwrite parts of one body's state (world frame); unspecified parts stay."""
+        row = self.index_of(body_id)
+        s, inv = self.state, self.model.inv_inertia[row]
+        new_pos = s.pos[row] if position is None else _vector("position", position, 3)
+        new_quat = s.quat[row]
+        if orientation is not None:
+            new_quat = _vector("orientation", orientation, 4)
+            if np.linalg.norm(new_quat) < 1e-12:
+                raise ValueError("orientation must be a non-zero quaternion (w, x, y, z)")
+            new_quat = new_quat / np.linalg.norm(new_quat)
+        new_vel = s.vel[row] if velocity is None else _vector("velocity", velocity, 3)
+        omega = (self.angular_velocity()[row] if angular_velocity is None
+                 else _vector("angular_velocity", angular_velocity, 3))
+        omega_body = quat_rotate(new_quat[None] * [1, -1, -1, -1], omega)[0]
+        s.pos[row], s.quat[row], s.vel[row] = new_pos, new_quat, new_vel
+        s.ang_mom[row] = quat_rotate(new_quat[None], omega_body / inv)[0]
+
+    # ---- the step -----------------------------------------------------------------------
+    def step(self, dt: float) -> None:
+        """Advance by one fixed step of dt seconds."""
+        h = float(dt)
+        if not (np.isfinite(h) and 0.0 < h <= MAX_STEP):
+            raise ValueError(f"time step must be in (0, {MAX_STEP}] s, got {dt}")
+        m, s = self.model, self.state
+        if m.count == 0:
+            s.time += h
+            return
+        rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
+        inv_iw = np.einsum("nij,nj,nkj->nik", rotm, m.inv_inertia, rotm)      # (n,3,3) R I⁻¹ Rᵀ
+        accel = m.settings.gravity + s.force * m.inv_mass[:, None]            # (n,3)
+
+        # 1. forces over the step (physics.md §2: torque impulses go into the world L)
+        vel = s.vel + accel * h
+        ang_mom = s.ang_mom + s.torque * h
+        omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
+        free_energy = self._free_flight_energy(vel, ang_mom, h)
+
+        # 2. contacts with the walls, 3. impulses
+        planes = m.wall_planes()
+        contacts = contact_stage.wall_contacts(
+            s.pos, rotm, vel, omega, m.ids, m.radius, m.hull_points, m.hull_start, planes, h)
+        result = solve_contacts(
+            contacts, s.pos, vel, ang_mom, omega, m.inv_mass, inv_iw, accel,
+            m.effective_restitution()[contacts.body], m.effective_friction()[contacts.body],
+            self._warm_start(contacts), h, m.settings.solver_iterations,
+            m.settings.restitution_threshold)
+        loaded = result.impulses[:, 0] > 0.0
+        touched = np.zeros(m.count, dtype=bool)
+        touched[contacts.body[loaded]] = True
+        impact_fraction = np.ones(m.count)
+        np.minimum.at(impact_fraction, contacts.body[result.bounced],
+                      result.impact_fraction[result.bounced])
+
+        # 4. move: positions per contact regime, orientations by the rotation step
+        pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
+        quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
+
+        # 5. penetration left by rotation over the step is projected out, 6. contacts stay passive
+        pos = self._project_out_of_walls(pos, quat, planes)
+        remove_energy_gain(free_energy, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
+                           m.settings.gravity, np.flatnonzero(touched))
+
+        s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
+        s.time += h
+        s.contact_cache = ContactCache(contacts.key[loaded], result.impulses[loaded])
+        order = np.argsort(s.contact_cache.keys)
+        s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
+        self._last_contacts = (contacts.point[loaded], contacts.normal[loaded])
+
+    def _free_flight_energy(self, vel_after_forces, ang_mom_after_torque, h) -> np.ndarray:
+        """(n,) J: each body's mechanical energy at the end of the step had it touched nothing."""
+        m, s = self.model, self.state
+        pos = s.pos + 0.5 * h * (s.vel + vel_after_forces)
+        return (kinetic_energy(m.mass, vel_after_forces, s.quat, ang_mom_after_torque, m.inv_inertia)
+                + potential_energy(m.mass, pos, m.settings.gravity))
+
+    def _warm_start(self, contacts) -> np.ndarray:
+        """(k, 3) previous accumulated impulses of contacts that persist (matched by key)."""
+        cache = self.state.contact_cache
+        warm = np.zeros((contacts.count, 3))
+        if len(cache.keys) and contacts.count:
+            at = np.clip(np.searchsorted(cache.keys, contacts.key), 0, len(cache.keys) - 1)
+            hit = cache.keys[at] == contacts.key
+            warm[hit] = cache.impulses[at[hit]]
+        return warm
+
+    def _project_out_of_walls(self, pos, quat, planes) -> np.ndarray:
+        """Move bodies that sank deeper than the slop back out along the wall normals."""
+        if len(planes) == 0:
+            return pos
+        m = self.model
+        clearance = contact_stage.wall_clearance(
+            pos, quat_to_matrix(quat), m.radius, m.hull_points, m.hull_start, planes)
+        depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)
+        return pos + depth @ planes[:, :3]
+
+    # ---- diagnostics ----------------------------------------------------------------------
+    def angular_velocity(self) -> np.ndarray:
+        """(n, 3) world ω, rad/s."""
+        s = self.state
+        return quat_rotate(s.quat, self.body_angular_velocity())
+
+    def body_angular_velocity(self) -> np.ndarray:
+        """(n, 3) ω in the principal frame (moments ascending), rad/s."""
+        return body_angular_velocity(self.state.quat, self.state.ang_mom, self.model.inv_inertia)
+
+    def kinetic_energy(self) -> np.ndarray:
+        """(n,) J."""
+        m, s = self.model, self.state
+        return kinetic_energy(m.mass, s.vel, s.quat, s.ang_mom, m.inv_inertia)
+
+    def potential_energy(self) -> np.ndarray:
+        """(n,) J, zero at y = 0 for the default gravity."""
+        return potential_energy(self.model.mass, self.state.pos, self.model.settings.gravity)
+
+    def linear_momentum(self) -> np.ndarray:
+        """(n, 3) kg·m/s."""
+        return self.model.mass[:, None] * self.state.vel
+
+    def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
+        return self._last_contacts
