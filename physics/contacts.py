@@ -55,8 +55,8 @@ def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, hull_points, hull_start, planes, h,
-                         out_body, out_key, out_point, out_plane, out_sep):
+def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
+                         h, out_body, out_key, out_point, out_plane, out_sep):
     """Fill the out_* buffers (capacity n·planes·MAX_POINTS_PER_PLANE); return the count."""
     count = 0
     n_planes = planes.shape[0]
@@ -65,6 +65,17 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, hull_points, hull_s
     cand = np.empty(64, dtype=np.int64)
     chosen = np.empty(MAX_POINTS_PER_PLANE, dtype=np.int64)
     for b in range(pos.shape[0]):
+        # bounding-sphere cull: no point of the body can come within reach of any wall this step
+        reach = SPECULATIVE_MARGIN + 1.5 * h * (
+            np.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2 + vel[b, 2] ** 2)
+            + bound[b] * np.sqrt(omega[b, 0] ** 2 + omega[b, 1] ** 2 + omega[b, 2] ** 2))
+        near = False
+        for pl in range(n_planes):
+            centre = planes[pl, 0] * pos[b, 0] + planes[pl, 1] * pos[b, 1] + planes[pl, 2] * pos[b, 2]
+            if centre - planes[pl, 3] - bound[b] < reach:
+                near = True
+        if not near:
+            continue
         lo, hi = hull_start[b], hull_start[b + 1]
         nv = hi - lo
         r = rotm[b]
@@ -155,12 +166,13 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, hull_points, hull_s
     return count
 
 
-def wall_contacts(pos, rotm, vel, omega, ids, radius, hull_points, hull_start, planes, h) -> Contacts:
+def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
+                  h) -> Contacts:
     """Contacts of N bodies against the container planes.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; vel (n, 3) m/s and omega (n, 3) rad/s (the
     velocities the step will move with, used for the speculative distance); ids (n,) stable ids;
-    radius (n,) m; hull_points (H, 3), hull_start (n+1,) as in ``Model``; planes (p, 4) from
+    radius (n,) m; bound (n,) m bounding radius about the centre of mass; hull_points (H, 3), hull_start (n+1,) as in ``Model``; planes (p, 4) from
     ``Model.wall_planes``; h the step, s.
     """
     n, n_planes = len(pos), len(planes)
@@ -173,7 +185,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, hull_points, hull_start, p
     count = 0
     if n and n_planes:
         count = _wall_contact_kernel(
-            pos, rotm, vel, omega, ids, radius, hull_points, hull_start, planes, float(h),
+            pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes, float(h),
             body, key, point, plane, sep,
         )
     normal = planes[plane[:count], :3] if count else np.zeros((0, 3))
@@ -182,7 +194,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, hull_points, hull_start, p
 
 
 @njit(cache=True)
-def _deepest_kernel(pos, rotm, radius, hull_points, hull_start, planes, out):
+def _deepest_kernel(pos, rotm, radius, bound, hull_points, hull_start, planes, cutoff, out):
     for b in range(pos.shape[0]):
         r = rotm[b]
         for pl in range(planes.shape[0]):
@@ -190,6 +202,9 @@ def _deepest_kernel(pos, rotm, radius, hull_points, hull_start, planes, out):
             centre = nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d
             if radius[b] > 0.0:
                 out[b, pl] = centre - radius[b]
+                continue
+            if centre - bound[b] >= cutoff:  # the bounding sphere is already clear enough
+                out[b, pl] = centre - bound[b]
                 continue
             lowest = 1e300
             for j in range(hull_start[b], hull_start[b + 1]):
@@ -201,12 +216,15 @@ def _deepest_kernel(pos, rotm, radius, hull_points, hull_start, planes, out):
             out[b, pl] = lowest
 
 
-def wall_clearance(pos, rotm, radius, hull_points, hull_start, planes) -> np.ndarray:
+def wall_clearance(pos, rotm, radius, bound, hull_points, hull_start, planes,
+                   cutoff=np.inf) -> np.ndarray:
     """(n, p) smallest separation of each body from each wall plane, m (negative = penetration).
 
-    Arguments as in ``wall_contacts``.
+    Exact where it is below ``cutoff`` m; elsewhere a lower bound that is ≥ cutoff (the bounding
+    sphere's clearance), which is all a penetration test needs. Other arguments as in
+    ``wall_contacts``.
     """
     out = np.zeros((len(pos), len(planes)))
     if len(pos) and len(planes):
-        _deepest_kernel(pos, rotm, radius, hull_points, hull_start, planes, out)
+        _deepest_kernel(pos, rotm, radius, bound, hull_points, hull_start, planes, float(cutoff), out)
     return out

@@ -163,6 +163,7 @@ class Model:
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     inv_inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bound_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     restitution: np.ndarray = field(default_factory=lambda: np.zeros(0))
     friction: np.ndarray = field(default_factory=lambda: np.zeros(0))
     hull_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -188,18 +189,20 @@ class Model:
         self.inertia = np.vstack((self.inertia, body.principal_moments))
         self.inv_inertia = np.vstack((self.inv_inertia, 1.0 / body.principal_moments))
         self.radius = np.append(self.radius, body.radius)
+        hull = body.hull if body.radius == 0.0 else np.zeros((0, 3))
+        bound = body.radius if body.radius > 0.0 else np.linalg.norm(hull, axis=1).max()
+        self.bound_radius = np.append(self.bound_radius, bound)
         self.restitution = np.append(
             self.restitution, np.nan if body.restitution is None else body.restitution
         )
         self.friction = np.append(self.friction, np.nan if body.friction is None else body.friction)
-        hull = body.hull if body.radius == 0.0 else np.zeros((0, 3))
         self.hull_points = np.vstack((self.hull_points, hull))
         self.hull_start = np.append(self.hull_start, self.hull_start[-1] + len(hull))
 
     def delete(self, row: int) -> None:
         """Remove one body row (later rows move up by one)."""
         lo, hi = self.hull_start[row], self.hull_start[row + 1]
-        for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius",
+        for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius", "bound_radius",
                      "restitution", "friction"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
         self.hull_points = np.delete(self.hull_points, np.s_[lo:hi], axis=0)

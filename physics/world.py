@@ -147,53 +147,64 @@ class World:
             s.time += h
             return
         rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
-        inv_iw = np.einsum("nij,nj,nkj->nik", rotm, m.inv_inertia, rotm)      # (n,3,3) R I⁻¹ Rᵀ
         accel = m.settings.gravity + s.force * m.inv_mass[:, None]            # (n,3)
 
         # 1. forces over the step (physics.md §2: torque impulses go into the world L)
         vel = s.vel + accel * h
         ang_mom = s.ang_mom + s.torque * h
-        omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
-        free_energy = self._free_flight_energy(vel, ang_mom, h)
+        omega = np.einsum("nij,nj->ni", rotm, m.inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))
+        vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
         # 2. contacts with the walls, 3. impulses
         planes = m.wall_planes()
         contacts = contact_stage.wall_contacts(
-            s.pos, rotm, vel, omega, m.ids, m.radius, m.hull_points, m.hull_start, planes, h)
-        result = solve_contacts(
-            contacts, s.pos, vel, ang_mom, omega, m.inv_mass, inv_iw, accel,
-            m.effective_restitution()[contacts.body], m.effective_friction()[contacts.body],
-            self._warm_start(contacts), h, m.settings.solver_iterations,
-            m.settings.restitution_threshold)
-        loaded = result.impulses[:, 0] > 0.0
+            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            planes, h)
         touched = np.zeros(m.count, dtype=bool)
-        touched[contacts.body[loaded]] = True
         impact_fraction = np.ones(m.count)
-        np.minimum.at(impact_fraction, contacts.body[result.bounced],
-                      result.impact_fraction[result.bounced])
+        loaded = np.zeros(0, dtype=bool)
+        impulses = np.zeros((0, 3))
+        if contacts.count:
+            inv_iw = (rotm * m.inv_inertia[:, None, :]) @ rotm.transpose(0, 2, 1)  # (n,3,3) R I⁻¹ Rᵀ
+            result = solve_contacts(
+                contacts, s.pos, vel, ang_mom, omega, m.inv_mass, inv_iw, accel,
+                m.effective_restitution()[contacts.body], m.effective_friction()[contacts.body],
+                self._warm_start(contacts), h, m.settings.solver_iterations,
+                m.settings.restitution_threshold)
+            impulses = result.impulses
+            loaded = impulses[:, 0] > 0.0
+            touched[contacts.body[loaded]] = True
+            np.minimum.at(impact_fraction, contacts.body[result.bounced],
+                          result.impact_fraction[result.bounced])
 
         # 4. move: positions per contact regime, orientations by the rotation step
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
 
         # 5. penetration left by rotation over the step is projected out, 6. contacts stay passive
-        pos = self._project_out_of_walls(pos, quat, planes)
-        remove_energy_gain(free_energy, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
-                           m.settings.gravity, np.flatnonzero(touched))
+        if contacts.count:
+            pos = self._project_out_of_walls(pos, quat, planes)
+            rows = np.flatnonzero(touched)
+            remove_energy_gain(self._free_flight_energy(rows, vel_free, ang_mom_free, h),
+                               m.mass, vel, quat, ang_mom, m.inv_inertia, pos, m.settings.gravity, rows)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
-        s.contact_cache = ContactCache(contacts.key[loaded], result.impulses[loaded])
+        s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
         order = np.argsort(s.contact_cache.keys)
         s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
         self._last_contacts = (contacts.point[loaded], contacts.normal[loaded])
 
-    def _free_flight_energy(self, vel_after_forces, ang_mom_after_torque, h) -> np.ndarray:
-        """(n,) J: each body's mechanical energy at the end of the step had it touched nothing."""
+    def _free_flight_energy(self, rows, vel_after_forces, ang_mom_after_torque, h) -> np.ndarray:
+        """(n,) J, filled at ``rows``: each body's mechanical energy at the end of the step had it
+        touched nothing (the exact parabola; a torque-free rotation keeps its kinetic energy)."""
         m, s = self.model, self.state
-        pos = s.pos + 0.5 * h * (s.vel + vel_after_forces)
-        return (kinetic_energy(m.mass, vel_after_forces, s.quat, ang_mom_after_torque, m.inv_inertia)
-                + potential_energy(m.mass, pos, m.settings.gravity))
+        energy = np.full(m.count, np.inf)
+        pos = s.pos[rows] + 0.5 * h * (s.vel[rows] + vel_after_forces[rows])
+        energy[rows] = (kinetic_energy(m.mass[rows], vel_after_forces[rows], s.quat[rows],
+                                       ang_mom_after_torque[rows], m.inv_inertia[rows])
+                        + potential_energy(m.mass[rows], pos, m.settings.gravity))
+        return energy
 
     def _warm_start(self, contacts) -> np.ndarray:
         """(k, 3) previous accumulated impulses of contacts that persist (matched by key)."""
@@ -211,7 +222,8 @@ class World:
             return pos
         m = self.model
         clearance = contact_stage.wall_clearance(
-            pos, quat_to_matrix(quat), m.radius, m.hull_points, m.hull_start, planes)
+            pos, quat_to_matrix(quat), m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            planes, cutoff=0.0)
         depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)
         return pos + depth @ planes[:, :3]
 

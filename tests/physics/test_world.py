@@ -21,7 +21,7 @@ def total_energy(world: World) -> float:
 
 def floor_clearance(world: World) -> np.ndarray:
     m = world.model
-    return wall_clearance(world.state.pos, quat_to_matrix(world.state.quat), m.radius,
+    return wall_clearance(world.state.pos, quat_to_matrix(world.state.quat), m.radius, m.bound_radius,
                           m.hull_points, m.hull_start, m.wall_planes())[:, 0]
 
 

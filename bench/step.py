@@ -1,0 +1,137 @@
+"""Steps per second of World.step: N free bodies, and N bodies bouncing in the container.
+
+    python bench/step.py [--repeats 5]
+
+Same work for the peer in the same run when `mujoco` is installed (extra `bench`): free bodies
+with free joints, and bodies with the same 64-vertex hulls bouncing off the same walls (body–body
+collisions off in both, since Tumble's walls-only stage is what is measured). Target (issue 2):
+10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
+medians; never fails on a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, as the target says
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from scipy.spatial import ConvexHull  # noqa: E402
+
+from physics.model import BodyDef, WorldDef  # noqa: E402
+from physics.world import World  # noqa: E402
+
+H = 1.0 / 240.0
+HULL = None
+
+
+def hull_64() -> np.ndarray:
+    """(64, 3) vertices of a convex body of ~0.1 m (points on an ellipsoid), all on its hull."""
+    global HULL
+    if HULL is None:
+        rng = np.random.default_rng(7)
+        p = rng.normal(size=(64, 3))
+        p /= np.linalg.norm(p, axis=1, keepdims=True)
+        HULL = p * [0.06, 0.045, 0.03]
+        assert len(ConvexHull(HULL).vertices) == 64
+    return HULL
+
+
+def initial_conditions(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform([-1.8, 0.2, -1.8], [1.8, 2.8, 1.8], size=(n, 3))
+    vel = rng.normal(size=(n, 3)) * 2.0
+    omega = rng.normal(size=(n, 3)) * 5.0
+    quat = rng.normal(size=(n, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    return pos, vel, omega, quat
+
+
+def ellipsoid_moments(mass=1.0, semi=(0.06, 0.045, 0.03)) -> np.ndarray:
+    a, b, c = semi
+    return np.sort(mass / 5 * np.array([b * b + c * c, a * a + c * c, a * a + b * b]))
+
+
+def tumble_world(n: int, walls: bool) -> World:
+    world = World(WorldDef(container_size=[4.0, 3.0, 4.0] if walls else None, restitution=0.8))
+    pos, vel, omega, quat = initial_conditions(n)
+    moments = ellipsoid_moments()
+    for i in range(n):
+        world.add_body(BodyDef(mass=1.0, principal_moments=moments, hull=hull_64(), position=pos[i],
+                               orientation=quat[i], velocity=vel[i], angular_velocity=omega[i]))
+    return world
+
+
+def mujoco_model(n: int, walls: bool):
+    import mujoco
+
+    pos, vel, omega, quat = initial_conditions(n)
+    verts = " ".join(f"{v:.6f}" for v in hull_64().ravel())
+    bodies = "\n".join(
+        f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
+        f'<geom type="mesh" mesh="hull" mass="1" contype="{1 if walls else 0}" conaffinity="0"/></body>'
+        for p, q in zip(pos, quat))
+    wall_geoms = ""
+    if walls:  # floor y = 0 and four walls, Y-up like Tumble (gravity along −y)
+        wall_geoms = """
+        <geom type="plane" size="2 2 0.1" pos="0 0 0" zaxis="0 1 0" contype="0" conaffinity="1"/>
+        <geom type="plane" size="2 2 0.1" pos="0 3 0" zaxis="0 -1 0" contype="0" conaffinity="1"/>
+        <geom type="plane" size="2 2 0.1" pos="-2 0 0" zaxis="1 0 0" contype="0" conaffinity="1"/>
+        <geom type="plane" size="2 2 0.1" pos="2 0 0" zaxis="-1 0 0" contype="0" conaffinity="1"/>
+        <geom type="plane" size="2 2 0.1" pos="0 0 -2" zaxis="0 0 1" contype="0" conaffinity="1"/>
+        <geom type="plane" size="2 2 0.1" pos="0 0 2" zaxis="0 0 -1" contype="0" conaffinity="1"/>"""
+    xml = f"""<mujoco><option timestep="{H}" gravity="0 -9.81 0"/><size memory="{64 + n // 10}M"/>
+      <asset><mesh name="hull" vertex="{verts}"/></asset>
+      <worldbody>{wall_geoms}{bodies}</worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    for i in range(n):  # free joint qvel: linear (world), angular (body frame)
+        data.qvel[6 * i:6 * i + 3] = vel[i]
+        data.qvel[6 * i + 3:6 * i + 6] = omega[i]
+    return model, data
+
+
+def steps_per_second(step, steps: int, repeats: int) -> float:
+    for _ in range(5):
+        step()
+    rates = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        rates.append(steps / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    try:
+        import mujoco
+    except ImportError:
+        mujoco = None
+        print("mujoco not installed: peer column empty (pip install -e '.[bench]')")
+    cases = [(n, False) for n in (1, 100, 1000, 10000)] + [(n, True) for n in (100, 1000)]
+    print(f"{'case':<22}{'Tumble steps/s':>16}{'MuJoCo steps/s':>16}{'ratio':>8}   target")
+    for n, walls in cases:
+        steps = max(20, min(240, 200_000 // (n * (8 if walls else 1))))
+        world = tumble_world(n, walls)
+        ours = steps_per_second(lambda: world.step(H), steps, args.repeats)
+        peer = ""
+        ratio = ""
+        if mujoco is not None:
+            model, data = mujoco_model(n, walls)
+            theirs = steps_per_second(lambda: mujoco.mj_step(model, data), steps, args.repeats)
+            peer, ratio = f"{theirs:16.0f}", f"{ours / theirs:8.2f}"
+        label = f"{n} {'wall-bouncing' if walls else 'free'}"
+        target = "≥ 240" if (n, walls) in ((10000, False), (1000, True)) else ""
+        print(f"{label:<22}{ours:16.0f}{peer:>16}{ratio:>8}   {target}")
+
+
+if __name__ == "__main__":
+    main()

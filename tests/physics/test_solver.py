@@ -1,0 +1,68 @@
+"""Contact impulses against seed 001's closed form and the impact timing."""
+
+import numpy as np
+import pytest
+
+from physics.contacts import Contacts, plane_tangents
+from physics.solver import impact_times, solve_contacts
+
+
+def single_contact(point, normal, separation=0.0):
+    normal = np.array([normal], dtype=float)
+    t1, t2 = plane_tangents(normal)
+    return Contacts(np.array([0]), np.array([0]), np.array([point], dtype=float), normal,
+                    np.array([separation]), t1, t2)
+
+
+@pytest.mark.parametrize("restitution", [0.0, 0.4, 1.0])
+def test_one_point_impulse_matches_seed_001(restitution):
+    """Q = −(1+e) v_n / (1/m + n·((I_w⁻¹ (r×n)) × r)) for one point hitting a wall."""
+    mass, inv_iw = 2.0, np.diag([1 / 0.3, 1 / 0.5, 1 / 0.4])
+    pos = np.zeros((1, 3))
+    vel = np.array([[0.5, -3.0, 0.2]])
+    omega = np.array([[1.0, 0.3, -2.0]])
+    ang_mom = np.linalg.solve(inv_iw, omega[0])[None]
+    r = np.array([0.2, -0.4, 0.1])
+    n = np.array([0.0, 1.0, 0.0])
+    vn = (vel[0] + np.cross(omega[0], r)) @ n
+    expected = -(1 + restitution) * vn / (1 / mass + n @ np.cross(inv_iw @ np.cross(r, n), r))
+    contacts = single_contact(r, n)
+    result = solve_contacts(contacts, pos, vel, ang_mom, omega, np.array([1 / mass]), inv_iw[None],
+                            np.zeros((1, 3)), np.array([restitution]), np.array([0.0]),
+                            np.zeros((1, 3)), 1e-3, 10, 0.2)
+    assert result.impulses[0, 0] == pytest.approx(expected, rel=1e-12)
+    vn_after = (vel[0] + np.cross(omega[0], r)) @ n
+    assert vn_after == pytest.approx(-restitution * vn, abs=1e-12)
+    assert np.allclose(ang_mom[0], np.linalg.solve(inv_iw, [1.0, 0.3, -2.0]) + np.cross(r, expected * n))
+
+
+def test_friction_impulse_stays_inside_the_coulomb_cone():
+    pos, vel = np.zeros((1, 3)), np.array([[4.0, -1.0, 3.0]])
+    omega, ang_mom = np.zeros((1, 3)), np.zeros((1, 3))
+    contacts = single_contact([0.0, -0.1, 0.0], [0.0, 1.0, 0.0])
+    result = solve_contacts(contacts, pos, vel, ang_mom, omega, np.array([1.0]), np.eye(3)[None] * 10,
+                            np.zeros((1, 3)), np.array([0.0]), np.array([0.3]), np.zeros((1, 3)),
+                            1e-3, 20, 0.2)
+    normal, tangent = result.impulses[0, 0], np.hypot(*result.impulses[0, 1:])
+    assert normal > 0 and tangent == pytest.approx(0.3 * normal, rel=1e-9)
+
+
+def test_speculative_gap_lets_the_point_arrive_but_not_cross():
+    h, gap = 1e-2, 0.01
+    pos, vel = np.zeros((1, 3)), np.array([[0.0, -5.0, 0.0]])
+    contacts = single_contact([0.0, -0.5, 0.0], [0.0, 1.0, 0.0], separation=gap)
+    solve_contacts(contacts, pos, vel, np.zeros((1, 3)), np.zeros((1, 3)), np.array([1.0]),
+                   np.eye(3)[None], np.zeros((1, 3)), np.array([0.0]), np.array([0.0]),
+                   np.zeros((1, 3)), h, 10, 0.2)
+    assert vel[0, 1] == pytest.approx(-gap / h, rel=1e-12)
+
+
+def test_impact_time_solves_the_constant_acceleration_path():
+    sep, v0, a, h = np.array([0.02, 0.0, 0.5, 0.01]), np.array([-3.0, -1.0, -1.0, 2.0]), -9.81, 0.01
+    fraction, v_impact = impact_times(sep, v0, np.full(4, a), h)
+    t = fraction * h
+    assert sep[0] + v0[0] * t[0] + 0.5 * a * t[0] ** 2 == pytest.approx(0.0, abs=1e-15)
+    assert v_impact[0] == pytest.approx(v0[0] + a * t[0], rel=1e-12)
+    assert fraction[1] == 0.0 and v_impact[1] == -1.0   # already touching
+    assert fraction[2] > 1.0                             # too far to arrive this step
+    assert fraction[3] > 1.0 or np.isinf(fraction[3])    # moving away
