@@ -136,10 +136,13 @@ def drift(pos, vel_start, vel_end, accel, touched, impact_fraction, h):
       velocity — ``x + τh v₀ + ½a(τh)² + (1−τ)h v₁ − ½a((1−τ)h)²`` — so bounce heights do not
       depend on where in a step the impact fell.
     """
-    tau = impact_fraction[:, None] * h
+    new = pos + 0.5 * h * (vel_start + vel_end)  # free flight, overwritten below where touched
+    rows = np.flatnonzero(touched)
+    if len(rows) == 0:
+        return new
+    x0, v0, v1, a = pos[rows], vel_start[rows], vel_end[rows], accel[rows]
+    tau = impact_fraction[rows, None] * h
     rest = h - tau
-    bounced = touched & (impact_fraction < 1.0)
-    free_flight = pos + 0.5 * h * (vel_start + vel_end)
-    contact = pos + h * vel_end
-    bounce = pos + tau * vel_start + 0.5 * accel * tau**2 + rest * vel_end - 0.5 * accel * rest**2
-    return np.where(bounced[:, None], bounce, np.where(touched[:, None], contact, free_flight))
+    bounce = x0 + tau * v0 + 0.5 * a * tau**2 + rest * v1 - 0.5 * a * rest**2
+    new[rows] = np.where(impact_fraction[rows, None] < 1.0, bounce, x0 + h * v1)
+    return new
