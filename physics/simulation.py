@@ -1,0 +1,532 @@
+"""The physics thread: fixed steps against wall time, a command queue, and snapshot hand-off.
+
+design.md "Data flow" and "Rules that keep this honest": a ``Simulation`` owns its ``World``.
+Other threads never touch the world; they send commands (one method per World mutator, plus run
+controls), which are applied between steps in arrival order, and they read immutable
+``Snapshot``s that the thread publishes after each batch of steps by swapping a reference.
+
+Timing (MuJoCo's ``simulate`` viewer: step until sim time catches up with wall time, but only for
+a fraction of a frame, and re-sync instead of chasing a large lag):
+
+- ``dt = 1/hz`` is fixed; wall time (``time.perf_counter``) only decides *how many* steps run,
+  never their length, so the threaded run computes exactly what ``run_steps`` computes offline.
+- The thread owes ``time_scale × elapsed wall time`` of sim time. It wakes when a step is owed
+  (but at most ``publish_hz`` times a second, because building a snapshot of many bodies costs
+  about as much as a step) or when a command arrives.
+- Catch-up budget: a batch runs the whole steps owed, but at most ``CATCH_UP`` times the steps one
+  publish interval needs and for at most ``batch_budget`` seconds of wall time (default 70 % of the
+  publish interval, MuJoCo's ``simRefreshFraction``), leaving the rest to the render thread.
+- Steps still owed after a batch mark the snapshot ``behind``. If the lag exceeds ``max_lag``
+  seconds of wall time (MuJoCo's ``syncMisalign``: 0.1 s) the debt is dropped and counted in
+  ``time_dropped``: an overloaded world runs in slow motion instead of spiralling.
+
+Commands return a ``concurrent.futures.Future`` that carries the result (the new body id for
+``add_body``) or the exception. A future resolves only after a snapshot that includes the command's
+effect has been published. Done-callbacks run on the physics thread in arrival order; keep them
+short. A failing command is rolled back (the world is restored from a copy taken just before it),
+recorded in ``Snapshot.errors`` and logged; the thread keeps running.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import logging
+import math
+import queue
+import reprlib
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .model import BodyDef
+from .world import MAX_STEP, World
+
+log = logging.getLogger(__name__)
+
+MIN_HZ, MAX_HZ = 1.0 / MAX_STEP, 10_000.0  # physics rate, Hz (World.step refuses dt > MAX_STEP)
+MIN_TIME_SCALE, MAX_TIME_SCALE = 0.01, 4.0  # slow motion down to 1 %, fast forward up to 4×
+CATCH_UP = 4        # a batch may run up to this many times the steps of one publish interval
+ERROR_HISTORY = 32  # command errors kept in snapshots
+
+_WAKE = object()  # queue token that only wakes the thread (stop() puts one)
+_short = reprlib.Repr()  # argument descriptions for error reports (keyword form needs 3.12)
+_short.maxstring = _short.maxother = 40
+_describe = _short.repr
+
+
+@dataclass(frozen=True)
+class CommandError:
+    """A command that failed and was rolled back.
+
+    seq: its number in arrival order (from 0; −1 for a step that failed, which pauses the
+    simulation); step: the step count when it was applied;
+    command: a short description such as ``set_restitution(-0.5, None)``;
+    message: ``"<ExceptionType>: <message>"``.
+    """
+
+    seq: int
+    step: int
+    command: str
+    message: str
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """Immutable state of the world after one batch of steps; every array is a read-only copy
+    taken at the same step boundary.
+
+    time            s, sim time of the state
+    step            steps taken since construction (reset restores the reset point's count)
+    wall_time       s, the ``time.perf_counter()`` instant at which this sim time was due:
+                    while running, ``time + time_dropped = time_scale × wall_time + const``
+                    holds exactly, so a renderer can interpolate two snapshots by wall time
+                    without jitter. Two snapshots with the same wall_time show the same sim
+                    time (a command was applied in between).
+    ids (n,)        stable body ids, row order of every per-body array
+    pos (n,3)       centre of mass, world, m
+    quat (n,4)      w, x, y, z: principal frame → world
+    vel (n,3)       m/s, world
+    omega (n,3)     angular velocity, world, rad/s
+    ang_mom (n,3)   angular momentum about the centre of mass, world, kg·m²/s
+    omega_body (n,3)  angular velocity in the principal frame (moments ascending), rad/s
+    kinetic (n,)    kinetic energy, J;  potential (n,) gravitational potential energy, J
+    contact_points (k,3), contact_normals (k,3): contacts that carried load in the last step, m
+    gravity (3,) m/s²; container_size (3,) m or None; restitution, friction: world defaults
+    paused, time_scale, hz: run controls in effect
+    behind          the last batch ended with whole steps still owed (sim time lags wall time)
+    time_dropped    s of sim time given up so far to stay real-time (see module docstring)
+    errors          the most recent failed commands, oldest first
+    """
+
+    time: float
+    step: int
+    wall_time: float
+    ids: np.ndarray
+    pos: np.ndarray
+    quat: np.ndarray
+    vel: np.ndarray
+    omega: np.ndarray
+    ang_mom: np.ndarray
+    omega_body: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    contact_points: np.ndarray
+    contact_normals: np.ndarray
+    gravity: np.ndarray
+    container_size: np.ndarray | None
+    restitution: float
+    friction: float
+    paused: bool
+    time_scale: float
+    hz: float
+    behind: bool
+    time_dropped: float
+    errors: tuple[CommandError, ...]
+
+    @property
+    def dt(self) -> float:
+        """The fixed step, s."""
+        return 1.0 / self.hz
+
+
+@dataclass
+class _Command:
+    seq: int
+    text: str                 # description for error reports
+    apply: Callable[[], Any]  # runs on the physics thread; its return value is the result
+    future: Future
+    touches_world: bool       # roll the world back if it raises
+
+
+def _frozen(values) -> np.ndarray:
+    arr = np.array(values, dtype=float, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+def _number(name: str, value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+def _check_hz(hz) -> float:
+    hz = _number("physics rate hz", hz)
+    if not MIN_HZ <= hz <= MAX_HZ:  # also refuses NaN
+        raise ValueError(f"physics rate hz must be between {MIN_HZ:g} and {MAX_HZ:g} Hz, got {hz}")
+    return hz
+
+
+def _check_time_scale(scale) -> float:
+    scale = _number("time scale", scale)
+    if not MIN_TIME_SCALE <= scale <= MAX_TIME_SCALE:
+        raise ValueError(
+            f"time scale must be between {MIN_TIME_SCALE} and {MAX_TIME_SCALE}, got {scale}")
+    return scale
+
+
+def _check_positive(name: str, value) -> float:
+    value = _number(name, value)
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+class Simulation:
+    """Runs a ``World`` at a fixed rate on a daemon thread (or offline with ``run_steps``).
+
+    world        the World to own; nobody else may touch it afterwards (``world`` gives it back
+                 for offline use)
+    hz           physics rate, 10 … 10 000 Hz (dt = 1/hz)
+    time_scale   sim seconds per wall second, 0.01 … 4
+    paused       start paused
+    publish_hz   at most this many batches (and snapshots) per wall second
+    batch_budget s of wall time a batch may spend stepping; None → 70 % of 1/publish_hz
+    max_lag      s of wall time the thread may lag before it drops the debt
+    """
+
+    def __init__(self, world: World, hz: float = 240.0, *, time_scale: float = 1.0,
+                 paused: bool = False, publish_hz: float = 120.0,
+                 batch_budget: float | None = None, max_lag: float = 0.1):
+        if not isinstance(world, World):
+            raise ValueError(f"Simulation needs a World, got {type(world).__name__}")
+        self._world = world
+        self._hz = _check_hz(hz)
+        self._time_scale = _check_time_scale(time_scale)
+        self._paused = bool(paused)
+        self._publish_hz = _check_positive("publish_hz", publish_hz)
+        self._batch_budget = (0.7 / self._publish_hz if batch_budget is None
+                              else _check_positive("batch_budget", batch_budget))
+        self._max_lag = _check_positive("max_lag", max_lag)
+
+        self._step = 0
+        self._reset_point = (copy.deepcopy(world), 0)
+        self._behind = False
+        self._time_dropped = 0.0
+        self._errors: collections.deque[CommandError] = collections.deque(maxlen=ERROR_HISTORY)
+
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._submit_lock = threading.Lock()  # keeps seq numbers in queue (arrival) order
+        self._next_seq = 0
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+        self._snapshot_lock = threading.Lock()
+        first = self._make_snapshot(time.perf_counter())
+        self._snapshots = (first, first)
+
+    # ---- reading ------------------------------------------------------------------------
+    def latest(self) -> Snapshot:
+        """The newest snapshot."""
+        with self._snapshot_lock:
+            return self._snapshots[1]
+
+    def latest_two(self) -> tuple[Snapshot, Snapshot]:
+        """(previous, newest) snapshots, for interpolation; the same one twice at the start."""
+        with self._snapshot_lock:
+            return self._snapshots
+
+    @property
+    def world(self) -> World:
+        """The owned World. Only for offline use (thread not running); reset and rolled-back
+        commands replace the object, so fetch it again after those."""
+        return self._world
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ---- thread control -----------------------------------------------------------------
+    def start(self) -> None:
+        """Start the physics thread (a daemon). Commands queued before are applied first."""
+        if self.running:
+            raise RuntimeError("the physics thread is already running")
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="tumble-physics", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread and join it; commands submitted before are applied. Safe to repeat.
+
+        Raises TimeoutError if the thread is still inside a step after ``timeout`` seconds.
+        """
+        thread = self._thread
+        if thread is None:
+            return
+        self._stopping.set()
+        self._queue.put(_WAKE)
+        thread.join(timeout)
+        if thread.is_alive():
+            raise TimeoutError(f"the physics thread did not stop within {timeout} s")
+        self._thread = None
+
+    def __enter__(self) -> Simulation:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def run_steps(self, n: int) -> Snapshot:
+        """Offline: take exactly n steps now on the calling thread, applying queued commands
+        before each step and after the last; ignores pause, time scale and wall time.
+        Returns the snapshot it publishes. Same commands at the same step boundaries give
+        bit-identical results."""
+        if self.running:
+            raise RuntimeError("run_steps is for offline use; stop() the physics thread first")
+        if not (isinstance(n, (int, np.integer)) and n >= 0):
+            raise ValueError(f"run_steps needs a whole number of steps ≥ 0, got {n!r}")
+        done: list = []
+        try:
+            for _ in range(int(n)):
+                done += self._apply_queued()
+                self._world.step(1.0 / self._hz)
+                self._step += 1
+            done += self._apply_queued()
+        finally:  # a failing step still leaves the applied commands resolved and published
+            self._behind = False
+            self._publish(time.perf_counter())
+            self._resolve(done)
+        return self.latest()
+
+    # ---- commands: the World's mutators ---------------------------------------------------
+    def add_body(self, body: BodyDef) -> Future[int]:
+        """The future's result is the new body's id."""
+        return self._world_command("add_body", body)
+
+    def remove_body(self, body_id: int) -> Future[None]:
+        return self._world_command("remove_body", body_id)
+
+    def clear(self) -> Future[None]:
+        """Remove every body (settings stay)."""
+        return self._world_command("clear")
+
+    def set_gravity(self, gravity) -> Future[None]:
+        return self._world_command("set_gravity", gravity)
+
+    def set_container(self, size) -> Future[None]:
+        """Container extents (3,) m, or None for no walls."""
+        return self._world_command("set_container", size)
+
+    def set_restitution(self, value: float | None, body_id: int | None = None) -> Future[None]:
+        """World default (body_id None) or one body's; None for a body → the world default."""
+        return self._world_command("set_restitution", value, body_id)
+
+    def set_friction(self, value: float | None, body_id: int | None = None) -> Future[None]:
+        return self._world_command("set_friction", value, body_id)
+
+    def set_body_material(self, body_id: int, restitution=..., friction=...) -> Future[None]:
+        """Both materials of one body at once; None → world default, omitted → unchanged."""
+        return self._world_command("set_body_material", body_id, restitution, friction)
+
+    def apply_impulse(self, body_id: int, impulse, point=None) -> Future[None]:
+        """Impulse (3,) N·s at a world point (default: the centre of mass)."""
+        return self._world_command("apply_impulse", body_id, impulse, point)
+
+    def set_external_force(self, body_id: int, force=(0.0, 0.0, 0.0),
+                           torque=(0.0, 0.0, 0.0)) -> Future[None]:
+        """World force (3,) N through the centre of mass and torque (3,) N·m, held until
+        changed."""
+        return self._world_command("set_external_force", body_id, force, torque)
+
+    def set_body_state(self, body_id: int, position=None, orientation=None, velocity=None,
+                       angular_velocity=None) -> Future[None]:
+        return self._world_command("set_body_state", body_id, position, orientation, velocity,
+                                   angular_velocity)
+
+    # ---- commands: run controls -----------------------------------------------------------
+    def reset(self) -> Future[None]:
+        """Restore the world and step count of the reset point (construction or
+        ``set_reset_point``); run controls (hz, time scale, pause) stay."""
+        def apply():
+            world, self._step = self._reset_point
+            self._world = copy.deepcopy(world)
+        return self._submit("reset()", apply, touches_world=True)
+
+    def set_reset_point(self) -> Future[None]:
+        """Make the current state (at the command's step boundary) the one ``reset`` restores."""
+        def apply():
+            self._reset_point = (copy.deepcopy(self._world), self._step)
+        return self._submit("set_reset_point()", apply, touches_world=False)
+
+    def set_hz(self, hz: float) -> Future[None]:
+        def apply():
+            self._hz = _check_hz(hz)
+        return self._submit(f"set_hz({_describe(hz)})", apply, touches_world=False)
+
+    def set_time_scale(self, scale: float) -> Future[None]:
+        def apply():
+            self._time_scale = _check_time_scale(scale)
+        return self._submit(f"set_time_scale({_describe(scale)})", apply, touches_world=False)
+
+    def set_paused(self, paused: bool) -> Future[None]:
+        def apply():
+            if not isinstance(paused, (bool, np.bool_)):
+                raise ValueError(f"set_paused needs True or False, got {paused!r}")
+            self._paused = bool(paused)
+        return self._submit(f"set_paused({paused!r})", apply, touches_world=False)
+
+    def step_once(self) -> Future[None]:
+        """Pause (if running) and advance exactly one step of dt."""
+        def apply():
+            self._paused = True
+            self._world.step(1.0 / self._hz)
+            self._step += 1
+        return self._submit("step_once()", apply, touches_world=True)
+
+    # ---- submission and application -------------------------------------------------------
+    def _world_command(self, method: str, *args) -> Future:
+        # copy the arguments now: the caller may reuse its arrays before the command is applied
+        args = copy.deepcopy(args)
+        text = f"{method}({', '.join(_describe(a) for a in args)})"
+        return self._submit(text, lambda: getattr(self._world, method)(*args), touches_world=True)
+
+    def _submit(self, text: str, apply: Callable[[], Any], touches_world: bool) -> Future:
+        future: Future = Future()
+        with self._submit_lock:
+            self._queue.put(_Command(self._next_seq, text, apply, future, touches_world))
+            self._next_seq += 1
+        return future
+
+    def _apply_queued(self, first=None) -> list[tuple[Future, Any, BaseException | None]]:
+        """Apply ``first`` (an item already taken off the queue) and the commands queued so far,
+        in order; returns their outcomes, to be resolved once a snapshot showing them is
+        published. Commands arriving meanwhile wait for the next step boundary."""
+        items = [first] if first is not None else []
+        for _ in range(self._queue.qsize()):
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        outcomes = []
+        for item in items:
+            if item is not _WAKE:
+                outcomes += self._apply(item)
+        return outcomes
+
+    def _apply(self, command: _Command) -> list:
+        if not command.future.set_running_or_notify_cancel():
+            return []  # cancelled by the caller before it was applied
+        backup = (copy.deepcopy(self._world), self._step) if command.touches_world else None
+        try:
+            return [(command.future, command.apply(), None)]
+        except Exception as exc:  # any failure is reported and rolled back; the thread lives on
+            if backup is not None:
+                self._world, self._step = backup
+            message = f"{type(exc).__name__}: {exc}"
+            self._errors.append(CommandError(command.seq, self._step, command.text, message))
+            if isinstance(exc, ValueError):
+                log.warning("command %s refused: %s", command.text, message)
+            else:
+                log.error("command %s failed unexpectedly", command.text, exc_info=exc)
+            return [(command.future, None, exc)]
+
+    @staticmethod
+    def _resolve(outcomes) -> None:
+        for future, result, exc in outcomes:
+            if exc is None:
+                future.set_result(result)
+            else:
+                future.set_exception(exc)
+
+    # ---- snapshots ----------------------------------------------------------------------
+    def _make_snapshot(self, wall_time: float) -> Snapshot:
+        w = self._world
+        s, settings = w.state, w.model.settings
+        points, normals = w.contact_points()
+        ids = np.array(w.ids, copy=True)
+        ids.flags.writeable = False
+        return Snapshot(
+            time=float(s.time), step=self._step, wall_time=wall_time, ids=ids,
+            pos=_frozen(s.pos), quat=_frozen(s.quat), vel=_frozen(s.vel),
+            omega=_frozen(w.angular_velocity()), ang_mom=_frozen(s.ang_mom),
+            omega_body=_frozen(w.body_angular_velocity()),
+            kinetic=_frozen(w.kinetic_energy()), potential=_frozen(w.potential_energy()),
+            contact_points=_frozen(points), contact_normals=_frozen(normals),
+            gravity=_frozen(settings.gravity),
+            container_size=(None if settings.container_size is None
+                            else _frozen(settings.container_size)),
+            restitution=float(settings.restitution), friction=float(settings.friction),
+            paused=self._paused, time_scale=self._time_scale, hz=self._hz,
+            behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors))
+
+    def _publish(self, wall_time: float) -> None:
+        snapshot = self._make_snapshot(wall_time)  # built outside the lock: readers never wait
+        with self._snapshot_lock:
+            self._snapshots = (self._snapshots[1], snapshot)
+
+    # ---- the thread -----------------------------------------------------------------------
+    def _run(self) -> None:
+        clock = time.perf_counter
+        last = next_batch = clock()
+        owed = 0.0       # sim seconds of steps owed to wall time
+        woken_by = None  # the command whose arrival ended the last wait
+        while True:
+            now = clock()
+            # the interval just waited ran under the pause/scale in effect before these commands
+            owed = 0.0 if self._paused else owed + (now - last) * self._time_scale
+            last = now
+            outcomes = self._apply_queued(woken_by)
+            try:
+                stepped = 0
+                if not self._paused and now >= next_batch and owed >= 1.0 / self._hz:
+                    next_batch = now + 1.0 / self._publish_hz
+                    stepped, owed = self._batch(owed)
+                if stepped or outcomes:
+                    # stamp: the wall instant this sim time was due (owed is still to come)
+                    self._publish(now if self._paused else now - owed / self._time_scale)
+            except Exception as exc:  # a failing step or snapshot is a bug: report it and pause
+                log.error("physics thread: step failed; simulation paused", exc_info=exc)
+                self._errors.append(CommandError(-1, self._step, "step",
+                                                 f"{type(exc).__name__}: {exc} (paused)"))
+                self._paused = True
+                self._publish(now)
+            finally:
+                self._resolve(outcomes)
+            if self._stopping.is_set():
+                break
+            woken_by = self._wait(now, owed, next_batch)
+        # commands submitted just before stop() (queued ahead of its wake-up token)
+        outcomes = self._apply_queued()
+        self._publish(clock())
+        self._resolve(outcomes)
+
+    def _batch(self, owed: float) -> tuple[int, float]:
+        """Step while steps are owed, within the step cap and wall budget; drop a lag larger than
+        max_lag. Returns (steps taken, sim seconds still owed)."""
+        dt = 1.0 / self._hz
+        cap = max(1, math.ceil(CATCH_UP * self._hz * self._time_scale / self._publish_hz))
+        start = time.perf_counter()
+        steps = 0
+        while owed >= dt and steps < cap:
+            self._world.step(dt)
+            self._step += 1
+            steps += 1
+            owed -= dt
+            if time.perf_counter() - start >= self._batch_budget:
+                break
+        self._behind = owed >= dt
+        if self._behind and owed > self._max_lag * self._time_scale:
+            self._time_dropped += owed  # re-sync: run slower than real time instead of spiralling
+            owed = 0.0
+        return steps, owed
+
+    def _wait(self, now: float, owed: float, next_batch: float):
+        """Sleep until the next batch is due or something is queued; returns what woke it."""
+        if self._paused:
+            timeout = None
+        else:
+            due = now + max(1.0 / self._hz - owed, 0.0) / self._time_scale
+            timeout = max(due, next_batch) - time.perf_counter()
+            if timeout <= 0.0:
+                return None
+        try:
+            return self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
