@@ -82,8 +82,8 @@ def two_boxes() -> trimesh.Scene:
     return scene
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(out: Path = OUT) -> None:
+    out.mkdir(parents=True, exist_ok=True)
     assets = {
         "t_handle.obj": (t_handle(), {}),
         "wing_nut.stl": (wing_nut(), {"file_type": "stl"}),  # binary
@@ -99,7 +99,7 @@ def main() -> None:
         "open_cup.obj": (open_cup(), {}),
     }
     for name, (geometry, options) in assets.items():
-        path = OUT / name
+        path = out / name
         geometry.export(path, **options)
         print(f"{name:20s} {path.stat().st_size:7d} bytes")
 
