@@ -390,11 +390,16 @@ def test_flat_closed_mesh_in_solid_mode_suggests_shell():
     assert mass_properties(verts, pillow, mode="shell").mass == pytest.approx(2.0, rel=1e-12)
 
 
-def test_inconsistent_components_give_a_non_physical_tensor_error():
-    """A closed box plus a small inward-wound box far away: negative mass there."""
-    v1, f1 = box_mesh([2.0, 2.0, 2.0])
-    v2, f2 = box_mesh([1.0, 1.0, 1.0], [10.0, 0.0, 0.0])
-    with pytest.raises(InertiaError, match="not physical"):
+@pytest.mark.parametrize("plate, small_center", [
+    ([2.0, 2.0, 2.0], [10.0, 0.0, 0.0]),  # far negative mass: I_yy, I_zz < 0
+    ([4.0, 4.0, 0.2], [0.0, 0.0, 1.0]),   # above a plate: all moments > 0 but I1 + I2 < I3
+])
+def test_inward_wound_part_gives_a_non_physical_tensor_error(plate, small_center):
+    """A closed box plus a small inward-wound box: negative mass there; each part is closed, so
+    the edge test alone cannot see it."""
+    v1, f1 = box_mesh(plate)
+    v2, f2 = box_mesh([0.5, 0.5, 0.5], small_center)
+    with pytest.raises(InertiaError, match="not physical.*I1 \\+ I2 ≥ I3"):
         mass_properties(np.vstack([v1, v2]), np.vstack([f1, f2[:, ::-1] + len(v1)]))
 
 
