@@ -131,7 +131,7 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
     first, second = sums[2:5], sums[5:11]  # Σ w·s; Σ w·(aaᵀ+bbᵀ+ccᵀ+ssᵀ) as xx yy zz xy yz zx
     area = 0.5 * twice_area
     volume = six_volume / 6.0
-    if not (np.isfinite(sums).all()):
+    if not np.isfinite(sums).all():
         raise InertiaError("the sums overflowed: vertex coordinates are too large "
                            f"(max |x| = {np.abs(vertices).max():g} m)")
     if not area > 0:
@@ -182,7 +182,8 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
 
 
 def _checked_arrays(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
-    """(n, 3) float64 and (m, 3) int64 C-contiguous arrays, or an InertiaError saying what is wrong."""
+    """(n, 3) float64 and (m, 3) int64 C-contiguous arrays, or an InertiaError saying what is
+    wrong."""
     try:
         v = np.ascontiguousarray(vertices, dtype=np.float64)
     except (TypeError, ValueError) as e:

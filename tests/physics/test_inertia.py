@@ -154,7 +154,8 @@ def test_non_convex_l_prism_is_the_sum_of_its_boxes():
              (np.array([1.0, 1.0, 0.5]), np.array([0.5, 1.5, 0.25]))]
     masses = [np.prod(e) for e, _ in parts]
     com = sum(m * c for m, (_, c) in zip(masses, parts)) / sum(masses)
-    want = sum(box_inertia(e, m) + m * ((c - com) @ (c - com) * np.eye(3) - np.outer(c - com, c - com))
+    want = sum(box_inertia(e, m) + m * (np.dot(c - com, c - com) * np.eye(3)
+                                        - np.outer(c - com, c - com))
                for m, (e, c) in zip(masses, parts))
     assert p.watertight
     assert p.volume == pytest.approx(1.5, rel=1e-12)
