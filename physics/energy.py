@@ -35,19 +35,30 @@ def potential_energy(mass, pos, gravity) -> np.ndarray:
 
 
 def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows) -> None:
-    """Scale vel and ang_mom (n, 3) of the given body rows in place so that no body's mechanical
-    energy exceeds ``allowed`` (n,) J (its free-flight energy over the step)."""
+    """Make sure no body of ``rows`` ends the step with more mechanical energy than ``allowed``
+    (n,) J (its free-flight energy over the step), editing vel, ang_mom and pos (n, 3) in place.
+
+    The excess is taken from the kinetic energy first, by scaling v and L (keeps every direction).
+    If the contacts lifted a body by more than its kinetic energy can pay for (a resting body
+    pivoting on an edge can be raised a few nanometres by its corner constraints), the rest is
+    taken back by lowering it along gravity.
+    """
     if len(rows) == 0:
         return
     kinetic = kinetic_energy(mass[rows], vel[rows], quat[rows], ang_mom[rows], inv_inertia[rows])
     potential = potential_energy(mass[rows], pos[rows], gravity)
     limit = allowed[rows]
     excess = kinetic + potential - limit
-    gained = (excess > ENERGY_ROUNDING * (np.abs(limit) + kinetic)) & (kinetic > 0.0)
+    gained = excess > ENERGY_ROUNDING * (np.abs(limit) + kinetic)
     if not np.any(gained):
         return
+    rows, kinetic, potential, limit = rows[gained], kinetic[gained], potential[gained], limit[gained]
     # ½ m (αv)² + ½ (αL)·(αω) = α² K: choose α so that α² K + U = allowed (α = 0 if U alone is over)
     alpha = np.sqrt(np.clip((limit - potential) / np.where(kinetic > 0.0, kinetic, 1.0), 0.0, 1.0))
-    scaled = rows[gained]
-    vel[scaled] *= alpha[gained, None]
-    ang_mom[scaled] *= alpha[gained, None]
+    vel[rows] *= alpha[:, None]
+    ang_mom[rows] *= alpha[:, None]
+    gravity = np.asarray(gravity, dtype=float)
+    g2 = gravity @ gravity
+    if g2 > 0.0:
+        lift = np.maximum(potential - limit, 0.0)  # J of potential energy above the limit
+        pos[rows] += (lift / (mass[rows] * g2))[:, None] * gravity

@@ -26,9 +26,16 @@ def _vector(name: str, value, length: int) -> np.ndarray:
     return arr
 
 
+def _number(what: str, value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+
+
 def check_restitution(value: float, what: str = "restitution") -> float:
     """Restitution coefficient in [0, 1]; above 1 a bounce would create energy."""
-    value = float(value)
+    value = _number(what, value)
     if not (0.0 <= value <= 1.0):
         raise ValueError(f"{what} must be between 0 and 1, got {value}")
     return value
@@ -36,7 +43,7 @@ def check_restitution(value: float, what: str = "restitution") -> float:
 
 def check_friction(value: float, what: str = "friction") -> float:
     """Coulomb friction coefficient μ ≥ 0 (finite)."""
-    value = float(value)
+    value = _number(what, value)
     if not (np.isfinite(value) and value >= 0.0):
         raise ValueError(f"{what} must be a finite number ≥ 0, got {value}")
     return value

@@ -7,6 +7,8 @@ its arguments and raises ValueError naming the bad value, leaving the world unch
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from . import contacts as contact_stage
@@ -45,6 +47,8 @@ class World:
         """Add a body; returns its stable id."""
         if not isinstance(body, BodyDef):
             raise ValueError(f"add_body needs a BodyDef, got {type(body).__name__}")
+        # validate again on a copy: a BodyDef edited after construction must not half-add a body
+        body = dataclasses.replace(body)
         body_id = self._next_id
         self._next_id += 1
         # world L = R I Rᵀ ω for the given world angular velocity

@@ -218,7 +218,7 @@ BAD_COMMANDS = [
     ("set_hz", (5.0,), ValueError, "hz must be between 10 and 10000 Hz, got 5.0"),
     ("set_time_scale", (10.0,), ValueError, "time scale must be between 0.01 and 4.0, got 10.0"),
     ("set_paused", ("yes",), ValueError, "set_paused needs True or False"),
-    ("set_restitution", (None,), TypeError, "float() argument must be"),  # not a validated path
+    ("set_restitution", (None,), ValueError, "world restitution must be a number, got None"),
 ]
 
 

@@ -178,6 +178,7 @@ def test_bodies_are_added_and_removed_by_stable_id():
 
 @pytest.mark.parametrize("call, message", [
     (lambda w, i: w.set_restitution(1.5), "between 0 and 1"),
+    (lambda w, i: w.set_restitution(None), "must be a number"),
     (lambda w, i: w.set_friction(-1.0, body_id=i), "≥ 0"),
     (lambda w, i: w.set_gravity([0, np.nan, 0]), "finite"),
     (lambda w, i: w.set_container([4, 0, 4]), "> 0"),
@@ -212,3 +213,13 @@ def test_external_force_and_torque_are_held_between_steps():
     assert world.state.vel[0, 0] == pytest.approx(2.0, rel=1e-12)       # a = F/m for 1 s
     assert world.state.pos[0, 0] == pytest.approx(1.0, rel=1e-12)       # ½ a t², exact parabola
     assert world.state.ang_mom[0, 2] == pytest.approx(1.0, rel=1e-12)   # L = τ t
+
+
+def test_a_body_definition_edited_after_validation_is_refused_whole():
+    world = World()
+    world.add_body(box_body(position=[0, 1, 0]))
+    body = box_body(position=[1, 1, 0])
+    body.hull = np.zeros((4, 2))  # broken after construction
+    with pytest.raises(ValueError):
+        world.add_body(body)
+    assert world.count == 1 and len(world.state.pos) == 1 and world.model.hull_start.tolist() == [0, 8]
