@@ -159,8 +159,8 @@ def _syntax_message(name: str, text: str, message: str) -> str:
         return f"{name}:{m[1]}:{m[2]}: TOML syntax error: {message[:m.start()]}"
     m = re.search(r"\s*\(at end of document\)$", message)
     if m:  # e.g. an unclosed array: the end of the file is where tomllib noticed
-        return f"{name}:{text.count(chr(10)) + 1}: TOML syntax error: {message[:m.start()]} " \
-               "(at the end of the file)"
+        last = max(1, len(text.splitlines()))
+        return f"{name}:{last}: TOML syntax error: {message[:m.start()]} (at the end of the file)"
     return f"{name}: TOML syntax error: {message}"
 
 
