@@ -225,9 +225,8 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     """``tumble inertia MESH``: mass properties as a table, or JSON with design.md's keys."""
     import json
 
-    from physics.meshes import load_shape
-
     _existing_file(args.mesh, "mesh file")
+    from physics.meshes import load_shape  # after the argument checks: numba/trimesh load slowly
     try:
         shape = load_shape(args.mesh, density=args.density, mode=args.mode)
     except ValueError as e:  # MeshError / InertiaError: the message names the file and problem
@@ -264,9 +263,8 @@ def _inertia_table(name: str, density: float, d: dict) -> str:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``tumble simulate``: run the World at the scene's fixed rate and write the CSV."""
-    from physics.scene import SceneError, build_world, load_scene
-
     _existing_file(args.scene, "scene file")
+    from physics.scene import SceneError, build_world, load_scene
     try:
         scene = load_scene(args.scene)
         world, _ = build_world(scene)

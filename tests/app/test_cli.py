@@ -1,0 +1,217 @@
+"""The ``tumble`` command line, run as a user would: a subprocess of ``python -m app``."""
+
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+
+from physics.rotation import quat_rotate
+
+REPO = Path(__file__).resolve().parents[2]
+COLUMNS = "t,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,lx,ly,lz,w1,w2,w3,ke,pe"
+
+
+def tumble(*args, cwd=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=cwd or REPO,
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def assert_one_line_error(result, status, *words):
+    assert result.returncode == status, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+# ---- tumble inertia --------------------------------------------------------------------------
+
+def test_inertia_json_of_a_box_is_exact(tmp_path):
+    """A 1 × 2 × 3 m box with a corner at the origin, ρ = 250: every closed-form value."""
+    box = trimesh.creation.box(extents=(1.0, 2.0, 3.0))
+    lines = [f"v {x!r} {y!r} {z!r}" for x, y, z in (box.vertices + [0.5, 1.0, 1.5]).tolist()]
+    lines += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in box.faces.tolist()]
+    (tmp_path / "box.obj").write_text("\n".join(lines) + "\n")
+    result = tumble("inertia", tmp_path / "box.obj", "--density", "250", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert list(data) == ["mode", "watertight", "volume", "area", "mass", "center_of_mass",
+                          "inertia", "principal_moments", "principal_axes", "warnings"]
+    mass = 250.0 * 6.0
+    assert data["mode"] == "solid" and data["watertight"] is True and data["warnings"] == []
+    assert data["volume"] == pytest.approx(6.0, rel=1e-12)
+    assert data["area"] == pytest.approx(22.0, rel=1e-12)
+    assert data["mass"] == pytest.approx(mass, rel=1e-12)
+    np.testing.assert_allclose(data["center_of_mass"], [0.5, 1.0, 1.5], rtol=1e-12)
+    moments_xyz = mass / 12 * np.array([4.0 + 9.0, 1.0 + 9.0, 1.0 + 4.0])
+    np.testing.assert_allclose(data["inertia"], np.diag(moments_xyz), rtol=1e-12, atol=1e-12 * mass)
+    np.testing.assert_allclose(data["principal_moments"], np.sort(moments_xyz), rtol=1e-12)
+    axes = np.array(data["principal_axes"])
+    # columns: z, y, x edges (ascending moments), right-handed
+    np.testing.assert_allclose(np.abs(axes), [[0, 0, 1], [0, 1, 0], [1, 0, 0]], atol=1e-12)
+    assert np.linalg.det(axes) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_inertia_table_by_default_and_shell_mode(tmp_path):
+    box = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
+    box.export(tmp_path / "cube.stl")
+    result = tumble("inertia", tmp_path / "cube.stl", "--mode", "shell", "--density", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("cube.stl: shell (watertight), density 2 kg/m²")
+    assert "mass                12 kg" in result.stdout            # 6 m² × 2 kg/m²
+    assert "principal moments" in result.stdout and "principal axes" in result.stdout
+
+
+def test_inertia_of_a_bad_file_is_one_line_naming_it(tmp_path):
+    (tmp_path / "garbage.stl").write_bytes(b"\x00\x01not an stl at all")
+    assert_one_line_error(tumble("inertia", tmp_path / "garbage.stl", "--json"), 1, "garbage.stl")
+    assert_one_line_error(tumble("inertia", tmp_path / "missing.obj"), 2, "missing.obj", "not found")
+
+
+# ---- tumble simulate -------------------------------------------------------------------------
+
+SMALL_SCENE = """
+[world]
+gravity = [0.0, -9.81, 0.0]
+hz = 200
+
+[[body]]
+shape = "sphere"
+size = [0.1]
+position = [0.0, 10.0, 0.0]
+velocity = [1.5, 3.0, -0.5]
+
+[[body]]
+shape = "box"
+size = [0.1, 0.2, 0.3]
+position = [2.0, 5.0, 0.0]
+angular_velocity = [0.3, 2.0, -1.0]
+"""
+
+
+def test_simulate_writes_every_sampled_row_at_full_precision(tmp_path):
+    scene = tmp_path / "small.toml"
+    scene.write_text(SMALL_SCENE)
+    out = tmp_path / "run.csv"
+    result = tumble("simulate", scene, "--seconds", "1.5", "--every", "4", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert out.read_text().splitlines()[0] == COLUMNS
+    header, rows = read_csv(out)
+    samples = 300 // 4 + 1                        # steps 0, 4, …, 300 (t = 0 included)
+    assert len(rows) == 2 * samples
+    assert all(len(r) == 23 for r in rows)
+    # full precision: each number is the shortest text of a float and reads back exactly
+    for row in rows:
+        assert row[1] in ("0", "1")
+        for text in row[:1] + row[2:]:
+            assert repr(float(text)) == text
+    data = np.array(rows, dtype=float)
+    t = data[:, 0].reshape(samples, 2)
+    np.testing.assert_array_equal(t[:, 0], np.arange(samples) * 4 / 200)
+    np.testing.assert_array_equal(data[:, 1], np.tile([0, 1], samples))
+
+    # the free-falling sphere follows the parabola (the step is exact for constant gravity)
+    sphere = data[data[:, 1] == 0]
+    ts = sphere[:, 0]
+    np.testing.assert_allclose(sphere[:, 2], 1.5 * ts, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sphere[:, 3], 10.0 + 3.0 * ts - 0.5 * 9.81 * ts**2,
+                               rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(sphere[:, 10], 3.0 - 9.81 * ts, rtol=1e-12, atol=1e-12)
+    # energies: kinetic + potential conserved in free flight
+    energy = sphere[:, 21] + sphere[:, 22]
+    np.testing.assert_allclose(energy, energy[0], rtol=1e-12)
+
+    # the spinning box: world L constant, |q| = 1, body ω consistent with world ω
+    box = data[data[:, 1] == 1]
+    np.testing.assert_allclose(box[:, 15:18], np.broadcast_to(box[0, 15:18], (samples, 3)),
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(box[:, 5:9], axis=1), 1.0, atol=1e-14)
+    # q maps the principal frame to the world: R(q)·(w1, w2, w3) = (wx, wy, wz)
+    np.testing.assert_allclose(quat_rotate(box[:, 5:9], box[:, 18:21]), box[:, 12:15],
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(box[0, 12:15], [0.3, 2.0, -1.0], rtol=1e-12)
+
+
+def test_dzhanibekov_scene_flips(tmp_path):
+    """The shipped scene: w2 (ω about the T-handle's middle axis) changes sign at least twice."""
+    out = tmp_path / "dz.csv"
+    result = tumble("simulate", REPO / "assets" / "scenes" / "dzhanibekov.toml",
+                    "--seconds", "8", "--every", "2", "--out", out)
+    assert result.returncode == 0, result.stderr
+    header, rows = read_csv(out)
+    data = np.array(rows, dtype=float)
+    w2 = data[:, header.index("w2")]
+    flips = np.count_nonzero(np.diff(np.sign(w2)) != 0)
+    assert flips >= 2
+    # torque-free: kinetic energy and world angular momentum stay put through the flips
+    ke = data[:, header.index("ke")]
+    np.testing.assert_allclose(ke, ke[0], rtol=1e-9)
+    L = data[:, [header.index(c) for c in ("lx", "ly", "lz")]]
+    np.testing.assert_allclose(L, np.broadcast_to(L[0], L.shape), rtol=1e-9, atol=1e-12)
+
+
+def test_simulate_zero_seconds_writes_the_initial_state(tmp_path):
+    out = tmp_path / "zero.csv"
+    result = tumble("simulate", REPO / "assets" / "scenes" / "bounce.toml", "--seconds", "0",
+                    "--out", out)
+    assert result.returncode == 0, result.stderr
+    header, rows = read_csv(out)
+    assert len(rows) == 7 and {r[0] for r in rows} == {"0.0"}
+
+
+def test_simulate_bad_arguments_exit_2_with_one_line(tmp_path):
+    scene = REPO / "assets" / "scenes" / "dzhanibekov.toml"
+    out = tmp_path / "x.csv"
+    assert_one_line_error(tumble("simulate", tmp_path / "none.toml", "--seconds", "1", "--out", out),
+                          2, "none.toml", "not found")
+    assert_one_line_error(tumble("simulate", scene, "--seconds", "-1", "--out", out), 2, "--seconds")
+    assert_one_line_error(tumble("simulate", scene, "--seconds", "1", "--every", "0", "--out", out),
+                          2, "--every")
+    assert_one_line_error(tumble("simulate", scene, "--seconds", "1"), 2, "--out")
+    assert_one_line_error(
+        tumble("simulate", scene, "--seconds", "0.1", "--out", tmp_path / "no" / "dir" / "x.csv"),
+        2, "x.csv", "cannot write")
+    assert not out.exists()
+
+
+def test_simulate_invalid_scene_is_one_line_with_file_and_line(tmp_path):
+    scene = tmp_path / "bad.toml"
+    scene.write_text('[[body]]\nshape = "box"\nsize = [1, 1, 1]\nrestitution = 1.5\n')
+    assert_one_line_error(tumble("simulate", scene, "--seconds", "1", "--out", tmp_path / "o.csv"),
+                          1, f"{scene}:4: [[body]] #1: restitution must be between 0 and 1")
+
+
+# ---- the rest of the command line -----------------------------------------------------------
+
+def test_help_lists_every_command_and_version_prints():
+    result = tumble("--help")
+    assert result.returncode == 0
+    for usage in ("tumble [-h] [--version] [SCENE.toml | MESH ...]",
+                  "tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--json]",
+                  "tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv",
+                  "tumble record SCENE.toml --seconds T"):
+        assert usage in result.stdout
+    version = tumble("--version")
+    assert version.returncode == 0 and version.stdout.startswith("tumble 0.")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("app.window") is not None,
+                    reason="the desktop app exists: tests/app/test_window.py covers it")
+def test_without_the_desktop_app_it_says_so_instead_of_pretending():
+    assert_one_line_error(tumble(), 2, "desktop window is not available")
+    assert_one_line_error(tumble("assets/scenes/default.toml"), 2, "not available")
