@@ -242,7 +242,10 @@ def cmd_inertia(args: argparse.Namespace) -> int:
 
 def _inertia_table(name: str, density: float, d: dict) -> str:
     num = "{:.10g}".format
-    vec = lambda v: "[" + ", ".join(f"{x + 0.0:>16.10g}" for x in v) + "]"  # noqa: E731 (+0.0: no "-0")
+
+    def vec(v):  # x + 0.0 turns -0.0 into 0.0
+        return "[" + ", ".join(f"{x + 0.0:>16.10g}" for x in v) + "]"
+
     unit = "kg/m²" if d["mode"] == "shell" else "kg/m³"
     lines = [
         f"{name}: {d['mode']} ({'watertight' if d['watertight'] else 'not watertight'}), "

@@ -213,7 +213,7 @@ class _KeyLines:
         return self.headers.get(table)
 
 
-def table_label(table: tuple) -> str:
+def _table_label(table: tuple) -> str:
     """``[world]``, ``[[body]] #2`` … for messages (body numbers are 1-based)."""
     if not table:
         return ""
@@ -223,7 +223,7 @@ def table_label(table: tuple) -> str:
 
 
 def _where(name: str, line: int | None, table: tuple) -> str:
-    label = table_label(table)
+    label = _table_label(table)
     return f"{name}{f':{line}' if line else ''}: {label + ': ' if label else ''}"
 
 
@@ -369,7 +369,7 @@ class _Reader:
     def choice(self, table: tuple, key: str, value, options: tuple) -> str:
         if value in options:
             return value
-        close = difflib.get_close_matches(str(value), options, n=1) if isinstance(value, str) else []
+        close = difflib.get_close_matches(value, options, n=1) if isinstance(value, str) else []
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise self.error(table, key, f"{key} must be one of {', '.join(options)}; got "
                          f"{_toml(value)}{hint}")

@@ -80,7 +80,8 @@ def test_inertia_table_by_default_and_shell_mode(tmp_path):
 def test_inertia_of_a_bad_file_is_one_line_naming_it(tmp_path):
     (tmp_path / "garbage.stl").write_bytes(b"\x00\x01not an stl at all")
     assert_one_line_error(tumble("inertia", tmp_path / "garbage.stl", "--json"), 1, "garbage.stl")
-    assert_one_line_error(tumble("inertia", tmp_path / "missing.obj"), 2, "missing.obj", "not found")
+    assert_one_line_error(tumble("inertia", tmp_path / "missing.obj"), 2,
+                          "missing.obj", "not found")
 
 
 # ---- tumble simulate -------------------------------------------------------------------------
@@ -177,9 +178,11 @@ def test_simulate_zero_seconds_writes_the_initial_state(tmp_path):
 def test_simulate_bad_arguments_exit_2_with_one_line(tmp_path):
     scene = REPO / "assets" / "scenes" / "dzhanibekov.toml"
     out = tmp_path / "x.csv"
-    assert_one_line_error(tumble("simulate", tmp_path / "none.toml", "--seconds", "1", "--out", out),
-                          2, "none.toml", "not found")
-    assert_one_line_error(tumble("simulate", scene, "--seconds", "-1", "--out", out), 2, "--seconds")
+    assert_one_line_error(
+        tumble("simulate", tmp_path / "none.toml", "--seconds", "1", "--out", out),
+        2, "none.toml", "not found")
+    assert_one_line_error(tumble("simulate", scene, "--seconds", "-1", "--out", out),
+                          2, "--seconds")
     assert_one_line_error(tumble("simulate", scene, "--seconds", "1", "--every", "0", "--out", out),
                           2, "--every")
     assert_one_line_error(tumble("simulate", scene, "--seconds", "1"), 2, "--out")
