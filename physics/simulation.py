@@ -340,6 +340,14 @@ class Simulation:
         return self._world_command("set_body_state", body_id, position, orientation, velocity,
                                    angular_velocity)
 
+    def set_grab(self, body_id: int, anchor, target, stiffness: float,
+                 damping: float) -> Future[None]:
+        """Spring from a body-frame anchor (3,) m to a world target (3,) m (see World.set_grab)."""
+        return self._world_command("set_grab", body_id, anchor, target, stiffness, damping)
+
+    def clear_grab(self) -> Future[None]:
+        return self._world_command("clear_grab")
+
     # ---- commands: run controls -----------------------------------------------------------
     def reset(self) -> Future[None]:
         """Restore the world and step count of the reset point (construction or

@@ -8,6 +8,7 @@ its arguments and raises ValueError naming the bad value, leaving the world unch
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,6 +23,18 @@ from .state import ContactCache, State
 
 PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
 MAX_STEP = 0.1           # s: longer steps are refused (contacts and Newton would be meaningless)
+GRAB_MIN_ARM = 0.05      # m: lever arm of the grab's spin damping when grabbed at the centre
+
+
+@dataclass(frozen=True)
+class Grab:
+    """A spring from a body point (anchor (3,), body frame, m) to a world target (3,) m."""
+
+    body_id: int
+    anchor: np.ndarray
+    target: np.ndarray
+    stiffness: float  # N/m
+    damping: float    # N·s/m
 
 
 class World:
@@ -32,6 +45,7 @@ class World:
         self.state = State()
         self._next_id = 0
         self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+        self._grab: Grab | None = None
 
     # ---- bodies -------------------------------------------------------------------------
     @property
@@ -69,11 +83,14 @@ class World:
         row = self.index_of(body_id)
         self.model.delete(row)
         self.state.delete(row)
+        if self._grab is not None and self._grab.body_id == body_id:
+            self._grab = None
 
     def clear(self) -> None:
         """Remove every body (settings stay)."""
         self.model = Model(self.model.settings)
         self.state = State(time=self.state.time)
+        self._grab = None
 
     # ---- settings and commands ----------------------------------------------------------
     def set_gravity(self, gravity) -> None:
@@ -121,6 +138,22 @@ class World:
         self.state.force[row] = force
         self.state.torque[row] = torque
 
+    def set_grab(self, body_id: int, anchor, target, stiffness: float, damping: float) -> None:
+        """Hold one body by a spring (the mouse grab): a point ``anchor`` (3,) fixed in the body
+        frame, m, is pulled towards the world point ``target`` (3,) m with ``stiffness`` N/m and
+        ``damping`` N·s/m on the anchor's velocity (and on spin). The force is re-evaluated every step, so a
+        stiff spring stays stable at the physics rate whatever the display rate. Replaces any
+        previous grab; ``clear_grab`` releases it."""
+        self.index_of(body_id)
+        stiffness, damping = float(stiffness), float(damping)
+        if not (np.isfinite(stiffness) and stiffness >= 0 and np.isfinite(damping) and damping >= 0):
+            raise ValueError(f"grab stiffness and damping must be ≥ 0, got {stiffness}, {damping}")
+        self._grab = Grab(body_id, _vector("grab anchor", anchor, 3), _vector("grab target", target, 3),
+                          stiffness, damping)
+
+    def clear_grab(self) -> None:
+        self._grab = None
+
     def set_body_state(self, body_id: int, position=None, orientation=None, velocity=None,
                        angular_velocity=None) -> None:
         """Overwrite parts of one body's state (world frame); unspecified parts stay."""
@@ -151,11 +184,12 @@ class World:
             s.time += h
             return
         rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
-        accel = m.settings.gravity + s.force * m.inv_mass[:, None]            # (n,3)
+        force, torque = self._external_loads(rotm)                            # (n,3) N, N·m
+        accel = m.settings.gravity + force * m.inv_mass[:, None]              # (n,3)
 
         # 1. forces over the step (physics.md §2: torque impulses go into the world L)
         vel = s.vel + accel * h
-        ang_mom = s.ang_mom + s.torque * h
+        ang_mom = s.ang_mom + torque * h
         omega = np.einsum("nij,nj->ni", rotm, m.inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
@@ -198,6 +232,24 @@ class World:
         order = np.argsort(s.contact_cache.keys)
         s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
         self._last_contacts = (contacts.point[loaded], contacts.normal[loaded])
+
+    def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
+        """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
+        s = self.state
+        if self._grab is None:
+            return s.force, s.torque
+        g, row = self._grab, self.index_of(self._grab.body_id)
+        offset = rotm[row] @ g.anchor
+        omega = rotm[row] @ (self.model.inv_inertia[row] * (rotm[row].T @ s.ang_mom[row]))
+        anchor_vel = s.vel[row] + np.cross(omega, offset)
+        pull = g.stiffness * (g.target - (s.pos[row] + offset)) - g.damping * anchor_vel
+        # spin is damped too, as if the damper also acted at the anchor's distance, so a held
+        # body stops swinging about the grab point the way an object held in the hand does
+        spin_damping = g.damping * (offset @ offset + GRAB_MIN_ARM**2)
+        force, torque = s.force.copy(), s.torque.copy()
+        force[row] += pull
+        torque[row] += np.cross(offset, pull) - spin_damping * omega
+        return force, torque
 
     def _free_flight_energy(self, rows, vel_after_forces, ang_mom_after_torque, h) -> np.ndarray:
         """(n,) J, filled at ``rows``: each body's mechanical energy at the end of the step had it

@@ -223,3 +223,23 @@ def test_a_body_definition_edited_after_validation_is_refused_whole():
     with pytest.raises(ValueError):
         world.add_body(body)
     assert world.count == 1 and len(world.state.pos) == 1 and world.model.hull_start.tolist() == [0, 8]
+
+
+def test_grab_spring_pulls_the_anchor_to_the_target_and_settles():
+    """A body hung from its grab point by a damped spring ends at rest with the anchor mg/k below
+    the target and the centre of mass straight below the anchor (it pivots about the grab)."""
+    world = World(WorldDef(friction=0.0, container_size=None))
+    body = world.add_body(box_body(size=(0.4, 0.4, 0.4), mass=2.0, position=[0.0, 1.0, 0.0]))
+    k, c = 400.0, 2 * np.sqrt(400.0 * 2.0)
+    anchor, target = np.array([0.2, 0.2, 0.0]), np.array([1.0, 2.0, 0.5])
+    world.set_grab(body, anchor, target, stiffness=k, damping=c)
+    for _ in range(int(10 / H)):
+        world.step(H)
+    offset = quat_to_matrix(world.state.quat[0]) @ anchor
+    assert np.allclose(world.state.pos[0] + offset, target + [0.0, -2.0 * 9.81 / k, 0.0], atol=1e-4)
+    assert np.allclose(offset[[0, 2]], 0.0, atol=1e-3) and offset[1] > 0  # COM below the anchor
+    world.clear_grab()
+    world.step(H)
+    assert world.state.vel[0, 1] < 0  # falls once released
+    with pytest.raises(ValueError, match="no body with id"):
+        world.set_grab(99, anchor, target, k, c)
