@@ -1,0 +1,36 @@
+"""The app's shared state: what the window, the panel and the input handlers read and change.
+
+Physics state is never here: it lives in the physics thread and arrives as snapshots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from physics.scene import BodyRecord
+from physics.simulation import Simulation
+
+from .notifications import Notifications
+from .view import GizmoOptions
+
+
+@dataclass
+class AppState:
+    """sim: the physics thread; bodies: body id → BodyRecord (name, source, colour, Shape);
+    selected: selected body id or None; scene_path: the scene last opened or saved;
+    request_files: call with file paths to load meshes/scenes off the render thread (the
+    window sets it); loading: number of files being loaded now (progress indicator);
+    show_help: the F1 overlay; show_panel: the ImGui panel."""
+
+    sim: Simulation
+    notifications: Notifications = field(default_factory=Notifications)
+    bodies: dict[int, BodyRecord] = field(default_factory=dict)
+    selected: int | None = None
+    gizmos: GizmoOptions = field(default_factory=GizmoOptions)
+    scene_path: Path | None = None
+    request_files: Callable[[list[str]], None] = lambda paths: None
+    loading: int = 0
+    show_help: bool = False
+    show_panel: bool = True
