@@ -34,7 +34,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.spatial import ConvexHull, QhullError
 
 from physics.inertia import InertiaError, MassProperties, mass_properties
-from physics.model import MAX_HULL_VERTICES, BodyDef
+from physics.model import MAX_HULL_VERTICES, BodyDef, check_vector
 from physics.rotation import matrix_to_quat, quat_mul, quat_normalize, quat_rotate
 
 MAX_FACES = 5_000_000  # default limit on triangles per file (issue 2 §4)
@@ -128,13 +128,7 @@ def _vec(name: str, key: str, value, length: int) -> np.ndarray:
     """value as a finite float vector (length,); a scalar 0 is accepted for a zero vector."""
     if np.ndim(value) == 0 and value == 0:
         return np.zeros(length)
-    try:
-        v = np.asarray(value, dtype=float).reshape(length)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: {key} must be {length} numbers, got {value!r}") from None
-    if not np.all(np.isfinite(v)):
-        raise ValueError(f"{name}: {key} must be finite, got {v.tolist()}")
-    return v
+    return check_vector(f"{name}: {key}", value, length)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
 
 
-def _vector(name: str, value, length: int) -> np.ndarray:
+def check_vector(name: str, value, length: int) -> np.ndarray:
     """``value`` as a finite float64 vector of ``length``, or ValueError naming ``name``."""
     try:
         arr = np.asarray(value, dtype=float).reshape(-1)
@@ -26,7 +26,8 @@ def _vector(name: str, value, length: int) -> np.ndarray:
     return arr
 
 
-def _number(what: str, value) -> float:
+def check_number(what: str, value) -> float:
+    """``value`` as a float, or ValueError naming ``what``."""
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -35,7 +36,7 @@ def _number(what: str, value) -> float:
 
 def check_restitution(value: float, what: str = "restitution") -> float:
     """Restitution coefficient in [0, 1]; above 1 a bounce would create energy."""
-    value = _number(what, value)
+    value = check_number(what, value)
     if not (0.0 <= value <= 1.0):
         raise ValueError(f"{what} must be between 0 and 1, got {value}")
     return value
@@ -43,7 +44,7 @@ def check_restitution(value: float, what: str = "restitution") -> float:
 
 def check_friction(value: float, what: str = "friction") -> float:
     """Coulomb friction coefficient μ ≥ 0 (finite)."""
-    value = _number(what, value)
+    value = check_number(what, value)
     if not (np.isfinite(value) and value >= 0.0):
         raise ValueError(f"{what} must be a finite number ≥ 0, got {value}")
     return value
@@ -79,7 +80,7 @@ class BodyDef:
         self.mass = float(self.mass)
         if not (np.isfinite(self.mass) and self.mass > 0.0):
             raise ValueError(f"body mass must be a finite number > 0 kg, got {self.mass}")
-        self.principal_moments = _vector("principal_moments", self.principal_moments, 3)
+        self.principal_moments = check_vector("principal_moments", self.principal_moments, 3)
         if np.any(self.principal_moments <= 0.0):
             raise ValueError(
                 f"principal moments must be > 0 kg·m², got {self.principal_moments.tolist()}"
@@ -95,14 +96,14 @@ class BodyDef:
         if not np.all(np.isfinite(hull)):
             raise ValueError("collision hull vertices must be finite")
         self.hull = hull
-        self.position = _vector("position", self.position, 3)
-        q = _vector("orientation", self.orientation, 4)
+        self.position = check_vector("position", self.position, 3)
+        q = check_vector("orientation", self.orientation, 4)
         norm = np.linalg.norm(q)
         if norm < 1e-12:
             raise ValueError(f"orientation must be a non-zero quaternion (w, x, y, z), got {q.tolist()}")
         self.orientation = q / norm
-        self.velocity = _vector("velocity", self.velocity, 3)
-        self.angular_velocity = _vector("angular_velocity", self.angular_velocity, 3)
+        self.velocity = check_vector("velocity", self.velocity, 3)
+        self.angular_velocity = check_vector("angular_velocity", self.angular_velocity, 3)
         if self.restitution is not None:
             self.restitution = check_restitution(self.restitution)
         if self.friction is not None:
@@ -131,7 +132,7 @@ class WorldDef:
     restitution_threshold: float = 0.2
 
     def __post_init__(self) -> None:
-        self.gravity = _vector("gravity", self.gravity, 3)
+        self.gravity = check_vector("gravity", self.gravity, 3)
         self.restitution = check_restitution(self.restitution, "world restitution")
         self.friction = check_friction(self.friction, "world friction")
         if self.container_size is not None:
@@ -146,7 +147,7 @@ class WorldDef:
 
 def check_container_size(size) -> np.ndarray:
     """Container extents (3,) > 0, in m."""
-    size = _vector("container size", size, 3)
+    size = check_vector("container size", size, 3)
     if np.any(size <= 0.0):
         raise ValueError(f"container size must be > 0 on every axis, got {size.tolist()}")
     return size

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .model import BodyDef
+from .model import BodyDef, check_number
 from .world import MAX_STEP, World
 
 log = logging.getLogger(__name__)
@@ -149,22 +149,15 @@ def _frozen(values) -> np.ndarray:
     return arr
 
 
-def _number(name: str, value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-
-
 def _check_hz(hz) -> float:
-    hz = _number("physics rate hz", hz)
+    hz = check_number("physics rate hz", hz)
     if not MIN_HZ <= hz <= MAX_HZ:  # also refuses NaN
         raise ValueError(f"physics rate hz must be between {MIN_HZ:g} and {MAX_HZ:g} Hz, got {hz}")
     return hz
 
 
 def _check_time_scale(scale) -> float:
-    scale = _number("time scale", scale)
+    scale = check_number("time scale", scale)
     if not MIN_TIME_SCALE <= scale <= MAX_TIME_SCALE:
         raise ValueError(
             f"time scale must be between {MIN_TIME_SCALE} and {MAX_TIME_SCALE}, got {scale}")
@@ -172,7 +165,7 @@ def _check_time_scale(scale) -> float:
 
 
 def _check_positive(name: str, value) -> float:
-    value = _number(name, value)
+    value = check_number(name, value)
     if not (math.isfinite(value) and value > 0.0):
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value

@@ -15,8 +15,8 @@ import numpy as np
 from . import contacts as contact_stage
 from .energy import kinetic_energy, potential_energy, remove_energy_gain
 from .integrator import body_angular_velocity, drift, rotate_free
-from .model import (BodyDef, Model, WorldDef, _vector, check_container_size, check_friction,
-                    check_restitution)
+from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
+                    check_restitution, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
 from .solver import solve_contacts
 from .state import ContactCache, State
@@ -94,7 +94,7 @@ class World:
 
     # ---- settings and commands ----------------------------------------------------------
     def set_gravity(self, gravity) -> None:
-        self.model.settings.gravity = _vector("gravity", gravity, 3)
+        self.model.settings.gravity = check_vector("gravity", gravity, 3)
 
     def set_container(self, size) -> None:
         """Container extents (3,) m, or None for no walls."""
@@ -126,15 +126,15 @@ class World:
     def apply_impulse(self, body_id: int, impulse, point=None) -> None:
         """Instantaneous impulse (3,) N·s at a world point (default: the centre of mass)."""
         row = self.index_of(body_id)
-        impulse = _vector("impulse", impulse, 3)
-        offset = np.zeros(3) if point is None else _vector("point", point, 3) - self.state.pos[row]
+        impulse = check_vector("impulse", impulse, 3)
+        offset = np.zeros(3) if point is None else check_vector("point", point, 3) - self.state.pos[row]
         self.state.vel[row] += impulse * self.model.inv_mass[row]
         self.state.ang_mom[row] += np.cross(offset, impulse)
 
     def set_external_force(self, body_id: int, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)) -> None:
         """World force (3,) N through the centre of mass and torque (3,) N·m, held until changed."""
         row = self.index_of(body_id)
-        force, torque = _vector("force", force, 3), _vector("torque", torque, 3)
+        force, torque = check_vector("force", force, 3), check_vector("torque", torque, 3)
         self.state.force[row] = force
         self.state.torque[row] = torque
 
@@ -148,7 +148,7 @@ class World:
         stiffness, damping = float(stiffness), float(damping)
         if not (np.isfinite(stiffness) and stiffness >= 0 and np.isfinite(damping) and damping >= 0):
             raise ValueError(f"grab stiffness and damping must be ≥ 0, got {stiffness}, {damping}")
-        self._grab = Grab(body_id, _vector("grab anchor", anchor, 3), _vector("grab target", target, 3),
+        self._grab = Grab(body_id, check_vector("grab anchor", anchor, 3), check_vector("grab target", target, 3),
                           stiffness, damping)
 
     def clear_grab(self) -> None:
@@ -159,16 +159,16 @@ class World:
         """Overwrite parts of one body's state (world frame); unspecified parts stay."""
         row = self.index_of(body_id)
         s, inv = self.state, self.model.inv_inertia[row]
-        new_pos = s.pos[row] if position is None else _vector("position", position, 3)
+        new_pos = s.pos[row] if position is None else check_vector("position", position, 3)
         new_quat = s.quat[row]
         if orientation is not None:
-            new_quat = _vector("orientation", orientation, 4)
+            new_quat = check_vector("orientation", orientation, 4)
             if np.linalg.norm(new_quat) < 1e-12:
                 raise ValueError("orientation must be a non-zero quaternion (w, x, y, z)")
             new_quat = new_quat / np.linalg.norm(new_quat)
-        new_vel = s.vel[row] if velocity is None else _vector("velocity", velocity, 3)
+        new_vel = s.vel[row] if velocity is None else check_vector("velocity", velocity, 3)
         omega = (self.angular_velocity()[row] if angular_velocity is None
-                 else _vector("angular_velocity", angular_velocity, 3))
+                 else check_vector("angular_velocity", angular_velocity, 3))
         omega_body = quat_rotate(new_quat[None] * [1, -1, -1, -1], omega)[0]
         s.pos[row], s.quat[row], s.vel[row] = new_pos, new_quat, new_vel
         s.ang_mom[row] = quat_rotate(new_quat[None], omega_body / inv)[0]
