@@ -31,7 +31,7 @@ class Hit:
 
 
 def hull_planes(shape: Shape) -> np.ndarray:
-    """(f, 4) outward half-spaces [n, d] (unit n, body frame) with n·x + d ≤ 0 inside the hull."""
+    """(f, 4) outward half-spaces [n, d] (unit n, body frame): n·x + d ≤ 0 inside the hull."""
     planes = _planes.get(shape)
     if planes is None:
         try:
@@ -92,7 +92,7 @@ def _hull_entry(o: np.ndarray, d: np.ndarray, planes: np.ndarray) -> np.ndarray:
 
 
 def _sphere_entry(o: np.ndarray, d: np.ndarray, radius: float) -> np.ndarray:
-    """(k,) entry distance of unit rays into a sphere of ``radius`` at the origin; inf for a miss."""
+    """(k,) entry distance of unit rays into a sphere of ``radius`` at the origin; inf: miss."""
     b = np.einsum("ki,ki->k", o, d)
     c = np.einsum("ki,ki->k", o, o) - radius ** 2
     disc = b * b - c
