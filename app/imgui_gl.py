@@ -10,6 +10,9 @@ Input: call the ``on_*`` methods with pyglet's event arguments (or ``window.push
 after the window's own handlers — pyglet stores bound methods weakly, so keep ``ui`` alive).
 They only queue events into ImGui's io and return None, so the event also reaches the next
 handler; ``wants_mouse`` / ``wants_keyboard`` say whether the 3D view should ignore it.
+Mouse y is flipped with the window height of ``on_resize`` or the last ``new_frame``. ImGui
+trickles events: a press and a move queued in one frame are seen over two frames, so quick
+clicks are not lost at a low frame rate.
 
 Drawing follows the moderngl recipe proven on this machine (shared/recipes/imgui_moderngl.py):
 the 1.92 texture protocol (``BackendFlags_.renderer_has_textures``: ImGui asks the backend to
@@ -191,6 +194,9 @@ class ImGuiRenderer:
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.on_mouse_motion(x, y)
         self._io().add_mouse_wheel_event(float(scroll_x), float(scroll_y))
+
+    def on_resize(self, width, height):
+        self._height = float(height)
 
     def on_mouse_leave(self, x, y):
         self._io().add_mouse_pos_event(-imgui.FLT_MAX, -imgui.FLT_MAX)
