@@ -1,0 +1,305 @@
+"""Loading dropped or opened files off the render thread (issue 3 "Drag-and-drop").
+
+``Loader.request(paths, drop_point)`` (render thread) queues the files for a worker thread, which
+reads them — meshes with ``physics.meshes.load_shape`` (density 1000, mode auto), ``.toml`` scenes
+with ``physics.scene.load_scene`` + ``build_world`` — and sends the resulting commands to the
+physics thread. The outcomes come back through a queue that ``Loader.poll()`` (render thread, once
+a frame) applies to the ``AppState``: body records, notifications, the ``loading`` count. So
+the UI never waits for a file, and ``AppState`` is only ever touched by the render thread.
+
+- Each mesh becomes a body standing just above the floor under the drop point (its lowest hull
+  point ``CLEARANCE`` above it), inside the container; meshes dropped together are spread on a
+  grid so they do not overlap.
+- A scene replaces the whole scene: world settings, bodies, and the reset point.
+- A bad file (missing, a folder, empty, truncated, not a mesh, NaN, a single triangle, too many
+  faces, a bad scene…) is rejected with a notification naming the file and the reason; nothing
+  is sent to the physics thread for it, so the scene is untouched.
+
+Log lines (INFO, logger ``tumble``, also shown as notifications):
+``loaded <file name>: mass=<kg> kg, mode=<solid|shell>`` and ``rejected <file name>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import dataclasses
+import logging
+import math
+import os
+import queue
+import re
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from physics.meshes import MAX_FACES, Shape, load_shape
+from physics.scene import BodyRecord, Scene, build_world, load_scene
+
+from .app_state import AppState
+
+log = logging.getLogger("tumble")
+
+DENSITY = 1000.0   # kg/m³ for dropped meshes (water; issue 3)
+MODE = "auto"      # solid for closed surfaces, else shell with a warning (physics/meshes.py)
+CLEARANCE = 0.02   # m between the floor and a dropped body's lowest hull point
+GAP = 0.05         # m between neighbouring bodies dropped together
+WALL_MARGIN = 0.01  # m kept between a dropped body and the container walls
+SCENE_SUFFIX = ".toml"
+_STOP = object()
+
+
+def body_color(body_id: int) -> tuple[float, float, float]:
+    """A distinct, pleasant colour per body id (golden-ratio hue steps, soft saturation)."""
+    hue = (0.08 + 0.618033988749895 * body_id) % 1.0
+    return colorsys.hsv_to_rgb(hue, 0.55, 0.9)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A result for the render thread: a record to register (or a scene that replaced all),
+    a notification, and whether a requested file is finished (the progress count)."""
+
+    record: BodyRecord | None = None
+    scene: Path | None = None        # set: the scene was cleared and replaced by this file
+    message: str | None = None       # logged at INFO and shown
+    warnings: tuple[str, ...] = ()
+    file_done: bool = False
+
+
+class Loader:
+    """Loads files on a worker thread; ``poll()`` applies the results on the render thread.
+
+    state      the app's state (sim, bodies, notifications, loading count)
+    density    kg/m³ of dropped meshes; mode: inertia mode; max_faces: refuse larger meshes
+    """
+
+    def __init__(self, state: AppState, *, density: float = DENSITY, mode: str = MODE,
+                 max_faces: int = MAX_FACES):
+        self.state = state
+        self.density, self.mode, self.max_faces = density, mode, max_faces
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._results: queue.SimpleQueue = queue.SimpleQueue()
+        self._shapes: dict[tuple, Shape] = {}  # worker only: one Shape per unchanged file
+        self._thread = threading.Thread(target=self._run, name="tumble-loader", daemon=True)
+        self._thread.start()
+
+    # ---- render thread --------------------------------------------------------------------
+    def request(self, paths, drop_point=None, set_reset_point: bool = False) -> None:
+        """Load ``paths`` (meshes and/or .toml scenes). drop_point (3,) m: world point on the
+        floor under which meshes go (None → the container's centre). Scenes are applied first
+        (the last one wins), then the meshes. set_reset_point: make the result what Reset
+        restores (the files given at start-up)."""
+        paths = [Path(os.fspath(p)) for p in paths]
+        if not paths:
+            return
+        point = None if drop_point is None else np.asarray(drop_point, dtype=float).reshape(3)
+        self.state.loading += len(paths)
+        self._jobs.put((paths, point, set_reset_point))
+
+    def poll(self) -> int:
+        """Apply the outcomes ready now; returns how many. Call once a frame."""
+        count = 0
+        while True:
+            try:
+                outcome: _Outcome = self._results.get_nowait()
+            except queue.Empty:
+                return count
+            count += 1
+            state = self.state
+            if outcome.scene is not None:
+                state.bodies.clear()
+                state.selected = None
+                state.scene_path = outcome.scene
+            if outcome.record is not None:
+                state.bodies[outcome.record.body_id] = outcome.record
+            if outcome.message is not None:
+                state.notifications.info(outcome.message)
+            for warning in outcome.warnings:
+                state.notifications.warning(warning)
+            if outcome.file_done:
+                state.loading = max(0, state.loading - 1)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the worker after the file it is reading (files still queued are dropped)."""
+        self._jobs.put(_STOP)
+        self._thread.join(timeout)
+
+    # ---- worker thread --------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is _STOP:
+                return
+            paths, point, set_reset_point = job
+            try:
+                self._load(paths, point, set_reset_point)
+            except Exception:  # a bug here must not kill the worker: report, keep serving
+                log.exception("loader: unexpected error while loading %s",
+                              ", ".join(p.name for p in paths))
+                for path in paths:
+                    self._results.put(_Outcome(message=f"rejected {path.name}: unexpected "
+                                               "error while loading (see the log)",
+                                               file_done=True))
+
+    def _load(self, paths: list[Path], point, set_reset_point: bool) -> None:
+        scenes = [p for p in paths if p.suffix.lower() == SCENE_SUFFIX]
+        meshes = [p for p in paths if p.suffix.lower() != SCENE_SUFFIX]
+        last: Future | None = None
+        for path in scenes:
+            last = self._open_scene(path) or last
+        shapes = []
+        for path in meshes:
+            shape = self._read(path, self._shape)
+            if shape is not None:
+                shapes.append(shape)
+        if shapes:
+            last = self._add_meshes(shapes, point)
+        if set_reset_point and last is not None:
+            self.state.sim.set_reset_point()
+
+    def _read(self, path: Path, reader):
+        """reader(path), or None after sending the rejection for an unusable file."""
+        try:
+            return reader(path)
+        except (ValueError, OSError) as e:  # MeshError, SceneError, InertiaError, I/O errors
+            reason = _reason(str(e), path)
+        except Exception as e:  # a loader bug on a strange file: still only this file fails
+            log.exception("loader: unexpected error reading %s", path)
+            reason = f"unexpected {type(e).__name__}: {e}"
+        self._results.put(_Outcome(message=f"rejected {path.name}: {reason}", file_done=True))
+        return None
+
+    def _shape(self, path: Path) -> Shape:
+        stat = path.stat() if path.is_file() else None
+        key = (os.path.abspath(path), stat and (stat.st_mtime_ns, stat.st_size))
+        shape = self._shapes.get(key) if stat else None
+        if shape is None:
+            shape = load_shape(path, density=self.density, mode=self.mode,
+                               max_faces=self.max_faces)
+            if stat:
+                self._shapes[key] = shape
+        return shape
+
+    def _add_meshes(self, shapes: list[Shape], point) -> Future:
+        sim = self.state.sim
+        container = sim.latest().container_size
+        floor = 0.0 if point is None else float(point[1])
+        centre = np.zeros(2) if point is None else np.asarray(point, dtype=float)[[0, 2]]
+        future = None
+        for shape, xz in zip(shapes, spread(shapes, centre, container)):
+            future = sim.add_body(shape.body_def(drop_position(shape, xz, floor)))
+            future.add_done_callback(lambda f, s=shape: self._added(f, s))
+        return future
+
+    def _added(self, future: Future, shape: Shape) -> None:
+        """On the physics thread, once the body exists (or the command failed)."""
+        if future.exception() is not None:
+            self._results.put(_Outcome(message=f"rejected {shape.name}: {future.exception()}",
+                                       file_done=True))
+            return
+        body_id = future.result()
+        record = BodyRecord(body_id, shape.name, shape.source, body_color(body_id), shape)
+        p = shape.properties
+        self._results.put(_Outcome(
+            record=record, message=f"loaded {shape.name}: mass={p.mass:.6g} kg, mode={p.mode}",
+            warnings=shape.warnings, file_done=True))
+
+    def _open_scene(self, path: Path) -> Future | None:
+        """Validate and build the scene, then replace the simulation's contents with it."""
+        built = self._read(path, _build_scene)
+        if built is None:
+            return None
+        scene, records = built
+        sim = self.state.sim
+        sim.clear().add_done_callback(lambda f: self._results.put(_Outcome(scene=path)))
+        sim.set_container(scene.container_size)
+        sim.set_gravity(scene.gravity)
+        sim.set_restitution(scene.restitution)
+        sim.set_friction(scene.friction)
+        sim.set_hz(scene.hz)
+        for entry, record in zip(scene.bodies, records):
+            body = record.shape.body_def(entry.position, entry.orientation, entry.velocity,
+                                         entry.angular_velocity, restitution=entry.restitution,
+                                         friction=entry.friction)
+            sim.add_body(body).add_done_callback(
+                lambda f, r=record: self._scene_body(f, r))
+        done = sim.set_reset_point()
+        message = f"opened scene {path.name}: {len(records)} bodies"
+        done.add_done_callback(lambda f: self._results.put(_Outcome(message=message,
+                                                                    file_done=True)))
+        return done
+
+    def _scene_body(self, future: Future, record: BodyRecord) -> None:
+        if future.exception() is not None:  # build_world accepted it, so this is a bug
+            log.error("scene body %s was refused: %s", record.name, future.exception())
+            return
+        body_id = future.result()
+        self._results.put(_Outcome(record=dataclasses.replace(
+            record, body_id=body_id, color=record.color or body_color(body_id))))
+
+
+def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:
+    """Read and validate the scene and load every shape (SceneError for any problem)."""
+    scene = load_scene(path)
+    _, records = build_world(scene)
+    return scene, records
+
+
+def drop_position(shape: Shape, xz, floor: float = 0.0) -> np.ndarray:
+    """Where the mesh origin goes (identity orientation) so the centre of mass is above
+    ``xz`` (2,) m and the lowest hull point is ``CLEARANCE`` above ``floor`` (y, m)."""
+    com = shape.properties.center_of_mass
+    lowest = (com[1] - shape.radius if shape.radius > 0
+              else float(np.min(_hull_in_mesh_frame(shape)[:, 1])))
+    return np.array([xz[0] - com[0], floor + CLEARANCE - lowest, xz[1] - com[2]])
+
+
+def spread(shapes: list[Shape], centre, container_size) -> np.ndarray:
+    """(n, 2) x, z of the centres of mass of shapes dropped together around ``centre`` (2,):
+    a square-ish grid with cells wide enough for the widest shape, each kept inside the
+    container (3,) m (None: no walls)."""
+    radii = np.array([horizontal_radius(s) for s in shapes])
+    n = len(shapes)
+    cols = math.ceil(math.sqrt(n))
+    rows = math.ceil(n / cols)
+    cell = 2.0 * radii.max() + GAP
+    k = np.arange(n)
+    offsets = np.column_stack(((k % cols - (cols - 1) / 2) * cell,
+                               (k // cols - (rows - 1) / 2) * cell))
+    xz = np.asarray(centre, dtype=float) + offsets
+    if container_size is not None:
+        half = np.asarray(container_size, dtype=float)[[0, 2]] / 2
+        room = np.maximum(half[None] - radii[:, None] - WALL_MARGIN, 0.0)
+        xz = np.clip(xz, -room, room)
+    return xz
+
+
+def horizontal_radius(shape: Shape) -> float:
+    """m: how far the collision hull reaches from the centre of mass across the floor plane."""
+    if shape.radius > 0:
+        return shape.radius
+    offsets = _hull_in_mesh_frame(shape) - shape.properties.center_of_mass
+    return float(np.max(np.hypot(offsets[:, 0], offsets[:, 2])))
+
+
+def _hull_in_mesh_frame(shape: Shape) -> np.ndarray:
+    """(k,3) hull vertices in the mesh's own frame: mesh = com + A·body (A = principal axes)."""
+    return shape.properties.center_of_mass + shape.hull @ shape.mesh_to_body_rotation.T
+
+
+def _reason(message: str, path: Path) -> str:
+    """The error message without the file name it starts with (the log line names the file);
+    ``file:12:5: …`` becomes ``line 12, column 5: …``."""
+    for prefix in (str(path), os.path.abspath(path), path.name):
+        if message.startswith(prefix):
+            rest = message[len(prefix):]
+            where = re.match(r":(\d+)(?::(\d+))?: ", rest)
+            if where:
+                column = f", column {where[2]}" if where[2] else ""
+                return f"line {where[1]}{column}: {rest[where.end():]}"
+            if rest.startswith(": "):
+                return rest[2:]
+    return message

@@ -1,0 +1,215 @@
+"""Loading files off the render thread (app/loader.py), against a running physics thread.
+
+No GL: the test plays the render thread, calling ``Loader.poll()`` as the window does each frame.
+"""
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.app_state import AppState
+from app.loader import CLEARANCE, Loader, _reason, horizontal_radius
+from physics.meshes import load_shape
+from physics.model import WorldDef
+from physics.rotation import quat_rotate
+from physics.scene import load_scene
+from physics.simulation import Simulation
+from physics.world import World
+
+REPO = Path(__file__).resolve().parents[2]
+MESHES = REPO / "assets" / "meshes"
+SCENES = REPO / "assets" / "scenes"
+TETRA = MESHES / "tetrahedron.off"
+
+
+@pytest.fixture
+def app():
+    """(state, loader) with the physics thread paused (bodies stay where they were put) and
+    always stopped."""
+    sim = Simulation(World(WorldDef()), paused=True)
+    state = AppState(sim=sim)
+    sim.start()
+    loader = Loader(state)
+    yield state, loader
+    loader.close()
+    sim.stop()
+
+
+def settle(state, loader, timeout=20.0):
+    """Poll like the render loop until no file is in flight; the newest snapshot."""
+    deadline = time.monotonic() + timeout
+    while state.loading:
+        loader.poll()
+        assert time.monotonic() < deadline, "files still loading"
+        time.sleep(0.01)
+    loader.poll()
+    return state.sim.latest()
+
+
+def world_hull(state, snapshot, body_id):
+    """(k,3) world collision hull points of one body in the snapshot."""
+    row = list(snapshot.ids).index(body_id)
+    shape = state.bodies[body_id].shape
+    return snapshot.pos[row] + quat_rotate(snapshot.quat[row][None], shape.hull)
+
+
+def info_lines(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == "tumble"
+            and r.levelno == logging.INFO]
+
+
+def test_a_dropped_mesh_stands_on_the_floor_under_the_drop_point(app, caplog):
+    caplog.set_level(logging.INFO, logger="tumble")
+    state, loader = app
+    loader.request([TETRA], drop_point=[0.7, 0.0, -0.4])
+    assert state.loading == 1                       # the progress indicator shows it
+    snap = settle(state, loader)
+    assert len(snap.ids) == 1 and list(state.bodies) == [int(snap.ids[0])]
+    body_id = int(snap.ids[0])
+    record = state.bodies[body_id]
+    assert record.name == "tetrahedron.off" and record.color is not None
+    np.testing.assert_allclose(snap.pos[0][[0, 2]], [0.7, -0.4], atol=1e-12)
+    assert world_hull(state, snap, body_id)[:, 1].min() == pytest.approx(CLEARANCE, abs=1e-12)
+    shape = load_shape(TETRA)
+    assert (f"loaded tetrahedron.off: mass={shape.properties.mass:.6g} kg, mode=solid"
+            in info_lines(caplog))
+    assert shape.properties.mass == pytest.approx(1000.0 * shape.properties.volume)
+
+
+def test_several_files_become_several_bodies_that_do_not_overlap(app):
+    state, loader = app
+    files = [MESHES / n for n in ("t_handle.obj", "icosahedron.ply", "torus.obj",
+                                  "wing_nut.stl", "two_boxes.glb")]
+    loader.request(files, drop_point=[0.0, 0.0, 0.0])
+    snap = settle(state, loader)
+    assert len(snap.ids) == 5 == len(state.bodies)
+    assert sorted(r.name for r in state.bodies.values()) == sorted(f.name for f in files)
+    radii = [horizontal_radius(state.bodies[int(i)].shape) for i in snap.ids]
+    for a in range(5):
+        for b in range(a):
+            gap = np.hypot(*(snap.pos[a] - snap.pos[b])[[0, 2]])
+            assert gap >= radii[a] + radii[b], "two dropped bodies overlap"
+    for i in snap.ids:
+        hull = world_hull(state, snap, int(i))
+        assert hull[:, 1].min() == pytest.approx(CLEARANCE, abs=1e-9)
+    assert len({state.bodies[int(i)].color for i in snap.ids}) == 5
+
+
+def test_a_drop_by_the_wall_stays_inside_the_container(app):
+    state, loader = app
+    loader.request([MESHES / "t_handle.obj"], drop_point=[1.99, 0.0, -5.0])
+    snap = settle(state, loader)
+    hull = world_hull(state, snap, int(snap.ids[0]))
+    assert hull[:, 0].max() <= 2.0 and hull[:, 2].min() >= -2.0
+
+
+def test_the_same_file_twice_shares_one_shape(app):
+    state, loader = app
+    loader.request([TETRA, TETRA])
+    settle(state, loader)
+    a, b = state.bodies.values()
+    assert a.shape is b.shape  # one mesh upload, instanced
+
+
+def bad_files(tmp_path: Path) -> dict[str, str]:
+    """file name → a word the reason must contain, one per kind of bad file (issue 2 §4)."""
+    (tmp_path / "empty.obj").write_bytes(b"")
+    (tmp_path / "folder.obj").mkdir()
+    (tmp_path / "garbage.stl").write_bytes(bytes(range(256)) * 3)
+    (tmp_path / "words.obj").write_text("this is not a mesh\n")
+    (tmp_path / "nan.obj").write_text("v nan 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
+                                      "f 1 2 3\nf 1 3 4\nf 1 4 2\nf 2 4 3\n")
+    (tmp_path / "one.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    (tmp_path / "cut.stl").write_bytes((MESHES / "wing_nut.stl").read_bytes()[:300])
+    (tmp_path / "broken.toml").write_text("[world\n")
+    (tmp_path / "lost.toml").write_text('[[body]]\nmesh = "nowhere.obj"\n')
+    return {"missing.obj": "not found", "empty.obj": "empty", "folder.obj": "folder",
+            "garbage.stl": "STL", "words.obj": "no triangles", "nan.obj": "NaN",
+            "one.obj": "1 triangle", "cut.stl": "cut short", "broken.toml": "line 1",
+            "lost.toml": "nowhere.obj"}
+
+
+def test_every_bad_file_is_rejected_with_its_reason_and_the_scene_is_untouched(
+        app, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="tumble")
+    state, loader = app
+    loader.request([TETRA])
+    before = settle(state, loader)
+    bodies_before = dict(state.bodies)
+    expected = bad_files(tmp_path)
+    loader.request([tmp_path / name for name in expected], drop_point=[0.0, 0.0, 0.0])
+    assert state.loading == len(expected)
+    after = settle(state, loader)
+    lines = info_lines(caplog)
+    shown = [n.text for n, _ in state.notifications.visible()]
+    for name, word in expected.items():
+        line = next((l for l in lines if l.startswith(f"rejected {name}: ")), None)
+        assert line is not None, f"no rejection logged for {name}: {lines}"
+        assert word in line, line
+        assert not line.startswith(f"rejected {name}: {name}"), "file name repeated"
+        assert line in shown
+    np.testing.assert_array_equal(after.ids, before.ids)
+    np.testing.assert_array_equal(after.pos, before.pos)
+    assert state.bodies == bodies_before and state.loading == 0
+
+
+def test_too_many_faces_is_rejected(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="tumble")
+    sim = Simulation(World(WorldDef()), paused=True)
+    state = AppState(sim=sim)
+    with sim:
+        loader = Loader(state, max_faces=10)
+        loader.request([MESHES / "icosahedron.ply"])  # 20 faces
+        snap = settle(state, loader)
+        loader.close()
+    assert len(snap.ids) == 0
+    assert any(l.startswith("rejected icosahedron.ply: ") and "20" in l
+               for l in info_lines(caplog))
+
+
+def test_a_scene_replaces_everything_and_becomes_the_reset_point(app):
+    state, loader = app
+    loader.request([TETRA])
+    settle(state, loader)
+    path = SCENES / "bounce.toml"
+    scene = load_scene(path)
+    loader.request([path])
+    snap = settle(state, loader)
+    assert len(snap.ids) == len(scene.bodies)
+    assert sorted(state.bodies) == sorted(int(i) for i in snap.ids)
+    assert state.scene_path == path and state.selected is None
+    assert snap.restitution == scene.restitution and snap.friction == scene.friction
+    np.testing.assert_allclose(snap.container_size, scene.container_size)
+    colours = [state.bodies[int(i)].color for i in snap.ids]
+    assert colours == [b.color for b in scene.bodies]  # the scene's own colours
+    start = snap.pos.copy()
+    state.sim.set_paused(False).result(2)
+    time.sleep(0.2)
+    state.sim.set_paused(True).result(2)
+    assert not np.allclose(state.sim.latest().pos, start)  # the balls fell
+    state.sim.reset().result(2)
+    np.testing.assert_allclose(state.sim.latest().pos, start)
+
+
+def test_scene_and_mesh_together_and_startup_reset_point(app):
+    state, loader = app
+    scene = load_scene(SCENES / "dzhanibekov.toml")
+    loader.request([TETRA, SCENES / "dzhanibekov.toml"], set_reset_point=True)
+    snap = settle(state, loader)
+    assert len(snap.ids) == len(scene.bodies) + 1  # the scene first, then the mesh on top
+    assert "tetrahedron.off" in {r.name for r in state.bodies.values()}
+    state.sim.reset().result(2)
+    assert len(state.sim.latest().ids) == len(snap.ids)  # reset keeps the start-up mesh
+
+
+def test_reason_drops_the_file_name_and_names_lines():
+    path = Path("/x/scene.toml")
+    assert _reason("/x/scene.toml:3:7: TOML syntax error: bad", path) == \
+        "line 3, column 7: TOML syntax error: bad"
+    assert _reason("/x/scene.toml:12: [[body]] #2: unknown key", path) == \
+        "line 12: [[body]] #2: unknown key"
+    assert _reason("scene.toml: is a folder", path) == "is a folder"
+    assert _reason("something else", path) == "something else"
