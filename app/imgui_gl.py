@@ -34,7 +34,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 FONT_SIZE = 16.0  # px, Roboto (bundled with imgui-bundle); ImGui's default is 13 px ProggyClean
-FONT_FILE = Path(imgui_bundle.__file__).parent / "assets" / "fonts" / "Roboto" / "Roboto-Regular.ttf"
+FONT_FILE = Path(imgui_bundle.__file__).parent / "assets/fonts/Roboto/Roboto-Regular.ttf"
 
 _VERTEX_SHADER = """
 #version 330

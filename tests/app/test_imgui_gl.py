@@ -52,10 +52,10 @@ def read_rgb(fbo) -> np.ndarray:
 
 
 class Frame:
-    """One ImGui frame with a window at (40, 30) of 260×200 holding a button, a text field and
-    a checkbox; records the items' rectangles, what they returned and the wheel."""
+    """One ImGui frame with a window at (40, 30) of 260×200 holding a button and a text field;
+    records the items' rectangles, what they returned and the wheel."""
 
-    def __init__(self, ui, fbo, text="", checked=False):
+    def __init__(self, ui, fbo, text=""):
         ui.new_frame((W, H), 1 / 60)
         self.wheel = imgui.get_io().mouse_wheel  # cleared again when the frame ends
         imgui.set_next_window_pos((40, 30))
@@ -65,7 +65,6 @@ class Frame:
         self.button = (imgui.get_item_rect_min(), imgui.get_item_rect_max())
         self.text_changed, self.text = imgui.input_text("name", text)
         self.field = (imgui.get_item_rect_min(), imgui.get_item_rect_max())
-        _, self.checked = imgui.checkbox("check", checked)
         imgui.end()
         fbo.use()
         fbo.clear(*CLEAR, 1.0)
