@@ -74,6 +74,7 @@ HELP_KEYS = (
     ("Del", "remove the selected body"),
     ("F", "frame the selection in the view"),
     ("S", "spin the selected body"),
+    ("Esc", "deselect; close this help"),
     ("F1", "show / hide this help"),
     ("F9", "record a video (issue 4)"),
     ("F12", "save a screenshot (issue 4)"),
@@ -189,7 +190,10 @@ def scene_from_snapshot(snapshot: Snapshot, bodies: dict[int, BodyRecord],
         entries.append(BodyEntry(
             mesh=None if kind else Path(record.source or shape.source),
             shape=kind, size=builtin_size(shape) if kind else None,
-            density=density_of(shape), inertia="auto" if kind else shape.properties.mode,
+            # 12 digits: 1000, not 1000.0000000000001 from mass/volume (tidier file, and the
+            # same eigen-decomposition when moments are equal, e.g. a cylinder's I2 = I3)
+            density=float(f"{density_of(shape):.12g}"),
+            inertia="auto" if kind else shape.properties.mode,
             position=_floats(position), orientation=_floats(orientation),
             velocity=_floats(snapshot.vel[row]), angular_velocity=_floats(snapshot.omega[row]),
             restitution=own.get("restitution"), friction=own.get("friction"),
@@ -274,10 +278,10 @@ class History:
 class Panel:
     """The side panel and overlays for one ``AppState``.
 
-    item_rects: screen rectangles ((x0, y0), (x1, y1)), ImGui pixels (y down), of widgets from
-    the last draw — "restitution", "friction", "time_scale" — for tests that drive them with
-    real pointer events. materials: body id → {"restitution"/"friction": value} overrides made
-    here.
+    item_rects: screen rectangles ((x0, y0), (x1, y1)), ImGui pixels (y down), of the slider
+    frames (labels excluded) "restitution", "friction" and "time_scale" from the last draw, for
+    tests that drive them with real pointer events. materials: body id → {"restitution" or
+    "friction": value}, the per-body overrides made here.
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
@@ -293,6 +297,7 @@ class Panel:
         self._rate = (time.perf_counter(), 0, 0.0)  # (wall s, step, steps/s) for the display
         self._open_all: bool | None = None
         self._listed: int | None = None  # selection the body list last scrolled to
+        self._item_width = 0.0  # width of the slider about to be drawn (item_rects)
         self._gravity_off = np.array([0.0, -9.81, 0.0])  # restored when gravity is switched on
         self._new_kind = 0
         self._new_size = {k: list(v) for k, v in DEFAULT_SIZES.items()}
@@ -300,16 +305,20 @@ class Panel:
         self._mesh_path = ""
         self._scene_path = ""
         self._save_path = ""
+        self._builtin_scenes = sorted(asset_path("scenes").glob("*.toml"))
+        self._step_errors: set[tuple[int, str]] = set()  # failed steps already reported
 
     # ---- command plumbing ------------------------------------------------------------------
-    def _watch(self, future: Future, what: str, then: Callable | None = None) -> Future:
-        """Report the future's failure as a notification, else run ``then(result)`` — both on
-        the render thread (``process_results``)."""
+    def watch(self, future: Future, what: str, then: Callable | None = None) -> Future:
+        """Report the future's failure as a notification ("<what> failed: <error>"), else run
+        ``then(result)`` — both on the render thread (``process_results``). The window may use
+        it for the commands it sends (grab, spin)."""
         future.add_done_callback(lambda f: self._results.put((f, what, then)))
         return future
 
     def process_results(self) -> None:
         """Apply the outcomes of finished commands (render thread; ``draw`` calls it)."""
+        self._known.update(self.state.bodies)  # records from the loader too, for reset
         while True:
             try:
                 future, what, then = self._results.get_nowait()
@@ -326,7 +335,7 @@ class Panel:
     def _send(self, key: str, value, future: Future, what: str) -> Future:
         """A setting's command: its value is shown until the snapshot carries it."""
         self._pending[key] = (value, future)
-        return self._watch(future, what)
+        return self.watch(future, what)
 
     def _shown(self, key: str, actual):
         """The value to show for a setting: the one just sent while its command is pending."""
@@ -344,12 +353,12 @@ class Panel:
                           "resume" if not paused else "pause")
 
     def step_once(self) -> Future:
-        self._pending["paused"] = (True, self._watch(self.state.sim.step_once(), "single step"))
+        self._pending["paused"] = (True, self.watch(self.state.sim.step_once(), "single step"))
         return self._pending["paused"][1]
 
     def reset(self) -> Future:
         """Back to the reset point; the body table follows (module docstring)."""
-        return self._watch(self.state.sim.reset(), "reset", lambda _: self._after_reset())
+        return self.watch(self.state.sim.reset(), "reset", lambda _: self._after_reset())
 
     def _after_reset(self) -> None:
         state = self.state
@@ -392,7 +401,7 @@ class Panel:
         future = self.state.sim.set_body_material(body_id, **values)
         for name, value in values.items():
             self._pending[f"{name}:{body_id}"] = (value, future)
-        return self._watch(future, f"set {'/'.join(values)} of body #{body_id}", done)
+        return self.watch(future, f"set {'/'.join(values)} of body #{body_id}", done)
 
     def delete(self, body_id: int | None) -> Future | None:
         """Remove a body (None: nothing to do); its record goes once the physics agrees."""
@@ -404,7 +413,7 @@ class Panel:
             self.materials.pop(body_id, None)
             if self.state.selected == body_id:
                 self.state.selected = None
-        return self._watch(self.state.sim.remove_body(body_id), f"remove body #{body_id}", done)
+        return self.watch(self.state.sim.remove_body(body_id), f"remove body #{body_id}", done)
 
     def duplicate(self, body_id: int) -> Future | None:
         """Add a copy of a body beside it (module docstring); the copy is selected."""
@@ -424,7 +433,7 @@ class Panel:
         def done(new_id):
             self._register(dataclasses.replace(record, body_id=new_id), own)
             self.state.selected = new_id
-        return self._watch(self.state.sim.add_body(body), f"duplicate {record.name}", done)
+        return self.watch(self.state.sim.add_body(body), f"duplicate {record.name}", done)
 
     @staticmethod
     def _beside(snapshot: Snapshot, centre, radius: float) -> np.ndarray:
@@ -452,8 +461,8 @@ class Panel:
         height = 1.5 if container is None else 0.6 * float(container[1])
         body = shape.body_def([0.0, max(height, bounding_radius(shape) + 0.05), 0.0])
         record = BodyRecord(-1, kind, None, None, shape)
-        return self._watch(self.state.sim.add_body(body), f"add {kind}",
-                           lambda new_id: self._add_done(record, new_id))
+        return self.watch(self.state.sim.add_body(body), f"add {kind}",
+                          lambda new_id: self._add_done(record, new_id))
 
     def _add_done(self, record: BodyRecord, new_id: int) -> None:
         self._register(dataclasses.replace(record, body_id=new_id), {})
@@ -478,12 +487,12 @@ class Panel:
         body = BodyDef(mass=p.mass, principal_moments=p.principal_moments, hull=shape.hull,
                        radius=shape.radius, position=s.pos[row], orientation=s.quat[row],
                        velocity=s.vel[row], angular_velocity=s.omega[row], **own)
-        removed = self._watch(self.state.sim.remove_body(body_id),
-                              f"change the density of {record.name}")
+        removed = self.watch(self.state.sim.remove_body(body_id),
+                             f"change the density of {record.name}")
 
         def done(new_id):
             if removed.exception() is not None:  # the old body vanished meanwhile: undo
-                self._watch(self.state.sim.remove_body(new_id), "undo the density change")
+                self.watch(self.state.sim.remove_body(new_id), "undo the density change")
                 return
             was_selected = self.state.selected == body_id
             self.state.bodies.pop(body_id, None)
@@ -491,8 +500,8 @@ class Panel:
             self._register(dataclasses.replace(record, body_id=new_id, shape=shape), own)
             if was_selected:
                 self.state.selected = new_id
-        added = self._watch(self.state.sim.add_body(body),
-                            f"change the density of {record.name}", done)
+        added = self.watch(self.state.sim.add_body(body),
+                           f"change the density of {record.name}", done)
         return removed, added
 
     def _register(self, record: BodyRecord, materials: dict[str, float]) -> None:
@@ -558,15 +567,25 @@ class Panel:
         """Issue this frame's ImGui calls: the panel (if shown), toasts and the help overlay."""
         state = self.state
         if state.sim is not self._sim:  # a new simulation: nothing pending carries over
-            self._sim, self._pending, self._known = state.sim, {}, {}
+            self._sim, self._pending, self._known, self._step_errors = state.sim, {}, {}, set()
             self.materials, self.history = {}, History(self.history.seconds)
-        self._known.update(state.bodies)
         self.process_results()
+        self._report_step_errors(snapshot)
         if state.show_panel:
             self._draw_panel(snapshot)
         self._draw_toasts()
         if state.show_help:
             self._draw_help()
+
+    def _report_step_errors(self, snapshot: Snapshot) -> None:
+        """A step that failed (a bug; the simulation paused itself) is no command's future:
+        report it from the snapshot's error list, once."""
+        for error in snapshot.errors:
+            key = (error.step, error.message)
+            if error.seq == -1 and key not in self._step_errors:
+                self._step_errors.add(key)
+                self.state.notifications.error(
+                    f"the physics step failed at step {error.step}: {error.message}")
 
     def _draw_panel(self, snapshot: Snapshot) -> None:
         width, height = imgui.get_io().display_size
@@ -595,7 +614,9 @@ class Panel:
         imgui.end()
 
     def _remember(self, name: str) -> None:
-        self.item_rects[name] = (tuple(imgui.get_item_rect_min()), tuple(imgui.get_item_rect_max()))
+        """Keep the last item's frame rectangle (without its label) in ``item_rects``."""
+        (x0, y0), (_, y1) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        self.item_rects[name] = ((x0, y0), (x0 + self._item_width, y1))
 
     # ---- sections ----------------------------------------------------------------------------
     def _simulation(self, s: Snapshot) -> None:
@@ -625,6 +646,7 @@ class Panel:
                                    "simulation runs in slow motion instead of spiralling.")
 
         scale = self._shown("time_scale", s.time_scale)
+        self._item_width = imgui.calc_item_width()
         changed, scale = imgui.slider_float("time scale", scale, MIN_TIME_SCALE, MAX_TIME_SCALE,
                                             "%.2f×", imgui.SliderFlags_.logarithmic)
         self._remember("time_scale")
@@ -659,12 +681,14 @@ class Panel:
 
     def _materials_section(self, s: Snapshot) -> None:
         restitution = self._shown("restitution", s.restitution)
+        self._item_width = imgui.calc_item_width()
         changed, restitution = imgui.slider_float("restitution", restitution, 0.0, 1.0, "%.2f")
         self._remember("restitution")
         imgui.set_item_tooltip("world default bounce: 0 = no bounce, 1 = elastic")
         if changed:
             self.set_restitution(min(max(restitution, 0.0), 1.0))
         friction = self._shown("friction", s.friction)
+        self._item_width = imgui.calc_item_width()
         changed, friction = imgui.slider_float("friction", friction, 0.0, FRICTION_MAX, "%.2f")
         self._remember("friction")
         imgui.set_item_tooltip("world default Coulomb μ (Ctrl+click to type a larger value)")
@@ -778,7 +802,8 @@ class Panel:
 
         if _begin_table("inertia"):
             _vec_row("COM, mesh", p.center_of_mass, "m",
-                     "centre of mass in the mesh file's own frame")
+                     "centre of mass in the mesh file's own frame",
+                     tiny=1e-9 * bounding_radius(shape))
             _vec_row("COM, world", s.pos[row], "m")
             scale = _scale(p.inertia)
             captions = ("inertia tensor", _units(scale, "kg·m²"), "(COM, mesh axes)")
@@ -831,8 +856,8 @@ class Panel:
         rotvec = quat_to_rotvec(q)
         euler = quat_to_euler_zxz(q)
         bryant = quat_to_bryant_xyz(q)
-        _row("quaternion", "  ".join(f"{v:.4f}" for v in q))
-        imgui.set_item_tooltip("w, x, y, z (scalar first), principal frame to world")
+        _row("quaternion w", f"{q[0]:.4f}")
+        _vec_row("quaternion x y z", q[1:], scale=1.0)
         _vec_row("rotation vector", rotvec, f"{np.degrees(np.linalg.norm(rotvec)):.1f}°",
                  "θ n, rad")
         _vec_row("Rodrigues", quat_to_rodrigues(q), "", "2 tan(θ/2) n", 1.0)
@@ -858,10 +883,11 @@ class Panel:
         options: GizmoOptions = self.state.gizmos
         if imgui.begin_table("gizmos", 2):
             for field in dataclasses.fields(GizmoOptions):
-                if field.name in GIZMO_LABELS:
+                value = getattr(options, field.name)
+                if isinstance(value, bool):  # every toggle, also ones added later
                     imgui.table_next_column()
-                    _, value = imgui.checkbox(GIZMO_LABELS[field.name],
-                                              getattr(options, field.name))
+                    label = GIZMO_LABELS.get(field.name, field.name.replace("_", " "))
+                    _, value = imgui.checkbox(label, value)
                     setattr(options, field.name, value)
             imgui.end_table()
         _, options.arrow_scale = imgui.slider_float("arrow scale", options.arrow_scale,
@@ -876,13 +902,20 @@ class Panel:
         x = t - t[-1]
         imgui.text_colored(_DIM, f"last {self.history.seconds:.0f} s of sim time"
                            + ("" if self.state.selected is not None else "; select a body"))
-        plots = (("Kinetic energy", "J", ((0, "total"), (1, "selected"))),
-                 ("|L| of the selected body", "kg·m²/s", ((2, "|L|"),)),
-                 ("ω in the body frame", "rad/s", ((3, "w1"), (4, "w2"), (5, "w3"))))
-        for title, unit, lines in plots:
+        # (title, unit, signed, (column, legend)…); y spans 0…max (or ±max for ω) so a
+        # conserved quantity reads as a flat line, not as magnified rounding noise
+        plots = (("Kinetic energy", "J", False, ((0, "total"), (1, "selected"))),
+                 ("|L| of the selected body", "kg·m²/s", False, ((2, "|L|"),)),
+                 ("ω in the body frame", "rad/s", True, ((3, "w1"), (4, "w2"), (5, "w3"))))
+        for title, unit, signed, lines in plots:
+            columns = values[:, [column for column, _ in lines]]
+            top = 1.15 * np.nanmax(np.abs(columns)) if np.any(np.isfinite(columns)) else 1.0
+            top = top if top > 0.0 else 1.0
             if implot.begin_plot(title, (-1, 165)):
-                implot.setup_axes("s", unit, 0, implot.AxisFlags_.auto_fit)
+                implot.setup_axes("s", unit)
                 implot.setup_axis_limits(implot.ImAxis_.x1, -self.history.seconds, 0.0,
+                                         imgui.Cond_.always)
+                implot.setup_axis_limits(implot.ImAxis_.y1, -top if signed else 0.0, top,
                                          imgui.Cond_.always)
                 implot.setup_axis_ticks(implot.ImAxis_.x1, -self.history.seconds, 0.0, 5)
                 implot.setup_legend(implot.Location_.north_west)
@@ -892,7 +925,7 @@ class Panel:
 
     def _scenes(self, s: Snapshot) -> None:
         imgui.text("Built-in scenes")
-        for path in sorted(asset_path("scenes").glob("*.toml")):
+        for path in self._builtin_scenes:
             if imgui.button(path.stem):
                 self.state.request_files([str(path)])
             imgui.set_item_tooltip(str(path))
@@ -1015,20 +1048,22 @@ def _units(scale: float, unit: str) -> str:
 
 
 def _vec_row(label: str, values, unit: str = "", tooltip: str | None = None,
-             scale: float | None = None, caption: str | None = None) -> None:
+             scale: float | None = None, caption: str | None = None, tiny: float = 0.0) -> None:
     """A row of three right-aligned numbers; the label gets their unit and common power of ten
-    (``×1e-04``; ``caption`` replaces the whole label), and parts below 1e-9 of the largest
-    read 0 (rounding noise)."""
+    (``×1e-04``; ``caption`` replaces the whole label). Parts below 1e-9 of the largest, or not
+    above ``tiny``, read 0 (rounding noise)."""
     values = np.asarray(values, dtype=float)
+    values = np.where(np.abs(values) <= tiny, 0.0, values)
     scale = _scale(values) if scale is None else scale
     largest = float(np.max(np.abs(values)))
+    # one number of decimals for the row: 4 significant digits of its largest entry
+    decimals = max(0, 3 - math.floor(math.log10(largest / scale))) if largest > 0 else 0
     _label(caption if caption is not None else f"{label} {_units(scale, unit)}".strip(),
            tooltip)
     for i, v in enumerate(values):
         if i:
             imgui.table_next_column()
-        v = 0.0 if abs(v) <= 1e-9 * largest else v / scale
-        text = f"{v:.4g}"
+        text = "0" if abs(v) <= 1e-9 * largest else f"{v / scale:.{decimals}f}"
         imgui.set_cursor_pos_x(imgui.get_cursor_pos_x() + imgui.get_content_region_avail().x
                                - imgui.calc_text_size(text).x)
         imgui.text(text)

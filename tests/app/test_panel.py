@@ -1,0 +1,342 @@
+"""The ImGui panel with a real Simulation stepped offline (run_steps, no thread), drawn headless
+(EGL): every section, the actions behind its widgets, plots, scene saving, density edits."""
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import moderngl
+import numpy as np
+import pyglet
+import pytest
+from pyglet.extlibs import png
+
+from app.app_state import AppState
+from app.imgui_gl import ImGuiRenderer
+from app.panel import (PANEL_WIDTH, History, Panel, builtin_size, mesh_pose, scene_from_snapshot,
+                       with_density)
+from app.resources import asset_path
+from physics.meshes import builtin_shape, load_shape
+from physics.rotation import quat_from_rotvec
+from physics.scene import build_world, load_scene
+from physics.simulation import CommandError, Simulation
+
+if "pyglet.window" not in sys.modules:
+    # pyglet.window opens a hidden "shadow" window on import, which needs an X display; the
+    # mouse constants do not (see test_imgui_gl.py).
+    _shadow = pyglet.options["shadow_window"]
+    pyglet.options["shadow_window"] = False
+    from pyglet.window import mouse  # noqa: E402
+    pyglet.options["shadow_window"] = _shadow
+else:
+    from pyglet.window import mouse
+
+W, H = 1280, 720
+CLEAR = (0.30, 0.36, 0.42)
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # gitignored
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    yield ctx
+    ctx.release()
+
+
+@pytest.fixture
+def ui(ctx):
+    ui = ImGuiRenderer(ctx)
+    ui.on_resize(W, H)
+    yield ui
+    ui.shutdown()
+
+
+@pytest.fixture
+def fbo(ctx):
+    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer((W, H), 4)])
+    yield fbo
+    fbo.release()
+
+
+def open_scene(name: str) -> tuple[AppState, Panel]:
+    world, records = build_world(load_scene(asset_path(f"scenes/{name}.toml")))
+    state = AppState(sim=Simulation(world), bodies={r.body_id: r for r in records})
+    return state, Panel(state)
+
+
+def frame(ui, fbo, panel, size=(W, H)):
+    """One UI frame of the panel over a plain background."""
+    snapshot = panel.state.sim.latest()
+    panel.record_plots(snapshot)
+    ui.new_frame(size, 1 / 60)
+    panel.draw(snapshot)
+    fbo.use()
+    fbo.clear(*CLEAR, 1.0)
+    ui.render(fbo)
+
+
+def read_rgb(fbo, size=(W, H)) -> np.ndarray:
+    w, h = size
+    return np.frombuffer(fbo.read(components=3), np.uint8).reshape(h, w, 3)[::-1]
+
+
+def settle(state: AppState, panel: Panel) -> None:
+    """Apply queued commands (no step) and hand their results to the panel."""
+    state.sim.run_steps(0)
+    panel.process_results()
+
+
+def row(snapshot, body_id) -> int:
+    return int(np.flatnonzero(snapshot.ids == body_id)[0])
+
+
+def test_every_section_with_each_body_selected_and_the_panel_png(ui, fbo):
+    state, panel = open_scene("default")
+    state.loading = 2
+    state.show_help = True
+    state.notifications.info("loaded t_handle.obj: mass=1.13 kg, mode=solid")
+    state.notifications.warning("open_cup.obj: open surface; used shell inertia")
+    state.notifications.error("rejected garbage.stl: not a mesh")
+    panel.expand_all()
+    for body_id in [None, *state.bodies]:
+        state.selected = body_id
+        state.sim.run_steps(24)
+        frame(ui, fbo, panel)
+        frame(ui, fbo, panel)
+    img = read_rgb(fbo).astype(int)
+    clear = np.round(np.array(CLEAR) * 255).astype(int)
+    # the panel fills the right edge with the dark theme; the 3D view left of it is untouched
+    # except for the centred help window and the toasts at its bottom right
+    panel_px = img[100:700, int(W - PANEL_WIDTH) + 4:W - 20].reshape(-1, 3)
+    assert np.median(panel_px.sum(axis=1)) < 120
+    assert np.abs(img[5:60, 5:300] - clear).max() <= 1
+    toast_row = img[H - 40, int(W - PANEL_WIDTH) - 200:int(W - PANEL_WIDTH) - 20]
+    assert np.abs(toast_row - clear).max() > 40  # the newest toast (red error card)
+    assert toast_row[:, 0].mean() > toast_row[:, 2].mean() + 40
+
+
+def test_restitution_slider_takes_effect_at_the_next_step(ui, fbo):
+    state, panel = open_scene("bounce")
+    frame(ui, fbo, panel)
+    # the factored action the slider calls
+    panel.set_restitution(0.9)
+    state.sim.run_steps(1)
+    assert state.sim.world.model.settings.restitution == 0.9
+    assert state.sim.latest().restitution == 0.9
+    # the real widget: a click at 80 % of the slider frame, through pyglet-style mouse events
+    frame(ui, fbo, panel)
+    (x0, y0), (x1, y1) = panel.item_rects["restitution"]
+    x, y = x0 + 0.8 * (x1 - x0), (y0 + y1) / 2
+    ui.on_mouse_motion(x, H - y, 0, 0)
+    ui.on_mouse_press(x, H - y, mouse.LEFT, 0)
+    for _ in range(3):
+        frame(ui, fbo, panel)
+    ui.on_mouse_release(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+    assert state.sim.world.model.settings.restitution == 0.9  # not before a step boundary
+    state.sim.run_steps(1)
+    assert state.sim.world.model.settings.restitution == pytest.approx(0.8, abs=0.04)
+    # and friction through its action
+    panel.set_friction(1.25)
+    state.sim.run_steps(1)
+    assert state.sim.world.model.settings.friction == 1.25
+
+
+def test_a_refused_command_becomes_an_error_notification(ui, fbo):
+    state, panel = open_scene("bounce")
+    panel.set_restitution(1.5)
+    panel.set_time_scale(0.25)
+    settle(state, panel)
+    texts = [n.text for n, _ in state.notifications.visible()]
+    assert any("set restitution failed" in t and "between 0 and 1" in t for t in texts), texts
+    assert state.sim.latest().restitution == 0.5  # rolled back, the rest applied
+    assert state.sim.latest().time_scale == 0.25
+    frame(ui, fbo, panel)  # the toast draws
+    # a failed step (no command's future) is reported from the snapshot, once
+    failed = dataclasses.replace(state.sim.latest(), errors=(
+        CommandError(-1, 42, "step", "FloatingPointError: overflow (paused)"),))
+    for _ in range(2):
+        ui.new_frame((W, H), 1 / 60)
+        panel.draw(failed)
+        ui.render(fbo)
+    texts = [n.text for n, _ in state.notifications.visible()]
+    assert sum("step failed at step 42" in t and "overflow" in t for t in texts) == 1, texts
+
+
+def test_history_keeps_the_last_seconds_in_a_ring_buffer():
+    history = History(seconds=2.0, capacity=64)
+    for k in range(1001):  # 10 s at 100 Hz, more samples than the buffer holds
+        history.append(k / 100, 7, [k, k, 0, 0, 0, 0])
+    t, values = history.series(7)
+    spacing = 2.0 / 32  # seconds / (capacity / 2)
+    assert 10.0 - spacing <= t[-1] <= 10.0
+    assert t[0] >= t[-1] - 2.0 - 1e-9 and t[0] <= t[-1] - 2.0 + spacing  # the whole window
+    assert np.all(np.diff(t) >= spacing - 1e-9) and len(t) <= 64
+    assert np.array_equal(values[:, 0], np.round(t * 100))  # samples stay with their times
+    # another selection: its columns are gaps, the total stays
+    _, other = history.series(3)
+    assert np.all(np.isnan(other[:, 1:])) and not np.any(np.isnan(other[:, 0]))
+    history.append(1.0, 7, [0] * 6)  # time went back (reset): start over
+    assert len(history.series(7)[0]) == 1
+
+
+def test_body_frame_omega_of_a_dzhanibekov_t_handle_changes_sign(ui, fbo):
+    state, panel = open_scene("dzhanibekov")
+    state.selected = next(iter(state.bodies))
+    for _ in range(2 * 240 * 8 // 24):  # 8 s: two flips, ~3.9 s apart
+        state.sim.run_steps(12)
+        panel.record_plots(state.sim.latest())
+    t, values = panel.history.series(state.selected)
+    w2, ang_mom = values[:, 4], values[:, 2]
+    assert t[-1] - t[0] > 7.9
+    assert w2.max() > 5.0 and w2.min() < -5.0  # spinning about the stem, then flipped over
+    assert np.count_nonzero(np.diff(np.sign(w2))) >= 2
+    assert np.ptp(ang_mom) < 1e-6 * ang_mom.max()  # torque-free: |L| stays put
+    save_panel_png(ui, fbo.ctx, panel)
+
+
+def save_panel_png(ui, ctx, panel):
+    """The artefact a person looks at: the whole panel, every section open, in a tall frame."""
+    size = (W, 2500)
+    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer(size, 4)])
+    panel.expand_all()
+    for _ in range(3):
+        frame(ui, fbo, panel, size)
+    pixels = read_rgb(fbo, size)[:, int(W - PANEL_WIDTH) - 10:]
+    ARTIFACTS.mkdir(exist_ok=True)
+    png.from_array(pixels.reshape(size[1], -1), "RGB").save(str(ARTIFACTS / "panel.png"))
+    fbo.release()
+
+
+def test_delete_then_reset_restores_the_body_table():
+    state, panel = open_scene("default")
+    victim = next(iter(state.bodies))
+    record = state.bodies[victim]
+    state.selected = victim
+    panel.delete(victim)
+    assert victim in state.bodies  # only once the physics agrees
+    settle(state, panel)
+    assert victim not in state.bodies and state.selected is None
+    assert victim not in state.sim.latest().ids
+    panel.reset()
+    settle(state, panel)
+    assert state.bodies[victim] is record
+    assert set(state.bodies) == {int(i) for i in state.sim.latest().ids}
+
+
+def test_duplicate_re_adds_the_same_shape_beside_it():
+    state, panel = open_scene("default")
+    body_id = next(i for i, r in state.bodies.items() if r.name == "t_handle")
+    state.sim.run_steps(30)
+    before = state.sim.latest()
+    panel.duplicate(body_id)
+    settle(state, panel)
+    after = state.sim.latest()
+    new_id = state.selected
+    assert new_id not in (None, body_id) and state.bodies[new_id].shape is state.bodies[
+        body_id].shape
+    a, b = row(before, body_id), row(after, new_id)
+    offset = after.pos[b] - before.pos[a]
+    assert np.linalg.norm(offset) > 0.1 and np.count_nonzero(np.abs(offset) > 1e-9) == 1
+    assert abs(np.dot(after.quat[b], before.quat[a])) == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(after.vel[b], before.vel[a], atol=1e-12)
+    np.testing.assert_allclose(after.omega[b], before.omega[a], atol=1e-9)
+
+
+def test_add_builtin_registers_and_selects_it():
+    state, panel = open_scene("bounce")
+    panel.add_builtin("sphere", [0.2], 500.0)
+    settle(state, panel)
+    record = state.bodies[state.selected]
+    assert record.name == "sphere"
+    assert record.shape.properties.mass == pytest.approx(500.0 * 4 / 3 * np.pi * 0.2**3)
+    panel.add_builtin("box", [0.1, -1.0, 0.1], 500.0)  # bad size: notification, nothing sent
+    assert "size" in state.notifications.visible()[-1][0].text
+
+
+def test_density_edit_replaces_the_body_with_new_mass_properties():
+    state, panel = open_scene("default")
+    body_id = next(i for i, r in state.bodies.items() if r.name == "box")
+    old = state.bodies[body_id].shape
+    state.selected = body_id
+    panel.set_body_material(body_id, restitution=0.3)
+    state.sim.run_steps(20)
+    panel.process_results()
+    before = state.sim.latest()
+    panel.set_density(body_id, 1234.0)
+    settle(state, panel)
+    after = state.sim.latest()
+    new_id = state.selected
+    assert new_id != body_id and body_id not in state.bodies and body_id not in after.ids
+    shape = state.bodies[new_id].shape
+    expected = builtin_shape("box", builtin_size(old), density=1234.0).properties
+    assert shape.properties.mass == pytest.approx(expected.mass, rel=1e-12)
+    np.testing.assert_allclose(shape.properties.principal_moments, expected.principal_moments,
+                               rtol=1e-12)
+    assert state.sim.world.model.mass[row(after, new_id)] == pytest.approx(expected.mass)
+    a, b = row(before, body_id), row(after, new_id)
+    for name in ("pos", "quat", "vel", "omega"):
+        np.testing.assert_allclose(getattr(after, name)[b], getattr(before, name)[a], atol=1e-12)
+    assert panel.materials[new_id] == {"restitution": 0.3}
+    assert state.sim.world.model.restitution[b] == 0.3
+
+
+def test_with_density_equals_recomputing_the_mesh():
+    mesh = asset_path("meshes/t_handle.obj")
+    scaled = with_density(load_shape(mesh, density=1000.0), 250.0).properties
+    fresh = load_shape(mesh, density=250.0).properties
+    assert scaled.mass == pytest.approx(fresh.mass, rel=1e-12)
+    np.testing.assert_allclose(scaled.inertia, fresh.inertia, rtol=1e-9, atol=1e-15)
+    with pytest.raises(ValueError, match="density"):
+        with_density(load_shape(mesh), -1.0)
+
+
+@pytest.mark.parametrize("kind,size", [("box", (0.5, 0.3, 0.2)), ("sphere", (0.25,)),
+                                       ("cylinder", (0.1, 0.6)), ("t_handle", (1.7,))])
+def test_builtin_size_reads_back_the_size(kind, size):
+    assert builtin_size(builtin_shape(kind, size)) == pytest.approx(size, rel=1e-12)
+
+
+def test_mesh_pose_inverts_body_def():
+    shape = load_shape(asset_path("meshes/wing_nut.stl"))
+    position, orientation = np.array([0.3, 1.2, -0.4]), quat_from_rotvec([0.4, -1.1, 2.0])
+    body = shape.body_def(position, orientation)
+    p, q = mesh_pose(shape, body.position, body.orientation)
+    np.testing.assert_allclose(p, position, atol=1e-12)
+    assert abs(np.dot(q, orientation)) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_saved_scene_loads_back_with_the_same_bodies(tmp_path):
+    state, panel = open_scene("default")
+    sphere = next(i for i, r in state.bodies.items() if r.name == "sphere")
+    panel.set_body_material(sphere, restitution=0.95, friction=0.1)
+    panel.set_gravity([0.0, -5.0, 0.0])
+    state.sim.run_steps(60)
+    panel.process_results()
+    path = tmp_path / "sub" / "saved.toml"
+    path.parent.mkdir()
+    assert panel.save_scene(str(path))
+    assert state.scene_path == path
+    snapshot = state.sim.latest()
+    scene = load_scene(path)
+    assert scene == scene_from_snapshot(snapshot, state.bodies, panel.materials)
+    world, records = build_world(scene)
+    assert len(records) == len(snapshot.ids) == len(state.bodies)
+    np.testing.assert_allclose(world.model.settings.gravity, [0.0, -5.0, 0.0])
+    for new_row, (record, body_id) in enumerate(zip(records, snapshot.ids)):
+        old_row = row(snapshot, body_id)
+        old = state.bodies[int(body_id)].shape.properties
+        assert record.name == state.bodies[int(body_id)].name
+        assert record.shape.properties.mass == pytest.approx(old.mass, rel=1e-9)
+        np.testing.assert_allclose(world.state.pos[new_row], snapshot.pos[old_row], atol=1e-9)
+        # the mesh's attitude (a principal frame is arbitrary where two moments are equal)
+        _, q_old = mesh_pose(state.bodies[int(body_id)].shape, snapshot.pos[old_row],
+                             snapshot.quat[old_row])
+        _, q_new = mesh_pose(record.shape, world.state.pos[new_row], world.state.quat[new_row])
+        assert abs(np.dot(q_new, q_old)) == pytest.approx(1.0, abs=1e-9)
+        np.testing.assert_allclose(world.state.vel[new_row], snapshot.vel[old_row], atol=1e-9)
+        np.testing.assert_allclose(world.angular_velocity()[new_row], snapshot.omega[old_row],
+                                   atol=1e-8)
+    sphere_row = row(snapshot, sphere)
+    assert world.model.restitution[sphere_row] == 0.95
+    assert world.model.friction[sphere_row] == 0.1
