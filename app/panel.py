@@ -706,19 +706,18 @@ class Panel:
         rows = min(max(len(s.ids), 3), 8)
         list_height = rows * imgui.get_text_line_height_with_spacing() + 8
         if imgui.begin_child("list", (-1, list_height), imgui.ChildFlags_.borders):
-            for body_id in s.ids:
-                body_id = int(body_id)
-                record = state.bodies.get(body_id)
-                name = record.name if record is not None else "(loading…)"
-                mass = f"{record.shape.properties.mass:.3g} kg" if record is not None else ""
-                clicked, _ = imgui.selectable(f"{name}##{body_id}", state.selected == body_id)
-                if clicked:
-                    state.selected = self._listed = body_id
-                elif body_id == state.selected and self._listed != body_id:
-                    imgui.set_scroll_here_y()  # selected in the view: bring it into the list
-                    self._listed = body_id
-                imgui.same_line(PANEL_WIDTH - 150)
-                imgui.text_colored(_DIM, f"{mass:>10}  #{body_id}")
+            ids = s.ids.tolist()
+            scroll_to = (ids.index(state.selected)
+                         if state.selected in ids and self._listed != state.selected else None)
+            # only the visible rows are built: hundreds of bodies cost nothing per frame
+            clipper = imgui.ListClipper()
+            clipper.begin(len(ids))
+            if scroll_to is not None:
+                clipper.include_item_by_index(scroll_to)
+            while clipper.step():
+                for index in range(clipper.display_start, clipper.display_end):
+                    self._list_row(ids[index], index == scroll_to)
+            clipper.end()
         imgui.end_child()
         selected = state.selected if state.selected in state.bodies else None
         imgui.begin_disabled(selected is None)
@@ -762,6 +761,20 @@ class Panel:
         imgui.same_line()
         if imgui.button("Load", (-1, 0)) or entered:
             self.open_files(self._mesh_path)
+
+    def _list_row(self, body_id: int, scroll_here: bool) -> None:
+        state = self.state
+        record = state.bodies.get(body_id)
+        name = record.name if record is not None else "(loading…)"
+        mass = f"{record.shape.properties.mass:.3g} kg" if record is not None else ""
+        clicked, _ = imgui.selectable(f"{name}##{body_id}", state.selected == body_id)
+        if clicked:
+            state.selected = self._listed = body_id
+        elif scroll_here:  # selected in the view: bring it into the list
+            imgui.set_scroll_here_y()
+            self._listed = body_id
+        imgui.same_line(PANEL_WIDTH - 150)
+        imgui.text_colored(_DIM, f"{mass:>10}  #{body_id}")
 
     def _inspector(self, s: Snapshot) -> None:
         state = self.state
