@@ -10,8 +10,8 @@ watched. Futures resolve on the physics thread (physics/simulation.py: done-call
 so their outcomes are handed back through a thread-safe queue and applied to ``AppState`` on the
 render thread in ``process_results()`` (called by ``draw``): a failure becomes an error
 notification, a success runs its follow-up (register a new body's record, drop a deleted one…).
-The actions are public methods so the window's keys use the same code paths (Space →
-``toggle_pause``, → → ``step_once``, R → ``reset``, Del → ``delete(state.selected)``).
+The actions are public methods so the window's keys use the same code paths (Space:
+``toggle_pause``, Right arrow: ``step_once``, R: ``reset``, Del: ``delete(state.selected)``).
 
 Design choices:
 - Density edit: mass properties are linear in density (m = ρV, I = ρ∫r²dV, the same for a
