@@ -1,0 +1,136 @@
+"""Orbit camera: yaw/pitch/distance around a target point, Y-up; matrices with pyrr.
+
+Matrix layout (pyrr's, as in the recipes' scene.py): matrices are ROW-vector, ``p_clip =
+[x, y, z, 1] @ (view @ projection)``. Their C-order bytes are exactly what a GLSL column-major
+``mat4`` expects, so they are written to uniforms without a transpose and the shader does
+``u_vp * vec4(p, 1)``.
+
+Pixel coordinates follow pyglet: origin at the bottom-left of the window, y up.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pyrr import matrix44
+
+PITCH_LIMIT = math.radians(89.0)  # stay off the poles, where yaw and the up vector degenerate
+MIN_DISTANCE, MAX_DISTANCE = 0.05, 500.0  # m
+ZOOM_PER_STEP = 0.15  # one wheel notch changes the distance by e^0.15 ≈ 16 %
+
+
+class OrbitCamera:
+    """A camera looking at ``target`` from ``distance`` along the direction given by ``yaw``
+    (about +Y, 0 = looking along −Z from +Z) and ``pitch`` (up from the floor plane).
+
+    target (3,) m; yaw, pitch rad; distance m; fov_y vertical field of view, degrees.
+    """
+
+    def __init__(self, target=(0.0, 0.8, 0.0), yaw: float = math.radians(35.0),
+                 pitch: float = math.radians(25.0), distance: float = 8.0, fov_y: float = 45.0):
+        self.target = np.array(target, dtype=float).reshape(3)
+        self.yaw = float(yaw)
+        self.pitch = float(np.clip(pitch, -PITCH_LIMIT, PITCH_LIMIT))
+        self.distance = float(np.clip(distance, MIN_DISTANCE, MAX_DISTANCE))
+        self.fov_y = float(fov_y)
+
+    # ---- pose ---------------------------------------------------------------------------------
+
+    @property
+    def back(self) -> np.ndarray:
+        """(3,) unit vector from the target towards the eye."""
+        cp = math.cos(self.pitch)
+        return np.array([cp * math.sin(self.yaw), math.sin(self.pitch), cp * math.cos(self.yaw)])
+
+    @property
+    def eye(self) -> np.ndarray:
+        """(3,) eye position, m."""
+        return self.target + self.distance * self.back
+
+    @property
+    def right(self) -> np.ndarray:
+        """(3,) unit vector to the right of the screen (horizontal, since pitch < 90°)."""
+        return np.array([math.cos(self.yaw), 0.0, -math.sin(self.yaw)])
+
+    @property
+    def up(self) -> np.ndarray:
+        """(3,) unit vector up the screen."""
+        return np.cross(self.back, self.right)
+
+    # ---- interaction --------------------------------------------------------------------------
+
+    def orbit(self, d_yaw: float, d_pitch: float) -> None:
+        """Turn around the target by d_yaw, d_pitch radians (pitch clamped to ±89°)."""
+        self.yaw = (self.yaw + d_yaw) % (2.0 * math.pi)
+        self.pitch = float(np.clip(self.pitch + d_pitch, -PITCH_LIMIT, PITCH_LIMIT))
+
+    def pan(self, dx: float, dy: float, height: int) -> None:
+        """Move the target so a point at the target's depth follows a drag of (dx, dy) pixels
+        in a viewport ``height`` pixels tall."""
+        per_pixel = self.world_per_pixel(self.distance, height)
+        self.target = self.target - per_pixel * (dx * self.right + dy * self.up)
+
+    def zoom(self, steps: float) -> None:
+        """Wheel zoom: positive steps move closer, exponentially (same ratio per notch)."""
+        self.distance = float(np.clip(self.distance * math.exp(-ZOOM_PER_STEP * steps),
+                                      MIN_DISTANCE, MAX_DISTANCE))
+
+    def frame(self, center, radius: float, aspect: float = 1.0) -> None:
+        """Look at ``center`` from just far enough that a sphere of ``radius`` m fills the view
+        (with a 10 % margin) in both directions of a viewport of the given width/height."""
+        self.target = np.array(center, dtype=float).reshape(3)
+        half_y = math.radians(self.fov_y) / 2.0
+        half_x = math.atan(math.tan(half_y) * aspect)
+        half = min(half_x, half_y)
+        self.distance = float(np.clip(1.1 * max(float(radius), 1e-3) / math.sin(half),
+                                      MIN_DISTANCE, MAX_DISTANCE))
+
+    # ---- matrices -----------------------------------------------------------------------------
+
+    def clip_range(self) -> tuple[float, float]:
+        """(near, far) planes, m: scaled with the distance so depth precision follows the zoom;
+        far reaches the horizon of the 400 m floor."""
+        near = max(1e-3, 0.01 * self.distance)
+        return near, max(600.0, 60.0 * self.distance)
+
+    def view(self, dtype=np.float32) -> np.ndarray:
+        """(4, 4) view matrix, pyrr row-vector layout (module docstring); float32 for GL."""
+        return matrix44.create_look_at(self.eye, self.target, np.array([0.0, 1.0, 0.0]),
+                                       dtype=dtype)
+
+    def projection(self, aspect: float, dtype=np.float32) -> np.ndarray:
+        """(4, 4) perspective projection for width/height ``aspect``, pyrr layout."""
+        near, far = self.clip_range()
+        return matrix44.create_perspective_projection(self.fov_y, aspect, near, far,
+                                                      dtype=dtype)
+
+    def view_projection(self, aspect: float, dtype=np.float32) -> np.ndarray:
+        """(4, 4) ``view @ projection`` (row vectors: p_clip = p @ vp); computed in float64
+        (``project`` and ``ray`` use that), float32 for GL by default."""
+        vp = self.view(np.float64) @ self.projection(aspect, np.float64)
+        return vp.astype(dtype)
+
+    def world_per_pixel(self, depth: float | np.ndarray, height: int) -> float | np.ndarray:
+        """Size in m of one pixel at view depth ``depth`` m in a viewport ``height`` px tall."""
+        return 2.0 * np.asarray(depth) * math.tan(math.radians(self.fov_y) / 2.0) / height
+
+    def project(self, points, width: int, height: int) -> np.ndarray:
+        """(..., 3) world points → (..., 3): pixel x, pixel y (bottom-left origin) and depth
+        along the view direction, m (negative behind the eye)."""
+        p = np.asarray(points, dtype=float)
+        vp = self.view_projection(width / height, np.float64)
+        clip = np.concatenate([p, np.ones(p.shape[:-1] + (1,))], axis=-1) @ vp
+        ndc = clip[..., :2] / clip[..., 3:4]
+        depth = (p - self.eye) @ -self.back
+        return np.concatenate([(ndc * 0.5 + 0.5) * (width, height), depth[..., None]], axis=-1)
+
+    def ray(self, x: float, y: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+        """Picking ray through pixel (x, y) (pyglet: bottom-left origin, y up) of a viewport of
+        width × height pixels: (origin (3,) = the eye, unit direction (3,))."""
+        inverse = np.linalg.inv(self.view_projection(width / height, np.float64))
+        ndc = np.array([2.0 * x / width - 1.0, 2.0 * y / height - 1.0])
+        ends = np.array([[ndc[0], ndc[1], -1.0, 1.0], [ndc[0], ndc[1], 1.0, 1.0]]) @ inverse
+        near, far = ends[:, :3] / ends[:, 3:]
+        direction = far - near
+        return self.eye.copy(), direction / np.linalg.norm(direction)
