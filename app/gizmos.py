@@ -1,0 +1,415 @@
+"""Gizmos: angular momentum L, angular velocity ω, principal axes, inertia ellipsoid, polhode
+trail, centre-of-mass marker, contacts and velocity — as lit, depth-tested 3D shapes.
+
+Every gizmo is an instance of one of three unit meshes (cylinder, cone, sphere) drawn with
+``gizmo.*.glsl``: arrows are a cylinder shaft plus a cone head, so a frame of gizmos for any
+number of bodies costs a handful of draw calls.
+
+Arrow lengths (the mapping behind ``GizmoOptions.arrow_scale``, per body of radius R — the
+largest distance of its hull from the centre of mass — and mean principal moment Ī):
+
+- ω: ``length = arrow_scale · R · |ω| / ω_ref`` with ``ω_ref = 2 rad/s``: a body turning at
+  2 rad/s gets an arrow as long as its own radius, whatever its size (arrows start at the COM,
+  inside the body, so typical spins of 3–10 rad/s show 1.5–5 R of arrow outside it);
+- L: ``length = arrow_scale · R · |L| / (Ī · ω_ref)`` — the same normalisation, so L = Iω
+  and ω have equal arrows for a sphere, and about a principal axis k the L arrow is I_k/Ī
+  times the ω arrow (longer about the major axis). Length ∝ |L| per body over time, so a
+  torque-free body's arrow keeps its length while the body tumbles;
+- velocity: ``length = arrow_scale · |v| · 0.1 s`` (where the COM will be in 0.1 s).
+
+Arrow thickness follows the body (2.5 % of R) but never drops below ``MIN_PIXELS`` pixels at
+the arrow's distance from the camera, so arrows stay readable at any zoom. The principal-axis
+triad (red, green, blue = axes of I1 ≤ I2 ≤ I3; right-handed, as the principal frame is) is
+1.35 R long; Poinsot's inertia ellipsoid has semi-axes ∝ 1/√I_k, scaled so the longest (along
+axis 1) is 1.25 R. The polhode trail is drawn as 2.5 px wide lines.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import moderngl
+import numpy as np
+import trimesh
+
+from physics.meshes import Shape
+from physics.rotation import quat_to_matrix
+
+from .camera import OrbitCamera
+from .resources import load_program
+from .view import FrameView, GizmoOptions
+
+OMEGA_REF = 2.0             # rad/s ↔ an arrow of one body radius
+VELOCITY_TIME = 0.1         # s: the velocity arrow shows 0.1 s of travel
+ARROW_RADIUS = 0.025        # × body radius
+TRIAD_LENGTH = 1.35         # × body radius
+MIN_PIXELS = 1.6            # smallest arrow radius on screen, px (≈ 3 px thick)
+LINE_PIXELS = 2.5           # polhode line width, px
+ELLIPSOID_SIZE = 1.25       # × body radius: the inertia ellipsoid's longest semi-axis
+HEAD_LENGTH, HEAD_RADIUS = 4.5, 2.4  # cone size in shaft radii
+
+L_COLOR = (1.0, 0.72, 0.05, 1.0)        # gold
+OMEGA_COLOR = (0.1, 0.75, 1.0, 1.0)     # cyan
+VELOCITY_COLOR = (0.92, 0.92, 0.92, 1.0)
+AXIS_COLORS = ((0.95, 0.12, 0.1, 1.0), (0.15, 0.8, 0.15, 1.0), (0.15, 0.3, 1.0, 1.0))
+ELLIPSOID_COLOR = (0.75, 0.8, 1.0, 0.22)
+POLHODE_COLOR = OMEGA_COLOR             # the trail of the ω arrow's tip
+COM_COLOR = (1.0, 1.0, 1.0, 1.0)
+CONTACT_COLOR = (1.0, 0.25, 0.55, 1.0)  # pink: unlike any axis or arrow colour
+EDGE_COLOR = (0.75, 0.85, 0.95, 1.0)    # the container's frame
+
+_radius_cache: weakref.WeakKeyDictionary[Shape, float] = weakref.WeakKeyDictionary()
+
+
+def set_uniforms(program: moderngl.Program, values: dict, **more) -> None:
+    """Set the uniforms of ``values`` and ``more`` that ``program`` uses (others are skipped,
+    so one dict serves every program). Arrays of 9 or 16 numbers are written as matrices
+    (pyrr layout, see camera.py)."""
+    for name, value in {**values, **more}.items():
+        if name not in program:
+            continue
+        if isinstance(value, np.ndarray) and value.size in (9, 16):
+            program[name].write(np.ascontiguousarray(value, dtype=np.float32))
+        elif isinstance(value, (tuple, list, np.ndarray)):
+            program[name].value = tuple(float(x) for x in np.ravel(value))
+        else:
+            program[name].value = value
+
+
+def body_radius(shape: Shape) -> float:
+    """Largest distance of the shape from its centre of mass, m (cached per Shape)."""
+    radius = _radius_cache.get(shape)
+    if radius is None:
+        points = np.asarray(shape.hull, dtype=float)
+        if len(points) == 0:
+            points = np.asarray(shape.vertices, dtype=float) - shape.properties.center_of_mass
+        radius = max(float(shape.radius), float(np.linalg.norm(points, axis=1).max(initial=0.0)))
+        _radius_cache[shape] = radius = radius if radius > 0.0 else 0.1
+    return radius
+
+
+def arrow_vectors(view: FrameView, arrow_scale: float) -> dict[str, np.ndarray]:
+    """World vectors (n, 3), m, from each COM to the tip of its L, ω and velocity arrows
+    (module docstring); keys "angular_momentum", "angular_velocity", "velocity". The window can
+    use ``pos + result["angular_velocity"]`` as the polhode (ω-tip) trail points."""
+    radius = np.array([body_radius(s) for s in view.shapes]).reshape(-1, 1)
+    mean_moment = np.array([np.mean(s.properties.principal_moments)
+                            for s in view.shapes]).reshape(-1, 1)
+    k = arrow_scale * radius / OMEGA_REF
+    return {
+        "angular_momentum": k * np.asarray(view.ang_mom, dtype=float) / mean_moment,
+        "angular_velocity": k * np.asarray(view.omega, dtype=float),
+        "velocity": arrow_scale * VELOCITY_TIME * np.asarray(view.vel, dtype=float),
+    }
+
+
+def _basis(direction: np.ndarray) -> np.ndarray:
+    """(k, 3, 3) rotations whose y column is the unit ``direction`` (k, 3); right-handed."""
+    helper = np.where(np.abs(direction[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]])
+    x = np.cross(direction, helper)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return np.stack([x, direction, np.cross(x, direction)], axis=-1)
+
+
+def _instances(rotation, scale, offset, color) -> np.ndarray:
+    """(k, 19) float32 rows: rotation (k,3,3) as a GLSL mat3 (columns first), scale (k,3),
+    offset (k,3), colour (k,4)."""
+    k = len(offset)
+    return np.hstack([np.swapaxes(rotation, 1, 2).reshape(k, 9),
+                      np.broadcast_to(scale, (k, 3)), offset,
+                      np.broadcast_to(color, (k, 4))]).astype(np.float32)
+
+
+def _unit_meshes() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Indexed unit meshes: name → (vertices (k, 6) float32 position + normal, indices (t, 3)
+    uint32). A cylinder side (radius 1, y 0…1; its ends are hidden in the body and under the
+    cone), a cone (base radius 1 at y = 0, apex at y = 1, with its base), a coarse sphere
+    (markers) and a finer one (ellipsoids), radius 1. Few triangles and shared vertices: 500
+    bodies with every gizmo are ~10⁴ instances, and llvmpipe runs every vertex shader on the
+    render thread; smooth normals hide the facets."""
+    n = 8
+    a = 2.0 * np.pi * np.arange(n) / n
+    ring = np.stack([np.cos(a), np.zeros(n), np.sin(a)], axis=1)
+    up = np.array([0.0, 1.0, 0.0])
+    i = np.arange(n)
+    j = (i + 1) % n
+    cylinder = (np.vstack([np.hstack([ring, ring]), np.hstack([ring + up, ring])]),
+                np.concatenate([np.stack([i, n + j, j], 1), np.stack([i, n + i, n + j], 1)]))
+    # cone: side normals perpendicular to the 45° slant; one apex vertex per segment (its normal
+    # is the segment's mid direction) and a flat base
+    mid = 2.0 * np.pi * (np.arange(n) + 0.5) / n
+    slant = (ring + up) / math.sqrt(2.0)
+    apex_normal = (np.stack([np.cos(mid), np.ones(n), np.sin(mid)], 1)) / math.sqrt(2.0)
+    down = np.broadcast_to([0.0, -1.0, 0.0], (n + 1, 3))
+    cone = (np.vstack([np.hstack([ring, slant]), np.hstack([np.broadcast_to(up, (n, 3)),
+                                                          apex_normal]),
+                       np.hstack([np.vstack([ring, np.zeros(3)]), down])]),
+            np.concatenate([np.stack([i, n + i, j], 1),
+                            np.stack([2 * n + i, 2 * n + j, np.full(n, 3 * n)], 1)]))
+
+    def sphere(subdivisions: int):
+        mesh = trimesh.creation.icosphere(subdivisions=subdivisions)
+        v = np.asarray(mesh.vertices)
+        return np.hstack([v, v]), np.asarray(mesh.faces)
+
+    meshes = {"cylinder": cylinder, "cone": cone, "sphere": sphere(1), "fine_sphere": sphere(2)}
+    return {k: (v.astype(np.float32), f.astype(np.uint32)) for k, (v, f) in meshes.items()}
+
+
+class _Batch:
+    """Instances of one unit mesh: a growable per-instance buffer and its vertex array."""
+
+    def __init__(self, ctx: moderngl.Context, program, vbo, ibo):
+        self.ctx, self.program, self.vbo, self.ibo = ctx, program, vbo, ibo
+        self.capacity, self.count = 0, 0
+        self.buffer = self.vao = None
+
+    def write(self, rows: np.ndarray) -> None:
+        self.count = len(rows)
+        if self.count > self.capacity:
+            self.release()
+            self.capacity = 1 << (self.count - 1).bit_length()
+            self.buffer = self.ctx.buffer(reserve=self.capacity * 19 * 4, dynamic=True)
+            self.vao = self.ctx.vertex_array(self.program, [
+                (self.vbo, "3f 3f", "in_position", "in_normal"),
+                (self.buffer, "9f 3f 3f 4f/i", "i_rotation", "i_scale", "i_offset", "i_color"),
+            ], index_buffer=self.ibo, index_element_size=4)
+        if self.count:
+            self.buffer.write(rows)
+
+    def render(self) -> None:
+        if self.count:
+            self.vao.render(moderngl.TRIANGLES, instances=self.count)
+
+    def release(self) -> None:
+        if self.vao is not None:
+            self.vao.release()
+            self.buffer.release()
+            self.buffer = self.vao = None
+
+
+class Gizmos:
+    """Builds and draws the gizmos of a frame; owned by the Renderer, which calls ``update``
+    then ``draw_opaque`` (with the bodies) and ``draw_translucent`` (after the floor, background
+    and walls)."""
+
+    body_radius = staticmethod(body_radius)
+
+    def __init__(self, ctx: moderngl.Context):
+        self.ctx = ctx
+        self.program = load_program(ctx, "gizmo")
+        self.line_program = load_program(ctx, "line")
+        self._buffers = []
+        meshes = {}
+        for name, (vertices, indices) in _unit_meshes().items():
+            meshes[name] = (ctx.buffer(vertices), ctx.buffer(indices))
+            self._buffers += meshes[name]
+        self.batches = {
+            name: _Batch(ctx, self.program, *meshes[mesh])
+            for name, mesh in (("shafts", "cylinder"), ("heads", "cone"), ("dots", "sphere"),
+                               ("ellipsoids", "fine_sphere"), ("small_ellipsoids", "sphere"),
+                               ("markers", "sphere"))
+        }
+        self._lines = ctx.buffer(reserve=4096, dynamic=True)
+        self._lines_vao = self._line_vao()
+        self._line_count = 0
+
+    def update(self, view: FrameView, camera: OrbitCamera, size: tuple[int, int],
+               options: GizmoOptions) -> None:
+        """Build this frame's instances from ``view`` for the gizmos ``options`` turns on."""
+        self._size, self._height = tuple(size), size[1]
+        self._camera = camera
+        parts = {name: [] for name in self.batches}
+        parts["arrows"] = []  # (origin, vector, nominal radius, colour) groups, built at once
+        if options.selected_only:
+            rows = np.array([view.selected] if 0 <= view.selected < view.count else [], dtype=int)
+        else:
+            rows = np.arange(view.count)
+        if len(rows):
+            self._body_gizmos(view, rows, options, parts)
+        if options.contacts and len(view.contact_points):
+            self._contacts(view, parts)
+        if view.container_size is not None:
+            self._container_edges(np.asarray(view.container_size, dtype=float), parts)
+        if parts["arrows"]:
+            self._arrows(parts, *(np.concatenate(a) for a in zip(*parts["arrows"])))
+        self._write_lines(self._polhode(view, options) if options.polhode else None)
+        for name, batch in self.batches.items():
+            batch.write(np.concatenate(parts[name]) if parts[name]
+                        else np.zeros((0, 19), np.float32))
+
+    # ---- building -----------------------------------------------------------------------------
+
+    def _thickness(self, points: np.ndarray, nominal: np.ndarray) -> np.ndarray:
+        """(k,) radius, m: ``nominal`` but at least MIN_PIXELS on screen at ``points`` (k, 3)."""
+        cam = self._camera
+        depth = np.maximum((points - cam.eye) @ -cam.back, cam.clip_range()[0])
+        return np.maximum(nominal, MIN_PIXELS * cam.world_per_pixel(depth, self._height))
+
+    @staticmethod
+    def _arrow(parts, origin, vector, nominal_radius, color) -> None:
+        """Queue arrows from ``origin`` (k, 3) along ``vector`` (k, 3) with shaft radius
+        ``nominal_radius`` (k,) or scalar, m, and one RGBA ``color``."""
+        k = len(origin)
+        parts["arrows"].append((np.asarray(origin, dtype=float).reshape(k, 3),
+                                np.asarray(vector, dtype=float).reshape(k, 3),
+                                np.broadcast_to(nominal_radius, (k,)).astype(float),
+                                np.broadcast_to(np.asarray(color, dtype=float), (k, 4))))
+
+    def _arrows(self, parts, origin, vector, nominal_radius, color) -> None:
+        """Instances of all queued arrows at once; zero vectors are skipped."""
+        length = np.linalg.norm(vector, axis=1)
+        keep = length > 1e-9
+        if not keep.any():
+            return
+        origin, vector, length = origin[keep], vector[keep], length[keep]
+        color = color[keep]
+        radius = self._thickness(origin, nominal_radius[keep])
+        direction = vector / length[:, None]
+        rotation = _basis(direction)
+        head = np.minimum(HEAD_LENGTH * radius, 0.45 * length)   # short arrows: smaller head
+        head_radius = HEAD_RADIUS * radius * head / (HEAD_LENGTH * radius)
+        shaft_radius = np.minimum(radius, head_radius / 1.5)
+        parts["shafts"].append(_instances(
+            rotation, np.stack([shaft_radius, length - head, shaft_radius], 1), origin, color))
+        parts["heads"].append(_instances(
+            rotation, np.stack([head_radius, head, head_radius], 1),
+            origin + direction * (length - head)[:, None], color))
+
+    def _body_gizmos(self, view: FrameView, rows: np.ndarray, options: GizmoOptions,
+                     parts) -> None:
+        shapes = [view.shapes[r] for r in rows]
+        radius = np.array([body_radius(s) for s in shapes])
+        pos = np.asarray(view.pos, dtype=float)[rows]
+        rotation = quat_to_matrix(np.asarray(view.quat, dtype=float)[rows])  # columns: axes
+        vectors = {k: v[rows] for k, v in arrow_vectors(view, options.arrow_scale).items()}
+        if options.principal_axes:
+            for axis in range(3):
+                self._arrow(parts, pos, rotation[:, :, axis] * (TRIAD_LENGTH * radius)[:, None],
+                            0.8 * ARROW_RADIUS * radius, AXIS_COLORS[axis])
+        if options.angular_momentum:
+            self._arrow(parts, pos, vectors["angular_momentum"], ARROW_RADIUS * radius, L_COLOR)
+        if options.angular_velocity:
+            self._arrow(parts, pos, vectors["angular_velocity"], ARROW_RADIUS * radius,
+                        OMEGA_COLOR)
+        if options.velocity:
+            self._arrow(parts, pos, vectors["velocity"], ARROW_RADIUS * radius, VELOCITY_COLOR)
+        if options.inertia_ellipsoid:
+            moments = np.array([s.properties.principal_moments for s in shapes], dtype=float)
+            moments = np.maximum(moments, 1e-9 * moments.max(axis=1, keepdims=True) + 1e-300)
+            # Poinsot: semi-axes ∝ 1/√I_k; the longest (axis 1, I1 smallest) just outside the
+            # body, so the translucent shell shows around it
+            semi = ELLIPSOID_SIZE * radius[:, None] * np.sqrt(moments[:, :1] / moments)
+            rows = _instances(rotation, semi, pos, ELLIPSOID_COLOR)
+            # the 80-face sphere is round enough below ~25 px, the 320-face one above
+            small = self._thickness(pos, np.zeros(len(pos))) * 25.0 / MIN_PIXELS > radius
+            parts["small_ellipsoids"].append(rows[small])
+            parts["ellipsoids"].append(rows[~small])
+        if options.centre_of_mass:
+            marker = self._thickness(pos, 0.06 * radius) * 2.5
+            parts["markers"].append(_instances(np.broadcast_to(np.eye(3), (len(rows), 3, 3)),
+                                               np.repeat(marker[:, None], 3, 1), pos, COM_COLOR))
+
+    @staticmethod
+    def _polhode(view: FrameView, options: GizmoOptions) -> np.ndarray | None:
+        """(2s, 7) float32 line-segment vertices (position, RGBA) of the ω-tip trails, fading
+        from transparent (oldest) to opaque (newest). Screen-space wide lines, not tubes: every
+        body's trail is tens of segments, too many triangles for llvmpipe as tubes."""
+        ids = list(view.polhode)
+        if options.selected_only:
+            selected = int(view.ids[view.selected]) if 0 <= view.selected < view.count else None
+            ids = [i for i in ids if i == selected]
+        trails = [np.asarray(view.polhode[i], dtype=float).reshape(-1, 3) for i in ids]
+        trails = [t for t in trails if len(t) >= 2]
+        if not trails:
+            return None
+        points = np.concatenate(trails)
+        lengths = np.array([len(t) for t in trails])
+        last = np.cumsum(lengths) - 1                       # index of each trail's newest point
+        starts = np.setdiff1d(np.arange(len(points) - 1), last[:-1])
+        age = np.concatenate([np.linspace(0.0, 1.0, n) for n in lengths])
+        ends = np.stack([starts, starts + 1], 1).ravel()
+        color = np.broadcast_to(POLHODE_COLOR, (len(ends), 4)).copy()
+        color[:, 3] = age[ends]
+        return np.hstack([points[ends], color]).astype(np.float32)
+
+    def _write_lines(self, vertices: np.ndarray | None) -> None:
+        self._line_count = 0 if vertices is None else len(vertices)
+        if not self._line_count:
+            return
+        if vertices.nbytes > self._lines.size:
+            self._lines_vao.release()
+            self._lines.release()
+            self._lines = self.ctx.buffer(reserve=1 << (vertices.nbytes - 1).bit_length(),
+                                          dynamic=True)
+            self._lines_vao = self._line_vao()
+        self._lines.write(vertices)
+
+    def _line_vao(self):
+        return self.ctx.vertex_array(self.line_program,
+                                     [(self._lines, "3f 4f", "in_position", "in_color")])
+
+    def _contacts(self, view: FrameView, parts) -> None:
+        points = np.asarray(view.contact_points, dtype=float)
+        normals = np.asarray(view.contact_normals, dtype=float)
+        scale = np.median([body_radius(s) for s in view.shapes]) if view.count else 0.2
+        dot = self._thickness(points, np.full(len(points), 0.04 * scale)) * 1.8
+        parts["dots"].append(_instances(np.broadcast_to(np.eye(3), (len(points), 3, 3)),
+                                        np.repeat(dot[:, None], 3, 1), points, CONTACT_COLOR))
+        self._arrow(parts, points, normals * 0.6 * scale, ARROW_RADIUS * 0.7 * scale,
+                    CONTACT_COLOR)
+
+    def _container_edges(self, size: np.ndarray, parts) -> None:
+        """The 12 edges of the container as thin lit tubes (part of the walls, always drawn)."""
+        sx, sy, sz = size
+        corners = np.array([[x, y, z] for x in (-sx / 2, sx / 2) for y in (0.0, sy)
+                            for z in (-sz / 2, sz / 2)])
+        pairs = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)
+                          if bin(a ^ b).count("1") == 1])  # corners differing in one coordinate
+        start, step = corners[pairs[:, 0]], corners[pairs[:, 1]] - corners[pairs[:, 0]]
+        length = np.linalg.norm(step, axis=1)
+        radius = self._thickness(start + 0.5 * step, np.full(12, 0.006)) * 0.7
+        parts["shafts"].append(_instances(_basis(step / length[:, None]),
+                                          np.stack([radius, length, radius], 1), start,
+                                          EDGE_COLOR))
+
+    # ---- drawing ------------------------------------------------------------------------------
+
+    def draw_opaque(self, frame: dict) -> None:
+        """Arrows, triads, polhode and contacts: depth-tested and lit, like the bodies."""
+        ctx = self.ctx
+        set_uniforms(self.program, frame)
+        ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
+        ctx.disable(moderngl.BLEND)
+        for name in ("shafts", "heads", "dots"):
+            self.batches[name].render()
+        ctx.disable(moderngl.CULL_FACE)
+
+    def draw_translucent(self, frame: dict) -> None:
+        """Blended, after everything opaque, without depth writes: the polhode trails (they
+        fade out with age), the inertia ellipsoids (outer surface; the body shows through), then
+        the centre-of-mass markers on top of everything (the COM is inside the body)."""
+        ctx = self.ctx
+        ctx.enable(moderngl.DEPTH_TEST | moderngl.BLEND)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        ctx.fbo.depth_mask = False
+        if self._line_count:
+            set_uniforms(self.line_program, frame, u_viewport=self._size, u_width=LINE_PIXELS)
+            self._lines_vao.render(moderngl.LINES, vertices=self._line_count)
+        set_uniforms(self.program, frame)
+        ctx.enable(moderngl.CULL_FACE)
+        self.batches["ellipsoids"].render()
+        self.batches["small_ellipsoids"].render()
+        ctx.fbo.depth_mask = True
+        ctx.disable(moderngl.BLEND | moderngl.DEPTH_TEST)
+        self.batches["markers"].render()
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.CULL_FACE)
+
+    def release(self) -> None:
+        for batch in self.batches.values():
+            batch.release()
+        for obj in (*self._buffers, self._lines_vao, self._lines, self.program,
+                    self.line_program):
+            obj.release()

@@ -1,0 +1,610 @@
+"""The 3D scene with moderngl (GL 3.3 core): background, floor grid, bodies with shadows, gizmos,
+translucent container walls.
+
+Per frame (``Renderer.render``):
+
+1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to the
+   container and the bodies, snapped to texels so shadow edges don't shimmer);
+2. background gradient, floor (grid, PCF shadows, fog), bodies (instanced per Shape: one vertex
+   buffer per mesh, one instance per body), opaque gizmos;
+3. container walls, back faces then front faces, blended with depth writes off; translucent
+   gizmos (inertia ellipsoids); the centre-of-mass markers on top.
+
+Colours are linear RGB; the shaders light in linear space and encode gamma 2.2 at the end, so
+the target framebuffer is an ordinary (non-sRGB) one. Multisampled targets work as is.
+
+Meshes: ``prepare_mesh(shape)`` turns a Shape into vertex arrays on the CPU: body frame,
+normals smooth within 30° and split at sharper creases, and a chain of coarser levels of detail
+made by vertex clustering. llvmpipe transforms and bins every triangle on the render thread
+(holding the GIL, so the physics thread waits too) at roughly 10⁷ triangles/s: measured here, a
+1.31M-face mesh cost 170–270 ms per frame drawn in full (colour + shadow pass), while its
+upload (``ctx.buffer`` of 15 MB + 15 MB) took only ~4 ms. So the drawn mesh is capped at
+``MAX_DRAWN_FACES`` faces, and each body is drawn with the coarsest level that still gives
+triangles of a few pixels at its size on screen. ``prepare_mesh`` takes ~0.1 s per 10⁵ faces
+(2.8 s for that mesh without the cap, ~1 s with): it is cached per Shape and thread-safe, so the
+loader thread calls it after loading a mesh; a big Shape reaching the renderer unprepared is
+prepared on a worker thread (``PREPARE_INLINE_FACES``) and its body appears a moment later,
+while the upload itself stays on the render thread, being cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import moderngl
+import numpy as np
+from pyrr import matrix44
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from physics.meshes import Shape
+from physics.rotation import quat_to_matrix
+
+from .camera import OrbitCamera
+from .gizmos import Gizmos, set_uniforms
+from .resources import load_program
+from .view import FrameView, GizmoOptions
+
+CREASE_ANGLE = math.radians(30.0)  # adjacent faces further apart than this get split normals
+PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a worker thread
+MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
+PIXELS_PER_TRIANGLE = 6.0          # level of detail: coarsest level with triangles ≤ this size
+SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
+                                   # llvmpipe (2048² made the floor ~50 % slower)
+FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
+
+# Light and colours (linear RGB), tuned for demo videos: a warm sun from the upper left-front
+# and a cool sky fill.
+LIGHT_DIR = np.array([-0.45, 1.0, 0.35]) / np.linalg.norm([-0.45, 1.0, 0.35])  # towards light
+LIGHTING = {
+    "u_light_dir": LIGHT_DIR,
+    "u_light_color": (1.05, 0.98, 0.9),
+    "u_sky_ambient": (0.2, 0.24, 0.31),
+    "u_ground_ambient": (0.09, 0.08, 0.07),
+}
+ZENITH, HORIZON, NADIR = (0.06, 0.09, 0.17), (0.4, 0.43, 0.49), (0.22, 0.23, 0.25)
+FLOOR_COLOR = (0.3, 0.3, 0.31)
+WALL_COLOR = (0.55, 0.72, 0.95)
+HIGHLIGHT_COLOR = (1.0, 0.78, 0.25)
+
+# Default body colours (sRGB hex of a muted, distinct palette → linear), picked by body id.
+_PALETTE_SRGB = ("4e79a7", "f28e2b", "e15759", "76b7b2", "59a14f", "edc948", "b07aa1",
+                 "ff9da7", "9c755f", "86bcb6")
+PALETTE = (np.array([[int(h[i:i + 2], 16) for i in (0, 2, 4)] for h in _PALETTE_SRGB])
+           / 255.0) ** 2.2
+
+
+def palette_color(body_id: int) -> np.ndarray:
+    """(3,) linear RGB default colour of a body (when its BodyRecord.color is None)."""
+    return PALETTE[int(body_id) % len(PALETTE)].copy()
+
+
+# ---- meshes (CPU side, any thread) -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshArrays:
+    """A Shape ready for upload: ``levels`` of detail, finest first, each (vertices (k, 6)
+    float32 body-frame position (m) and unit normal, indices (m, 3) uint32); ``two_sided``: the
+    surface is open, draw both faces lit."""
+
+    levels: tuple[tuple[np.ndarray, np.ndarray], ...]
+    two_sided: bool
+
+    @property
+    def face_counts(self) -> np.ndarray:
+        """(levels,) faces per level, decreasing."""
+        return np.array([len(indices) for _, indices in self.levels])
+
+
+_prepared: weakref.WeakKeyDictionary[Shape, MeshArrays] = weakref.WeakKeyDictionary()
+_prepared_lock = threading.Lock()
+
+
+def prepare_mesh(shape: Shape) -> MeshArrays:
+    """Vertex arrays of ``shape`` in its body (principal) frame, computed once per Shape.
+
+    Thread-safe and cached: call it from the loader thread for big meshes (module docstring)
+    so the render thread only uploads. Normals are area-weighted averages over the faces around
+    a vertex that meet at less than ``CREASE_ANGLE``; a vertex on a sharper crease is split, so
+    a box is flat-shaded and an icosphere smooth. Levels: the mesh itself (clustered down to
+    ``MAX_DRAWN_FACES`` if bigger), then clustered to a quarter of the faces each, while that
+    still removes at least a third and leaves ≥ 40 faces.
+    """
+    with _prepared_lock:
+        cached = _prepared.get(shape)
+    if cached is not None:
+        return cached
+    props = shape.properties
+    vertices = (np.asarray(shape.vertices, dtype=float) - props.center_of_mass) \
+        @ props.principal_axes
+    faces = np.asarray(shape.faces, dtype=np.int64)
+    if len(faces) > MAX_DRAWN_FACES:
+        vertices, faces = _cluster(vertices, faces, MAX_DRAWN_FACES)
+    levels = [_split_normals(vertices, faces)]
+    while len(faces) >= 160:
+        coarse_vertices, coarse_faces = _cluster(vertices, faces, len(faces) // 4)
+        if len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < 40:
+            break
+        vertices, faces = coarse_vertices, coarse_faces
+        levels.append(_split_normals(vertices, faces))
+    arrays = MeshArrays(tuple(levels), two_sided=not props.watertight)
+    with _prepared_lock:
+        return _prepared.setdefault(shape, arrays)
+
+
+def _cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.ndarray,
+                                                                             np.ndarray]:
+    """A coarser mesh of about ``target`` faces by vertex clustering (J. Rossignac and P. Borrel,
+    "Multi-resolution 3D approximations for rendering complex scenes", 1993): vertices are
+    merged per cell of a uniform grid (at their mean), faces that collapse are dropped.
+
+    vertices (n, 3), faces (m, 3) → (vertices (k, 3), faces (t, 3) int64). The cell size starts
+    where a smooth surface keeps about ``target`` faces (one per cell size² of area, measured on
+    spheres) and grows by 25 % until the count fits. Faces keep their orientation, so two opposite faces on the same
+    vertices (a thin sheet) both stay.
+    """
+    lo = vertices.min(axis=0)
+    cross = np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]],
+                     vertices[faces[:, 2]] - vertices[faces[:, 0]])
+    area = 0.5 * np.linalg.norm(cross, axis=1).sum()
+    # area-weighted vertex normals: a merged face turned more than 45° from its vertices'
+    # surface is a fold-over or an edge-on sliver of the clustering (it would show as a dark
+    # speck): dropped, leaving at most a sub-pixel crack
+    vertex_normal = np.stack([np.bincount(faces.ravel(), np.repeat(cross[:, k], 3),
+                                          minlength=len(vertices)) for k in range(3)], 1)
+    cell_size = math.sqrt(max(area, 1e-30) / max(target, 1))
+    for _ in range(12):
+        cell = np.floor((vertices - lo) / cell_size).astype(np.int64)
+        dims = cell.max(axis=0) + 1
+        _, cluster = np.unique((cell[:, 0] * dims[1] + cell[:, 1]) * dims[2] + cell[:, 2],
+                               return_inverse=True)
+        count = np.bincount(cluster)
+        merged = np.stack([np.bincount(cluster, vertices[:, k]) for k in range(3)], 1) \
+            / count[:, None]
+        f = cluster[faces]
+        f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
+        surface = np.stack([np.bincount(cluster, vertex_normal[:, k]) for k in range(3)], 1)
+        normal = np.cross(merged[f[:, 1]] - merged[f[:, 0]], merged[f[:, 2]] - merged[f[:, 0]])
+        around = surface[f].sum(axis=1)
+        agree = np.einsum("ij,ij->i", normal, around)
+        f = f[agree > 0.7 * np.linalg.norm(normal, axis=1) * np.linalg.norm(around, axis=1)]
+        # one copy of each face: rotate the smallest index first (keeps the winding)
+        first = np.argmin(f, axis=1)[:, None]
+        f = np.take_along_axis(f, (first + np.arange(3)) % 3, axis=1)
+        k = len(merged)
+        _, unique = np.unique((f[:, 0] * k + f[:, 1]) * k + f[:, 2], return_index=True)
+        f = f[np.sort(unique)]
+        if len(f) <= 1.15 * target:
+            break
+        cell_size *= 1.25
+    used, f = np.unique(f, return_inverse=True)
+    return merged[used], f.reshape(-1, 3)
+
+
+def _split_normals(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (k, 6) float32 position + normal, indices (m, 3) uint32) with crease splitting.
+
+    Each face corner is a node; the corners of one mesh vertex in two faces that share an edge
+    through it and meet within the crease angle are joined. Each connected group of corners
+    becomes one output vertex whose normal sums the area-weighted normals of its faces.
+    """
+    m, n = len(faces), len(vertices)
+    cross = np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]],
+                     vertices[faces[:, 2]] - vertices[faces[:, 0]])  # (m, 3), |·| = 2 × area
+    length = np.linalg.norm(cross, axis=1)
+    unit = cross / np.where(length > 0.0, length, 1.0)[:, None]
+    # edge k of face f runs from corner 3f+k to corner 3f+(k+1)%3
+    corner = np.arange(3 * m).reshape(m, 3)
+    start_c, end_c = corner.ravel(), corner[:, [1, 2, 0]].ravel()
+    start_v, end_v = faces.ravel(), faces[:, [1, 2, 0]].ravel()
+    swap = start_v > end_v
+    low_v, high_v = np.where(swap, end_v, start_v), np.where(swap, start_v, end_v)
+    low_c, high_c = np.where(swap, end_c, start_c), np.where(swap, start_c, end_c)
+    order = np.argsort(low_v * n + high_v)
+    key = (low_v * n + high_v)[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    # pair every further copy of an edge with the first copy (manifold edges come in pairs)
+    run_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+    e1, e2 = order[run_start[~first]], order[~first]
+    smooth = np.einsum("ij,ij->i", unit[e1 // 3], unit[e2 // 3]) > math.cos(CREASE_ANGLE)
+    e1, e2 = e1[smooth], e2[smooth]
+    rows = np.concatenate([low_c[e1], high_c[e1]])
+    cols = np.concatenate([low_c[e2], high_c[e2]])
+    graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(3 * m, 3 * m))
+    count, label = connected_components(graph, directed=False)
+    weight = np.repeat(cross, 3, axis=0)
+    normal = np.stack([np.bincount(label, weight[:, k], minlength=count) for k in range(3)], 1)
+    norm = np.linalg.norm(normal, axis=1)
+    normal = np.where(norm[:, None] > 0.0, normal / np.where(norm > 0.0, norm, 1.0)[:, None],
+                      (0.0, 1.0, 0.0))  # corners of degenerate faces only: any unit normal
+    position = np.empty((count, 3))
+    position[label] = vertices[start_v]
+    return (np.hstack([position, normal]).astype(np.float32),
+            label.reshape(m, 3).astype(np.uint32))
+
+
+# ---- GPU side (render thread) ------------------------------------------------------------------
+
+
+class _GpuMesh:
+    """One level of detail of a Shape on the GPU: vertex + index buffers, a growable
+    per-instance buffer, and the vertex arrays binding them to the colour and shadow programs."""
+
+    INSTANCE_FORMAT = "16f 3f 1f/i"  # model matrix (pyrr layout), colour, highlight
+    INSTANCE_FLOATS = 20
+
+    def __init__(self, ctx: moderngl.Context, level: tuple[np.ndarray, np.ndarray],
+                 two_sided: bool, body_prog, depth_prog):
+        self.ctx, self.body_prog, self.depth_prog = ctx, body_prog, depth_prog
+        self.two_sided = two_sided
+        self.vbo = ctx.buffer(level[0])
+        self.ibo = ctx.buffer(level[1])
+        self.capacity = 0
+        self.instances = None
+        self.vaos: tuple = ()
+        self.reserve(1)
+
+    def reserve(self, count: int) -> None:
+        """Make room for ``count`` instances (grows by powers of two)."""
+        if count <= self.capacity:
+            return
+        self.release_instances()
+        self.capacity = 1 << max(0, count - 1).bit_length()
+        self.instances = self.ctx.buffer(reserve=self.capacity * self.INSTANCE_FLOATS * 4,
+                                         dynamic=True)
+        self.vaos = (
+            self.ctx.vertex_array(self.body_prog, [
+                (self.vbo, "3f 3f", "in_position", "in_normal"),
+                (self.instances, self.INSTANCE_FORMAT, "i_model", "i_color", "i_highlight"),
+            ], index_buffer=self.ibo, index_element_size=4),
+            self.ctx.vertex_array(self.depth_prog, [
+                (self.vbo, "3f 12x", "in_position"),
+                (self.instances, "16f 16x/i", "i_model"),
+            ], index_buffer=self.ibo, index_element_size=4),
+        )
+
+    def release_instances(self) -> None:
+        for vao in self.vaos:
+            vao.release()
+        if self.instances is not None:
+            self.instances.release()
+
+    def release(self) -> None:
+        self.release_instances()
+        self.vbo.release()
+        self.ibo.release()
+
+
+def _floor_quads(footprint) -> np.ndarray:
+    """(v, 2) float32 floor triangles (x, z), counter-clockwise seen from above: without a
+    footprint the whole floor square (6 vertices); with one (x min, z min, x max, z max), that
+    rectangle clipped to the floor first (6), then four quads framing it out to the edges (24)."""
+    h = FLOOR_HALF_SIZE
+
+    def quad(x0, z0, x1, z1):
+        return [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
+
+    if footprint is None:
+        return np.array(quad(-h, -h, h, h), dtype=np.float32)
+    x0, z0, x1, z1 = np.clip(footprint, -h, h)
+    return np.array(quad(x0, z0, x1, z1) + quad(-h, -h, h, z0) + quad(-h, z1, h, h)
+                    + quad(-h, z0, x0, z1) + quad(x1, z0, h, z1), dtype=np.float32)
+
+
+def _wall_box() -> np.ndarray:
+    """(30, 6) float32: the 4 side walls and the ceiling of a unit box (x, z ∈ ±0.5, y ∈ 0…1),
+    position + outward normal; the floor is drawn by the floor program."""
+    faces = (((1, 0, 0), (0, 0, -1), (0, 1, 0)), ((-1, 0, 0), (0, 0, 1), (0, 1, 0)),
+             ((0, 0, 1), (1, 0, 0), (0, 1, 0)), ((0, 0, -1), (-1, 0, 0), (0, 1, 0)),
+             ((0, 1, 0), (1, 0, 0), (0, 0, -1)))
+    out = []
+    for n, u, v in faces:
+        n, u, v = (np.array(a, dtype=float) for a in (n, u, v))
+        centre = 0.5 * n + (0.0, 0.5, 0.0)
+        corners = [centre + 0.5 * (su * u + sv * v) for su, sv in ((-1, -1), (1, -1), (1, 1),
+                                                                      (-1, 1))]
+        out += [np.concatenate([corners[i], n]) for i in (0, 1, 2, 0, 2, 3)]
+    return np.array(out, dtype=np.float32)
+
+
+class Renderer:
+    """Draws a ``FrameView`` (see module docstring). Use on the thread that owns ``ctx``.
+
+    ``shadows`` can be switched off (tests compare with and without). Meshes are uploaded on
+    first use per Shape object (keyed by ``id(shape)``; the renderer keeps the Shape alive until
+    ``release_unused`` drops it).
+    """
+
+    def __init__(self, ctx: moderngl.Context, shadow_size: int = SHADOW_SIZE):
+        self.ctx = ctx
+        self.shadows = True
+        self.body_prog = load_program(ctx, "body")
+        self.depth_prog = load_program(ctx, "depth")
+        self.sky_prog = load_program(ctx, "sky")
+        self.floor_prog = load_program(ctx, "floor")
+        self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
+        self.wall_prog = load_program(ctx, "wall")
+        self.sky_vao = ctx.vertex_array(self.sky_prog, [])
+        self._floor_vbo = ctx.buffer(reserve=30 * 8, dynamic=True)  # ≤ 5 quads of (x, z)
+        self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
+        self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
+                                              [(self._floor_vbo, "2f", "in_xz")])
+        self._wall_vbo = ctx.buffer(_wall_box())
+        self.wall_vao = ctx.vertex_array(self.wall_prog,
+                                         [(self._wall_vbo, "3f 3f", "in_position", "in_normal")])
+        self.shadow_map = ctx.depth_texture((shadow_size, shadow_size))
+        self.shadow_map.compare_func = "<="
+        self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
+        self.shadow_map.repeat_x = self.shadow_map.repeat_y = False
+        self.shadow_fbo = ctx.framebuffer(depth_attachment=self.shadow_map)
+        # cleared now because frames without casters still sample it (branch-free shader), and
+        # uninitialised memory can hold denormals that make llvmpipe's lookups several × slower
+        self.shadow_fbo.clear(depth=1.0)
+        self.gizmos = Gizmos(ctx)
+        self._meshes: dict[int, tuple[Shape, list[_GpuMesh], np.ndarray]] = {}
+        self._pending: dict[int, tuple[Shape, Future]] = {}
+        self._worker: ThreadPoolExecutor | None = None
+
+    # ---- meshes ---------------------------------------------------------------------------
+
+    def mesh(self, shape: Shape) -> tuple[list[_GpuMesh], np.ndarray] | None:
+        """(the uploaded levels of ``shape``, their face counts), or None while a large Shape
+        is still being prepared on the worker thread."""
+        entry = self._meshes.get(id(shape))
+        if entry is not None:
+            return entry[1], entry[2]
+        with _prepared_lock:
+            arrays = _prepared.get(shape)
+        if arrays is None:
+            if len(shape.faces) > PREPARE_INLINE_FACES:
+                self._prepare_later(shape)
+                return None
+            arrays = prepare_mesh(shape)
+        self._pending.pop(id(shape), None)
+        levels = [_GpuMesh(self.ctx, level, arrays.two_sided, self.body_prog, self.depth_prog)
+                  for level in arrays.levels]
+        self._meshes[id(shape)] = (shape, levels, arrays.face_counts)
+        return levels, arrays.face_counts
+
+    @property
+    def uploaded(self) -> tuple[Shape, ...]:
+        """The Shapes whose meshes are on the GPU now."""
+        return tuple(entry[0] for entry in self._meshes.values())
+
+    def _prepare_later(self, shape: Shape) -> None:
+        if id(shape) in self._pending:
+            return
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="tumble-mesh")
+        self._pending[id(shape)] = (shape, self._worker.submit(prepare_mesh, shape))
+
+    def release_unused(self, shapes_in_use) -> None:
+        """Free the GPU meshes of every Shape not in ``shapes_in_use`` (an iterable of Shapes)."""
+        keep = {id(s) for s in shapes_in_use}
+        for key in [k for k in self._meshes if k not in keep]:
+            for level in self._meshes.pop(key)[1]:
+                level.release()
+        for key in [k for k in self._pending if k not in keep]:
+            self._pending.pop(key)[1].cancel()
+
+    def release(self) -> None:
+        """Free every GL object (call before the context goes away)."""
+        self.release_unused(())
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+        self.gizmos.release()
+        for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self._floor_vbo, self.wall_vao, self._wall_vbo,
+                    self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
+                    self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
+            obj.release()
+
+    # ---- frame ----------------------------------------------------------------------------
+
+    def render(self, view: FrameView, camera: OrbitCamera, size: tuple[int, int],
+               gizmos: GizmoOptions | None = None, fbo: moderngl.Framebuffer | None = None):
+        """Draw the whole 3D scene of ``view`` seen by ``camera`` into ``fbo`` (default: the
+        screen) over its ``size`` = (width, height) pixels, with the ``gizmos`` chosen."""
+        ctx = self.ctx
+        width, height = size
+        groups = self._upload_instances(view, camera, height)
+        light_vp, texel, footprint = self._light_space(view)
+        casting = self.shadows and bool(groups)
+        if casting:
+            self._shadow_pass(groups, light_vp)
+
+        target = fbo if fbo is not None else ctx.screen
+        target.use()
+        ctx.viewport = (0, 0, width, height)
+        ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        vp = camera.view_projection(width / height)
+        frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
+                 "u_light_vp": light_vp, "u_shadow_texel": texel,
+                 "u_shadows": int(casting), "u_shadow_map": 0}
+        self.shadow_map.use(0)
+
+        # opaque front to back-ish: bodies and gizmos first, so the floor and the background
+        # (the costly full-screen shaders on llvmpipe) skip the pixels they cover
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND)
+        ctx.depth_func = "<"
+        set_uniforms(self.body_prog, frame, u_highlight_color=HIGHLIGHT_COLOR)
+        for gpu, count in groups:
+            if gpu.two_sided:
+                ctx.disable(moderngl.CULL_FACE)
+            else:
+                ctx.enable(moderngl.CULL_FACE)
+            gpu.vaos[0].render(moderngl.TRIANGLES, instances=count)
+        ctx.disable(moderngl.CULL_FACE)
+
+        options = gizmos if gizmos is not None else GizmoOptions()
+        self.gizmos.update(view, camera, size, options)
+        self.gizmos.draw_opaque(frame)
+
+        # shadow taps are the floor's main cost per pixel, so only the rectangle where shadows
+        # can fall (the casters' footprint) has them; the rest of the floor is drawn without
+        fog_start = 12.0 + 1.5 * camera.distance
+        floor = dict(u_floor_color=FLOOR_COLOR, u_horizon=HORIZON,
+                     u_fog=(fog_start, fog_start + 0.4 * FLOOR_HALF_SIZE))
+        inner = _floor_quads(footprint if casting else None)
+        self._floor_vbo.write(inner)
+        if casting:
+            set_uniforms(self.floor_prog, frame, **floor)
+            self.floor_vao.render(moderngl.TRIANGLES, vertices=6)
+        set_uniforms(self.far_floor_prog, frame, **floor)
+        self.far_floor_vao.render(moderngl.TRIANGLES, first=6 if casting else 0,
+                                  vertices=len(inner) - 6 if casting else 6)
+
+        ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
+        set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
+                     **{k: np.power(v, 1.0 / 2.2) for k, v in
+                        (("u_zenith", ZENITH), ("u_horizon", HORIZON), ("u_nadir", NADIR))})
+        self.sky_vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.depth_func = "<"
+
+        self._draw_walls(view, frame)
+        self.gizmos.draw_translucent(frame)
+        ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.fbo.depth_mask = True
+
+    def _upload_instances(self, view: FrameView, camera: OrbitCamera,
+                          height: int) -> list[tuple[_GpuMesh, int]]:
+        """Write the instance buffers of each (Shape, level of detail) in view;
+        [(mesh level, instance count)] of those ready to draw."""
+        n = view.count
+        if n == 0:
+            return []
+        data = np.zeros((n, _GpuMesh.INSTANCE_FLOATS), dtype=np.float32)
+        model = data[:, :16].reshape(n, 4, 4)
+        # pyrr row-vector layout: p_world = p_body @ M with M[:3,:3] = Rᵀ, M[3,:3] = COM
+        model[:, :3, :3] = np.swapaxes(quat_to_matrix(np.asarray(view.quat, dtype=float)), 1, 2)
+        model[:, 3, :3] = view.pos
+        model[:, 3, 3] = 1.0
+        data[:, 16:19] = view.color
+        if 0 <= view.selected < n:
+            data[view.selected, 19] = 1.0
+        # level of detail: a body of radius R covers ~π (R/pixel)² px, half its faces face the
+        # camera; take the coarsest level whose triangles stay ≤ PIXELS_PER_TRIANGLE px
+        radius = np.array([self.gizmos.body_radius(s) for s in view.shapes])
+        depth = np.maximum((np.asarray(view.pos, dtype=float) - camera.eye) @ -camera.back,
+                           camera.clip_range()[0])
+        pixels = radius / camera.world_per_pixel(depth, height)
+        budget = 2.0 * math.pi * pixels ** 2 / PIXELS_PER_TRIANGLE  # faces worth drawing
+        keys = np.fromiter((id(s) for s in view.shapes), dtype=np.int64, count=n)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        groups = []
+        for g, row in enumerate(first):
+            mesh = self.mesh(view.shapes[row])
+            if mesh is None:
+                continue
+            levels, faces = mesh
+            rows = np.flatnonzero(inverse == g)
+            # the finest level first whose face count fits the budget, else the coarsest
+            fits = faces[None, :] <= budget[rows, None]
+            level = np.where(fits.any(axis=1), fits.argmax(axis=1), len(faces) - 1)
+            for index in np.unique(level):
+                chosen = data[rows[level == index]]
+                gpu = levels[index]
+                gpu.reserve(len(chosen))
+                gpu.instances.write(chosen)
+                groups.append((gpu, len(chosen)))
+        return groups
+
+    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, tuple]:
+        """(light view-projection (4, 4) float32, world size of a shadow texel in m, floor
+        footprint (x min, z min, x max, z max) m where shadows can fall): an orthographic box
+        around the bodies and their shadows on the floor (only casters need texels; receivers
+        outside read the map's empty border)."""
+        points = [np.zeros((1, 3))]
+        if view.count:
+            radius = np.array([self.gizmos.body_radius(s) for s in view.shapes])[:, None]
+            pos = np.asarray(view.pos, dtype=float)
+            shadow = pos - LIGHT_DIR * (np.maximum(pos[:, 1:2], 0.0) / LIGHT_DIR[1])
+            # a sphere's shadow on the floor is stretched by 1/cos of the light's slant
+            spread = radius / LIGHT_DIR[1]
+            points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
+        points = np.concatenate(points)
+        low, high = points.min(0), points.max(0)
+        footprint = (low[0], low[2], high[0], high[2])
+        centre = 0.5 * (points.min(0) + points.max(0))
+        # radius rounded up to a power of 1.1 and centre snapped to whole texels: the map only
+        # changes in steps, so shadow edges stay still while bodies move
+        radius = 0.5 * np.linalg.norm(points.max(0) - points.min(0)) * 1.02 + 0.05
+        radius = 1.1 ** math.ceil(math.log(radius, 1.1))
+        texel = 2.0 * radius / self.shadow_map.width
+        look = matrix44.create_look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        centre_light = np.round((centre @ look[:3, :3]) / texel) * texel
+        centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
+        eye = centre + LIGHT_DIR * 2.0 * radius
+        light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
+        proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius,
+                                                     0.0, 4.0 * radius)
+        return (light_view @ proj).astype(np.float32), texel, footprint
+
+    def _shadow_pass(self, groups, light_vp: np.ndarray) -> None:
+        ctx = self.ctx
+        self.shadow_fbo.use()
+        ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.height)
+        self.shadow_fbo.clear(depth=1.0)
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.depth_func = "<"
+        # slope-scaled offset on the casters; the receivers add a normal offset (shadow.glsl)
+        ctx.polygon_offset = (1.5, 2.0)
+        set_uniforms(self.depth_prog, {"u_light_vp": light_vp})
+        for gpu, count in groups:
+            gpu.vaos[1].render(moderngl.TRIANGLES, instances=count)
+        ctx.polygon_offset = (0.0, 0.0)
+
+    def _draw_walls(self, view: FrameView, frame: dict) -> None:
+        """Translucent container: far (back) faces first, then near (front) faces, blended
+        over the scene with depth test on and depth writes off."""
+        if view.container_size is None:
+            return
+        ctx = self.ctx
+        ctx.enable(moderngl.BLEND | moderngl.CULL_FACE)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        ctx.fbo.depth_mask = False
+        set_uniforms(self.wall_prog, frame, u_size=np.asarray(view.container_size, dtype=float),
+                     u_wall_color=np.power(WALL_COLOR, 1.0 / 2.2))
+        for cull in ("front", "back"):
+            ctx.cull_face = cull
+            self.wall_vao.render(moderngl.TRIANGLES)
+        ctx.cull_face = "back"
+        ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
+        ctx.fbo.depth_mask = True
+
+
+class OffscreenTarget:
+    """An offscreen framebuffer to render into (multisampled when ``samples`` > 0) and read
+    back, for tests, screenshots and recording. ``fbo`` is what ``Renderer.render`` draws into;
+    ``read()`` resolves the samples and returns the pixels (height, width, 3) uint8, top row
+    first (image order)."""
+
+    def __init__(self, ctx: moderngl.Context, size: tuple[int, int], samples: int = 0):
+        self.ctx, self.size = ctx, tuple(size)
+        self.fbo = ctx.framebuffer(ctx.renderbuffer(self.size, samples=samples),
+                                   ctx.depth_renderbuffer(self.size, samples=samples))
+        self._resolved = (ctx.framebuffer(ctx.renderbuffer(self.size)) if samples else None)
+
+    def read(self) -> np.ndarray:
+        source = self.fbo
+        if self._resolved is not None:
+            self.ctx.copy_framebuffer(self._resolved, self.fbo)
+            source = self._resolved
+        width, height = self.size
+        pixels = np.frombuffer(source.read(components=3), dtype=np.uint8)
+        return pixels.reshape(height, width, 3)[::-1].copy()
+
+    def release(self) -> None:
+        for fbo in (self.fbo, self._resolved):
+            if fbo is not None:
+                for attachment in (*fbo.color_attachments, fbo.depth_attachment):
+                    if attachment is not None:
+                        attachment.release()
+                fbo.release()

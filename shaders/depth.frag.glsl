@@ -1,0 +1,4 @@
+#version 330 core
+// Shadow pass: only depth is written.
+void main() {
+}
