@@ -58,8 +58,8 @@ INCLUDES = ("lighting.glsl", "shadow.glsl")  # shared GLSL pieces, pasted in by 
 
 
 def load_program(ctx, name: str, defines: tuple[str, ...] = ()):
-    """The moderngl program ``name.vert.glsl`` + ``name.frag.glsl``, with ``#define`` lines for
-    ``defines`` after the ``#version`` line; the shared pieces of ``INCLUDES`` are registered in
+    """The moderngl program ``name.vert.glsl`` + ``name.frag.glsl`` (+ ``name.geom.glsl`` when
+    there is one), with ``#define`` lines for ``defines`` after the ``#version`` line; the shared pieces of ``INCLUDES`` are registered in
     ``ctx.includes`` first (GLSL 3.30 has no include of its own, moderngl resolves them)."""
     for include in INCLUDES:
         if include not in ctx.includes:
@@ -69,5 +69,8 @@ def load_program(ctx, name: str, defines: tuple[str, ...] = ()):
         version, _, rest = shader_source(path).partition("\n")
         return "\n".join([version, *(f"#define {d}" for d in defines), rest])
 
+    geometry = f"{name}.geom.glsl"
     return ctx.program(vertex_shader=source(f"{name}.vert.glsl"),
-                       fragment_shader=source(f"{name}.frag.glsl"))
+                       fragment_shader=source(f"{name}.frag.glsl"),
+                       geometry_shader=source(geometry)
+                       if (shader_dir() / geometry).is_file() else None)
