@@ -1,9 +1,10 @@
 """Gizmos: angular momentum L, angular velocity ω, principal axes, inertia ellipsoid, polhode
 trail, centre-of-mass marker, contacts and velocity — as lit, depth-tested 3D shapes.
 
-Every gizmo is an instance of one of three unit meshes (cylinder, cone, sphere) drawn with
+Every gizmo is an instance of a few unit meshes (cylinder, cone, two spheres) drawn with
 ``gizmo.*.glsl``: arrows are a cylinder shaft plus a cone head, so a frame of gizmos for any
-number of bodies costs a handful of draw calls.
+number of bodies costs a handful of draw calls. The polhode trails are lines (``line.*.glsl``).
+The container's 12 edges are drawn here too, as thin tubes (part of the walls, always on).
 
 Arrow lengths (the mapping behind ``GizmoOptions.arrow_scale``, per body of radius R — the
 largest distance of its hull from the centre of mass — and mean principal moment Ī):
@@ -21,7 +22,9 @@ Arrow thickness follows the body (2.5 % of R) but never drops below ``MIN_PIXELS
 the arrow's distance from the camera, so arrows stay readable at any zoom. The principal-axis
 triad (red, green, blue = axes of I1 ≤ I2 ≤ I3; right-handed, as the principal frame is) is
 1.35 R long; Poinsot's inertia ellipsoid has semi-axes ∝ 1/√I_k, scaled so the longest (along
-axis 1) is 1.25 R. The polhode trail is drawn as 2.5 px wide lines.
+axis 1) is 1.25 R. The polhode trail is drawn as 2.5 px wide lines fading with age. Contact
+normals are arrows one median body radius long from pink contact dots; the centre-of-mass
+marker is a white ball drawn on top (the COM is inside the body).
 """
 
 from __future__ import annotations
@@ -357,7 +360,7 @@ class Gizmos:
         dot = self._thickness(points, np.full(len(points), 0.04 * scale)) * 1.8
         parts["dots"].append(_instances(np.broadcast_to(np.eye(3), (len(points), 3, 3)),
                                         np.repeat(dot[:, None], 3, 1), points, CONTACT_COLOR))
-        self._arrow(parts, points, normals * 0.6 * scale, ARROW_RADIUS * 0.7 * scale,
+        self._arrow(parts, points, normals * scale, ARROW_RADIUS * 0.7 * scale,
                     CONTACT_COLOR)
 
     def _container_edges(self, size: np.ndarray, parts) -> None:
