@@ -21,7 +21,6 @@ Log lines (INFO, logger ``tumble``, also shown as notifications):
 
 from __future__ import annotations
 
-import colorsys
 import dataclasses
 import logging
 import math
@@ -39,6 +38,7 @@ from physics.meshes import MAX_FACES, Shape, load_shape
 from physics.scene import BodyRecord, Scene, build_world, load_scene
 
 from .app_state import AppState
+from .renderer import palette_color
 
 log = logging.getLogger("tumble")
 
@@ -52,9 +52,8 @@ _STOP = object()
 
 
 def body_color(body_id: int) -> tuple[float, float, float]:
-    """A distinct, pleasant colour per body id (golden-ratio hue steps, soft saturation)."""
-    hue = (0.08 + 0.618033988749895 * body_id) % 1.0
-    return colorsys.hsv_to_rgb(hue, 0.55, 0.9)
+    """The renderer's default colour for a body id (linear RGB), as a record stores it."""
+    return tuple(float(c) for c in palette_color(body_id))
 
 
 @dataclass(frozen=True)
