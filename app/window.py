@@ -1,0 +1,567 @@
+"""The desktop app: a pyglet window drawing the running simulation (issue 3, design.md "Data flow").
+
+Threads: the physics thread (``Simulation``) steps at its fixed rate; the loader thread reads
+files; this (main) thread runs pyglet's event loop, and once per display frame
+
+    poll the loader → interpolate the latest two snapshots → FrameView → renderer (+ gizmos)
+    → ImGui panel → flip
+
+Input goes to ImGui first (its ``wants_mouse`` / ``wants_keyboard``); the 3D view gets the rest:
+
+    left-drag       orbit                     middle-drag, Shift+left-drag   pan
+    wheel           zoom                      click                          select (ray vs hull)
+    Ctrl+left-drag  grab the body with a spring (release to throw it)
+    F  frame the selection (or the scene)     S  spin the selection about its intermediate axis
+    Space  pause/run    →  single step    R  reset    Del  remove selection    F1  help
+    Esc  clear the selection (pyglet's default, closing the window, is not wanted here)
+
+Nothing that goes wrong in a frame, an input handler or a file ends the app: the error is logged
+with its traceback, shown as a notification, and the loop goes on.
+
+Testing/diagnostics hook: with the environment variable ``TUMBLE_STATUS_FILE=PATH`` the app
+writes a small JSON object to PATH once a second (atomically; see ``App.status``): body count,
+world restitution and friction, sim time, pause state, files loading, frame rate, window size
+and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels from the top-left) of
+``Panel.item_rects`` — so a test can drive a slider with real pointer events.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import logging
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import moderngl
+import numpy as np
+import pyglet
+from imgui_bundle import imgui
+
+from physics.model import WorldDef
+from physics.rotation import quat_rotate, quat_to_matrix
+from physics.simulation import Simulation
+from physics.world import World
+
+from .app_state import AppState
+from .camera import OrbitCamera
+from .gizmos import body_radius
+from .imgui_gl import ImGuiRenderer
+from .interpolate import RENDER_DELAY, interpolate
+from .loader import Loader, body_color
+from .panel import PANEL_WIDTH, Panel
+from .picking import pick
+from .renderer import Renderer
+from .resources import asset_path
+from .view import FrameView
+
+log = logging.getLogger("tumble")
+
+TITLE = "Tumble"
+SIZE = (1280, 720)
+FRAME_INTERVAL = 1.0 / 60.0   # s: redraw rate (vsync holds it to the display where there is one)
+PHYSICS_HZ = 240.0            # until a scene sets its own
+HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view, the default container
+ORBIT_PER_PIXEL = 0.008       # rad
+CLICK_SLOP = 4                # px a press may move and still count as a click
+GRAB_FREQUENCY = 4.0          # Hz: natural frequency of the grab spring with the body's mass
+SPIN_RATE = 2.0 * 2.0 * math.pi   # rad/s about the intermediate axis given by S (2 turns/s)
+SPIN_WOBBLE = 0.02            # fraction about the major axis: seeds the flip (Dzhanibekov)
+POLHODE_SECONDS = 4.0         # s of sim time kept in the ω-tip trail
+SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of Mesa's CPU paths
+STATUS_ENV = "TUMBLE_STATUS_FILE"
+ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
+
+
+def main(files: list[str]) -> int:
+    """``tumble [FILES…]``: open the window with the files (default scene when none); returns
+    the exit status when the window is closed."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s",
+                        stream=sys.stderr)
+    logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    try:
+        app = App([Path(f) for f in files] or [asset_path("scenes/default.toml")],
+                  status_path=os.environ.get(STATUS_ENV) or None)
+    except _no_window_errors() as e:
+        log.error("cannot open a window (%s); 'tumble simulate' and 'tumble record' run "
+                  "without a display", e)
+        return 1
+    try:
+        pyglet.app.run(FRAME_INTERVAL)
+    finally:
+        app.shutdown()
+    return 0
+
+
+def _no_window_errors() -> tuple[type[Exception], ...]:
+    """What pyglet raises when it cannot open a window: a missing X display has its own
+    class, outside the WindowException family."""
+    errors: tuple = (pyglet.window.WindowException,)
+    if sys.platform.startswith("linux"):
+        from pyglet.display.xlib import NoSuchDisplayException
+        errors += (NoSuchDisplayException,)
+    return errors
+
+
+def _create_window() -> pyglet.window.Window:
+    """1280×720 resizable GL 3.3 core window, with 4× MSAA when the GPU has it.
+
+    A software rasterizer (Mesa llvmpipe, as in CI and on machines without a GPU) gets no MSAA:
+    measured here at 1280×720 it halves the frame rate of the default scene (13 → 25 fps), so
+    the window is opened again without it.
+    """
+    # one window, one context: no hidden shadow window (pyglet creates it on the first import
+    # of pyglet.window, which would also need a display before main() can report there is none)
+    pyglet.options["shadow_window"] = False
+    from . import xdnd_fix  # noqa: F401  (importing it patches pyglet's XDND handler)
+
+    base = dict(major_version=3, minor_version=3, forward_compatible=True, depth_size=24,
+                double_buffer=True)
+    for extra in (dict(sample_buffers=1, samples=4), {}):
+        try:
+            window = pyglet.window.Window(*SIZE, caption=TITLE, resizable=True, vsync=True,
+                                          file_drops=True, visible=False,  # shown when kept
+                                          config=pyglet.gl.Config(**base, **extra))
+        except pyglet.window.NoSuchConfigException:
+            log.info("no OpenGL 3.3 configuration with %s", extra or "these settings")
+            continue
+        renderer = window.context.get_info().get_renderer()
+        if extra and any(name in renderer.lower() for name in SOFTWARE_RENDERERS):
+            log.info("%s renders in software: no MSAA", renderer)
+            window.close()
+            continue
+        window.set_visible(True)
+        return window
+    raise pyglet.window.NoSuchConfigException("no OpenGL 3.3 core configuration available")
+
+
+def _guarded(handler):
+    """Run an event handler so that an exception is reported instead of ending the app."""
+    @functools.wraps(handler)
+    def run(self, *args):
+        try:
+            return handler(self, *args)
+        except Exception as e:
+            self.report(e, f"{handler.__name__}")
+            return pyglet.event.EVENT_HANDLED
+    return run
+
+
+class PolhodeTrail:
+    """The ω-tip trail of one body on its Poinsot inertia ellipsoid (the polhode).
+
+    Samples are kept in the BODY frame, scaled onto the ellipsoid the gizmos draw
+    (xᵀ I x = c with the longest semi-axis = body radius R, so c = R² I1): the point is
+    ω·√(c / ωᵀIω) — Poinsot's construction (Landau–Lifshitz, Mechanics §37). Drawn with
+    the body's current pose, the curve rides on the ellipsoid as the body turns.
+    """
+
+    def __init__(self):
+        self.body_id: int | None = None
+        self._points: collections.deque = collections.deque()  # (sim time, (3,) body frame)
+
+    def update(self, body_id: int | None, shape, snapshot) -> None:
+        """Add the newest snapshot's ω of ``body_id`` (restart on a new body or a reset)."""
+        if body_id != self.body_id or (self._points and snapshot.time < self._points[-1][0]):
+            self._points.clear()
+            self.body_id = body_id
+        if body_id is None or shape is None:
+            return
+        rows = np.flatnonzero(snapshot.ids == body_id)
+        if not len(rows) or (self._points and snapshot.time == self._points[-1][0]):
+            return
+        omega = snapshot.omega_body[rows[0]]
+        moments = shape.properties.principal_moments
+        energy2 = float(omega @ (moments * omega))  # ωᵀIω = 2 T_rot
+        if energy2 > 0.0:
+            c = body_radius(shape) ** 2 * moments[0]
+            self._points.append((snapshot.time, omega * math.sqrt(c / energy2)))
+        while self._points and self._points[0][0] < snapshot.time - POLHODE_SECONDS:
+            self._points.popleft()
+
+    def world(self, pos, quat) -> np.ndarray:
+        """(m,3) trail points in the world for a body at pos (3,), quat (4,)."""
+        if not self._points:
+            return np.zeros((0, 3))
+        body = np.array([p for _, p in self._points])
+        return pos + quat_rotate(np.asarray(quat)[None], body)
+
+
+def grab_spring(mass: float) -> tuple[float, float]:
+    """(stiffness N/m, damping N·s/m) of the mouse spring for a body of ``mass`` kg: natural
+    frequency GRAB_FREQUENCY whatever the mass (k = m ω²), critically damped (c = 2 m ω), so
+    the body follows the pointer within ~1/ω without ringing."""
+    omega = 2.0 * math.pi * GRAB_FREQUENCY
+    return mass * omega ** 2, 2.0 * mass * omega
+
+
+def ray_plane(origin, direction, point, normal) -> np.ndarray | None:
+    """Where the ray origin + t·direction (t > 0) meets the plane through ``point`` with
+    ``normal`` (all (3,)); None when it runs parallel to it or points away."""
+    facing = float(np.dot(direction, normal))
+    if abs(facing) < 1e-9:
+        return None
+    t = float(np.dot(np.subtract(point, origin), normal)) / facing
+    return None if t <= 0 else np.asarray(origin, dtype=float) + t * np.asarray(direction)
+
+
+def floor_point(origin, direction, fallback, container_size) -> np.ndarray:
+    """(3,) point on the floor (y = 0) hit by the ray, kept inside the container's footprint
+    (container_size (3,) m or None); a ray that misses the floor (above the horizon) drops at
+    the point under ``fallback`` (the camera's target)."""
+    point = ray_plane(origin, direction, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    point = np.array(fallback if point is None else point, dtype=float)
+    point[1] = 0.0
+    if container_size is not None:
+        half = np.asarray(container_size, dtype=float)[[0, 2]] / 2
+        point[[0, 2]] = np.clip(point[[0, 2]], -half, half)
+    return point
+
+
+def spin_impulses(pos, quat, moments) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Two (impulse (3,) N·s, world point (3,)) pairs that spin a body at pos (3,), quat (4,)
+    with principal moments (3,) by SPIN_RATE about its intermediate axis (plus SPIN_WOBBLE of
+    that about the major axis, which seeds the Dzhanibekov flip) without moving its centre of
+    mass. The angular impulse ΔL = R·(0, I2 ω, wobble·I3 ω) is given as a couple, +F at
+    c + u and −F at c − u with unit u ⊥ ΔL: ΔL = 2 u × F, and F = ½ ΔL × u since
+    u × (ΔL × u) = ΔL."""
+    axes = quat_to_matrix(np.asarray(quat, dtype=float))  # columns: principal axes, world
+    delta_l = axes @ (SPIN_RATE * np.array([0.0, moments[1], SPIN_WOBBLE * moments[2]]))
+    direction = delta_l / np.linalg.norm(delta_l)
+    u = np.cross(direction, [1.0, 0.0, 0.0] if abs(direction[0]) < 0.9 else [0.0, 1.0, 0.0])
+    u /= np.linalg.norm(u)
+    force = 0.5 * np.cross(delta_l, u)
+    centre = np.asarray(pos, dtype=float)
+    return [(force, centre + u), (-force, centre - u)]
+
+
+class App:
+    """Everything the window shows and owns; pyglet calls its ``on_*`` handlers."""
+
+    def __init__(self, files: list[Path], status_path: str | None = None):
+        self.window = _create_window()
+        self.ctx = moderngl.create_context()  # pyglet's context, current after creation
+        log.info("OpenGL: %s (%s), %d samples", self.ctx.info["GL_RENDERER"],
+                 self.ctx.info["GL_VERSION"], self.window.config.samples or 0)
+        self.sim = Simulation(World(WorldDef()), hz=PHYSICS_HZ)
+        self.state = AppState(sim=self.sim)
+        self.loader = Loader(self.state)
+        self.state.request_files = self.loader.request
+        self.camera = OrbitCamera()
+        self.renderer = Renderer(self.ctx)
+        self.ui = ImGuiRenderer(self.ctx)
+        imgui.get_io().config_error_recovery_enable_assert = False  # recover at the frame end
+        self.panel = Panel(self.state)
+        self.polhode = PolhodeTrail()
+        self.status_path = status_path
+        self.closed = False
+        self._view: FrameView | None = None
+        self._shapes_in_use: frozenset = frozenset()
+        self._seen_ids: set[int] = set()
+        self._press = None            # (x, y, button, modifiers) of a press the 3D view owns
+        self._dragged = False
+        self._grab = None             # (body id, plane point (3,), plane normal (3,), anchor)
+        self._last_frame = time.perf_counter()
+        self._frame_times: collections.deque = collections.deque(maxlen=120)
+        self._errors: dict[str, float] = {}
+
+        # the app's handlers first, ImGui's pushed on top: ImGui sees every event first and
+        # passes it on (its handlers return None); bound methods are held weakly by pyglet,
+        # so self keeps both objects alive (recipe 03's pitfall)
+        self.window.push_handlers(self)
+        self.window.push_handlers(self.ui)
+        self.ui.on_resize(*self.window.get_size())
+        self.look_at(HOME_CENTER, HOME_RADIUS)
+
+        self.sim.start()
+        self.loader.request(files, set_reset_point=True)
+        if status_path:
+            pyglet.clock.schedule_interval(self._write_status, 1.0)
+
+    # ---- errors -------------------------------------------------------------------------------
+    def report(self, error: Exception, where: str) -> None:
+        """Log the traceback and show a notification; an error repeating every frame is
+        reported again only every few seconds."""
+        text = f"unexpected error in {where}: {type(error).__name__}: {error}"
+        now = time.monotonic()
+        if now - self._errors.get(text, -math.inf) < ERROR_REPEAT_SECONDS:
+            return
+        self._errors[text] = now
+        self.state.notifications.error(text)  # shown, and logged as one line
+        log.error("where it happened (%s):", where, exc_info=error)
+
+    # ---- the frame ----------------------------------------------------------------------------
+    def on_draw(self):
+        if self.closed:
+            return pyglet.event.EVENT_HANDLED
+        ui_open = False
+        try:
+            now = time.perf_counter()
+            dt, self._last_frame = now - self._last_frame, now
+            self._frame_times.append(now)
+            self.loader.poll()
+            prev, new = self.sim.latest_two()
+            self._forget_removed(new)
+            view = self._frame_view(prev, new, now - RENDER_DELAY)
+            self._view = view
+            self._release_unused_meshes(view)
+            width, height = self.window.get_framebuffer_size()
+            self.renderer.render(view, self.camera, size=(width, height),
+                                 gizmos=self.state.gizmos)
+            self.panel.record_plots(new)  # once per snapshot (it skips repeats)
+            self.ui.new_frame(self.window.get_size(), dt)
+            ui_open = True
+            self.panel.draw(new)
+            ui_open = False
+            self.ui.render()
+        except Exception as e:
+            self.report(e, "frame")
+            if ui_open:  # close the ImGui frame (error recovery ends unmatched Begin/Push)
+                try:
+                    self.ui.render()
+                except Exception as e2:
+                    log.error("ImGui could not recover from the frame error", exc_info=e2)
+        return pyglet.event.EVENT_HANDLED
+
+    def _forget_removed(self, snapshot) -> None:
+        """Drop records of bodies that were shown before and are gone now (removed, reset):
+        ids are reused after a reset. A record whose body has not appeared yet stays."""
+        present = set(snapshot.ids.tolist())
+        for body_id in [i for i in self.state.bodies if i in self._seen_ids and i not in present]:
+            del self.state.bodies[body_id]
+        self._seen_ids = present
+        if self.state.selected is not None and self.state.selected not in self.state.bodies:
+            self.state.selected = None
+
+    def _frame_view(self, prev, new, render_time: float) -> FrameView:
+        pose = interpolate(prev, new, render_time)
+        records = self.state.bodies
+        rows = np.array([r for r, i in enumerate(pose.ids.tolist()) if i in records], dtype=int)
+        ids = pose.ids[rows]
+        shapes = tuple(records[i].shape for i in ids.tolist())
+        color = np.array([records[i].color or body_color(i) for i in ids.tolist()],
+                         dtype=float).reshape(-1, 3)
+        selected = self.state.selected
+        row_of = {i: r for r, i in enumerate(ids.tolist())}
+        sel_row = row_of.get(selected, -1)
+        self.polhode.update(selected if sel_row >= 0 else None,
+                            records[selected].shape if sel_row >= 0 else None, new)
+        polhode = {}
+        if sel_row >= 0 and self.state.gizmos.polhode:
+            polhode[selected] = self.polhode.world(pose.pos[rows][sel_row],
+                                                   pose.quat[rows][sel_row])
+        return FrameView(
+            ids=ids, shapes=shapes, pos=pose.pos[rows], quat=pose.quat[rows], color=color,
+            vel=pose.vel[rows], omega=pose.omega[rows], ang_mom=pose.ang_mom[rows],
+            selected=sel_row, contact_points=new.contact_points,
+            contact_normals=new.contact_normals, container_size=new.container_size,
+            polhode=polhode)
+
+    def _release_unused_meshes(self, view: FrameView) -> None:
+        in_use = frozenset(id(s) for s in view.shapes)
+        if in_use != self._shapes_in_use:
+            self._shapes_in_use = in_use
+            self.renderer.release_unused(view.shapes)
+
+    # ---- picking and dragging -----------------------------------------------------------------
+    def _ray(self, x, y):
+        return self.camera.ray(x, y, *self.window.get_size())
+
+    def _pick(self, x, y):
+        view = self._view
+        if view is None or view.count == 0:
+            return None
+        origin, direction = self._ray(x, y)
+        return pick(origin, direction, view.ids, view.shapes, view.pos, view.quat)
+
+    def _start_grab(self, x, y) -> None:
+        hit = self._pick(x, y)
+        if hit is None:
+            return
+        view = self._view
+        row = int(np.flatnonzero(view.ids == hit.body_id)[0])
+        rotation = quat_to_matrix(view.quat[row])
+        anchor = rotation.T @ (hit.point - view.pos[row])  # body frame
+        self.state.selected = hit.body_id
+        # the target moves on the plane through the grab point facing the camera
+        self._grab = (hit.body_id, hit.point, self.camera.back.copy(), anchor)
+        self._send_grab(hit.point)
+
+    def _send_grab(self, target) -> None:
+        body_id, _, _, anchor = self._grab
+        stiffness, damping = grab_spring(self.state.bodies[body_id].shape.properties.mass)
+        self.sim.set_grab(body_id, anchor, target, stiffness, damping)
+
+    def _drag_grab(self, x, y) -> None:
+        _, point, normal, _ = self._grab
+        target = ray_plane(*self._ray(x, y), point, normal)
+        if target is not None:
+            self._send_grab(target)
+
+    def _end_grab(self) -> None:
+        self._grab = None
+        self.sim.clear_grab()
+
+    def floor_point(self, x, y) -> np.ndarray:
+        """World point on the floor under window pixel (x, y) (see ``floor_point``)."""
+        return floor_point(*self._ray(x, y), self.camera.target,
+                           self.sim.latest().container_size)
+
+    # ---- actions ------------------------------------------------------------------------------
+    def look_at(self, center, radius: float) -> None:
+        """Frame a sphere (center (3,), radius m) in the part of the window the panel leaves
+        free: the camera frames it for that area's aspect, then pans it to that area's middle."""
+        width, height = self.window.get_size()
+        covered = min(PANEL_WIDTH, width / 2) if self.state.show_panel else 0.0
+        self.camera.frame(center, radius, (width - covered) / max(height, 1))
+        self.camera.pan(-covered / 2, 0.0, height)
+
+    def frame_selection(self) -> None:
+        """F: the selected body, else every body (else the container)."""
+        view = self._view
+        if view is None or view.count == 0:
+            self.look_at(HOME_CENTER, HOME_RADIUS)
+            return
+        radii = np.array([body_radius(s) for s in view.shapes])
+        if 0 <= view.selected < view.count:
+            self.look_at(view.pos[view.selected], radii[view.selected])
+            return
+        low = (view.pos - radii[:, None]).min(axis=0)
+        high = (view.pos + radii[:, None]).max(axis=0)
+        self.look_at((low + high) / 2, float(np.linalg.norm(high - low)) / 2)
+
+    def spin_selection(self) -> None:
+        """Angular impulse about the selected body's intermediate principal axis (plus a
+        little about the major one, so the Dzhanibekov flip shows up quickly)."""
+        view, body_id = self._view, self.state.selected
+        if view is None or body_id is None or not (0 <= view.selected < view.count):
+            return
+        row = view.selected
+        moments = self.state.bodies[body_id].shape.properties.principal_moments
+        for impulse, point in spin_impulses(view.pos[row], view.quat[row], moments):
+            self.sim.apply_impulse(body_id, impulse, point)
+
+    # ---- pyglet events (pyglet.window is imported once _create_window set pyglet's options) --
+    @_guarded
+    def on_mouse_press(self, x, y, button, modifiers):
+        from pyglet.window import key, mouse
+
+        if self.ui.wants_mouse:
+            self._press = None
+            return
+        self._press, self._dragged = (x, y, button, modifiers), False
+        if button == mouse.LEFT and modifiers & key.MOD_CTRL:
+            self._start_grab(x, y)
+
+    @_guarded
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        from pyglet.window import key, mouse
+
+        if self._press is None:
+            return  # the press belonged to ImGui
+        px, py, button, press_modifiers = self._press
+        self._dragged = self._dragged or abs(x - px) + abs(y - py) > CLICK_SLOP
+        if self._grab is not None:
+            self._drag_grab(x, y)
+        elif buttons & mouse.MIDDLE or (buttons & mouse.LEFT and modifiers & key.MOD_SHIFT):
+            self.camera.pan(dx, dy, self.window.height)
+        elif buttons & mouse.LEFT and not press_modifiers & key.MOD_CTRL:
+            self.camera.orbit(-dx * ORBIT_PER_PIXEL, -dy * ORBIT_PER_PIXEL)
+
+    @_guarded
+    def on_mouse_release(self, x, y, button, modifiers):
+        from pyglet.window import mouse
+
+        press, self._press = self._press, None
+        if self._grab is not None:
+            self._end_grab()
+        elif press is not None and press[2] == mouse.LEFT and not self._dragged:
+            hit = self._pick(x, y)
+            self.state.selected = None if hit is None else hit.body_id
+
+    @_guarded
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        if not self.ui.wants_mouse:
+            self.camera.zoom(scroll_y)
+
+    @_guarded
+    def on_key_press(self, symbol, modifiers):
+        from pyglet.window import key
+
+        if self.ui.wants_keyboard:
+            return pyglet.event.EVENT_HANDLED
+        panel = self.panel  # the panel's actions: the same code paths as its buttons
+        if symbol == key.SPACE:
+            panel.toggle_pause()
+        elif symbol == key.RIGHT:
+            panel.step_once()
+        elif symbol == key.R:
+            panel.reset()
+        elif symbol == key.DELETE:
+            panel.delete(self.state.selected)
+        elif symbol == key.F1:
+            self.state.show_help = not self.state.show_help
+        elif symbol == key.F:
+            self.frame_selection()
+        elif symbol == key.S:
+            self.spin_selection()
+        elif symbol == key.ESCAPE:
+            self.state.selected = None
+            self.state.show_help = False
+        return pyglet.event.EVENT_HANDLED  # never pyglet's default (Esc closes the window)
+
+    @_guarded
+    def on_file_drop(self, x, y, paths):
+        log.info("dropped %s at (%d, %d)", ", ".join(Path(p).name for p in paths), x, y)
+        self.loader.request(paths, drop_point=self.floor_point(x, y))
+
+    def on_close(self):
+        """Release GL objects while the context exists; pyglet then closes the window."""
+        self.closed = True
+        try:
+            self.renderer.release()
+            self.ui.shutdown()
+        except Exception as e:
+            log.error("releasing GL objects failed", exc_info=e)
+
+    def shutdown(self) -> None:
+        """Stop the loader and the physics thread (after the event loop ended)."""
+        pyglet.clock.unschedule(self._write_status)
+        self.loader.close()
+        try:
+            self.sim.stop()
+        except TimeoutError as e:
+            log.error("%s", e)
+        if not self.window.has_exit:
+            self.window.close()
+
+    # ---- testing/diagnostics hook -------------------------------------------------------------
+    def status(self) -> dict:
+        """What the status file holds (module docstring)."""
+        snapshot = self.sim.latest()
+        times = self._frame_times
+        fps = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and \
+            times[-1] > times[0] else 0.0
+        return {
+            "time": snapshot.time, "bodies": int(len(snapshot.ids)),
+            "records": len(self.state.bodies), "restitution": snapshot.restitution,
+            "friction": snapshot.friction, "gravity": snapshot.gravity.tolist(),
+            "paused": snapshot.paused, "loading": self.state.loading,
+            "selected": self.state.selected, "fps": round(fps, 1),
+            "window": list(self.window.get_size()),
+            "widgets": {name: [*rect[0], *rect[1]]
+                        for name, rect in self.panel.item_rects.items()},
+        }
+
+    def _write_status(self, dt=0.0) -> None:
+        try:
+            tmp = f"{self.status_path}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(self.status(), f)
+            os.replace(tmp, self.status_path)
+        except Exception as e:
+            self.report(e, "status file")
