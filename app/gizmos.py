@@ -49,6 +49,7 @@ ARROW_RADIUS = 0.025        # × body radius
 TRIAD_LENGTH = 1.35         # × body radius
 MIN_PIXELS = 1.6            # smallest arrow radius on screen, px (≈ 3 px thick)
 LINE_PIXELS = 2.5           # polhode line width, px
+LINE_STEP = 3.0             # polhode points closer than this on screen, px, are merged
 ELLIPSOID_SIZE = 1.25       # × body radius: the inertia ellipsoid's longest semi-axis
 HEAD_LENGTH, HEAD_RADIUS = 4.5, 2.4  # cone size in shaft radii
 
@@ -92,14 +93,33 @@ def body_radius(shape: Shape) -> float:
     return radius
 
 
+_last_table: list = [None]  # [(shapes tuple, table)]: swapped whole, so any thread may read it
+
+
+def shape_table(shapes: tuple[Shape, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(radius (n,) m — see ``body_radius`` —, principal moments (n, 3) kg·m²) per body of a
+    frame, computed once per distinct Shape (hundreds of bodies share a few Shapes) and
+    remembered for the same ``shapes`` tuple (the renderer and the gizmos both ask)."""
+    last = _last_table[0]
+    if last is not None and last[0] is shapes:
+        return last[1]
+    keys = np.fromiter((id(s) for s in shapes), dtype=np.int64, count=len(shapes))
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    unique = [shapes[i] for i in first]
+    radius = np.array([body_radius(s) for s in unique]).reshape(-1)[inverse]
+    moments = np.array([s.properties.principal_moments for s in unique],
+                       dtype=float).reshape(-1, 3)[inverse]
+    _last_table[0] = shapes, (radius, moments)
+    return radius, moments
+
+
 def arrow_vectors(view: FrameView, arrow_scale: float) -> dict[str, np.ndarray]:
     """World vectors (n, 3), m, from each COM to the tip of its L, ω and velocity arrows
     (module docstring); keys "angular_momentum", "angular_velocity", "velocity". The window can
     use ``pos + result["angular_velocity"]`` as the polhode (ω-tip) trail points."""
-    radius = np.array([body_radius(s) for s in view.shapes]).reshape(-1, 1)
-    mean_moment = np.array([np.mean(s.properties.principal_moments)
-                            for s in view.shapes]).reshape(-1, 1)
-    k = arrow_scale * radius / OMEGA_REF
+    radius, moments = shape_table(view.shapes)
+    mean_moment = moments.mean(axis=1, keepdims=True)
+    k = arrow_scale * radius[:, None] / OMEGA_REF
     return {
         "angular_momentum": k * np.asarray(view.ang_mom, dtype=float) / mean_moment,
         "angular_velocity": k * np.asarray(view.omega, dtype=float),
@@ -124,39 +144,49 @@ def _instances(rotation, scale, offset, color) -> np.ndarray:
                       np.broadcast_to(color, (k, 4))]).astype(np.float32)
 
 
-def _unit_meshes() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Indexed unit meshes: name → (vertices (k, 6) float32 position + normal, indices (t, 3)
-    uint32). A cylinder side (radius 1, y 0…1; its ends are hidden in the body and under the
-    cone), a cone (base radius 1 at y = 0, apex at y = 1, with its base), a coarse sphere
-    (markers) and a finer one (ellipsoids), radius 1. Few triangles and shared vertices: 500
-    bodies with every gizmo are ~10⁴ instances, and llvmpipe runs every vertex shader on the
-    render thread; smooth normals hide the facets."""
-    n = 8
+def _cylinder(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The side of a unit cylinder with n segments (radius 1, y 0…1; its ends are hidden in the
+    body and under the cone), smooth normals."""
     a = 2.0 * np.pi * np.arange(n) / n
     ring = np.stack([np.cos(a), np.zeros(n), np.sin(a)], axis=1)
-    up = np.array([0.0, 1.0, 0.0])
-    i = np.arange(n)
-    j = (i + 1) % n
-    cylinder = (np.vstack([np.hstack([ring, ring]), np.hstack([ring + up, ring])]),
-                np.concatenate([np.stack([i, n + j, j], 1), np.stack([i, n + i, n + j], 1)]))
-    # cone: side normals perpendicular to the 45° slant; one apex vertex per segment (its normal
-    # is the segment's mid direction) and a flat base
-    mid = 2.0 * np.pi * (np.arange(n) + 0.5) / n
+    i, j = np.arange(n), (np.arange(n) + 1) % n
+    return (np.vstack([np.hstack([ring, ring]), np.hstack([ring + (0.0, 1.0, 0.0), ring])]),
+            np.concatenate([np.stack([i, n + j, j], 1), np.stack([i, n + i, n + j], 1)]))
+
+
+def _cone(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A unit cone with n segments (base radius 1 at y = 0, apex at y = 1) and its base: side
+    normals perpendicular to the 45° slant, one apex vertex per segment (normal: the segment's
+    middle), a flat base (a fan of n − 2 triangles)."""
+    a = 2.0 * np.pi * np.arange(n) / n
+    mid = a + np.pi / n
+    ring = np.stack([np.cos(a), np.zeros(n), np.sin(a)], axis=1)
+    up = np.broadcast_to([0.0, 1.0, 0.0], (n, 3))
     slant = (ring + up) / math.sqrt(2.0)
-    apex_normal = (np.stack([np.cos(mid), np.ones(n), np.sin(mid)], 1)) / math.sqrt(2.0)
-    down = np.broadcast_to([0.0, -1.0, 0.0], (n + 1, 3))
-    cone = (np.vstack([np.hstack([ring, slant]), np.hstack([np.broadcast_to(up, (n, 3)),
-                                                          apex_normal]),
-                       np.hstack([np.vstack([ring, np.zeros(3)]), down])]),
+    apex_normal = np.stack([np.cos(mid), np.ones(n), np.sin(mid)], 1) / math.sqrt(2.0)
+    down = np.broadcast_to([0.0, -1.0, 0.0], (n, 3))
+    i, j, k = np.arange(n), (np.arange(n) + 1) % n, np.arange(1, n - 1)
+    return (np.vstack([np.hstack([ring, slant]), np.hstack([up, apex_normal]),
+                       np.hstack([ring, down])]),
             np.concatenate([np.stack([i, n + i, j], 1),
-                            np.stack([2 * n + i, 2 * n + j, np.full(n, 3 * n)], 1)]))
+                            np.stack([np.full(n - 2, 2 * n), 2 * n + k, 2 * n + k + 1], 1)]))
 
-    def sphere(subdivisions: int):
-        mesh = trimesh.creation.icosphere(subdivisions=subdivisions)
-        v = np.asarray(mesh.vertices)
-        return np.hstack([v, v]), np.asarray(mesh.faces)
 
-    meshes = {"cylinder": cylinder, "cone": cone, "sphere": sphere(1), "fine_sphere": sphere(2)}
+def _sphere(subdivisions: int) -> tuple[np.ndarray, np.ndarray]:
+    mesh = trimesh.creation.icosphere(subdivisions=subdivisions)
+    v = np.asarray(mesh.vertices)
+    return np.hstack([v, v]), np.asarray(mesh.faces)
+
+
+def _unit_meshes() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Indexed unit meshes: name → (vertices (k, 6) float32 position + normal, indices (t, 3)
+    uint32), each in a fine and a coarse level: a gizmo is drawn with the coarse one when it is
+    only a few pixels wide. llvmpipe sets up ~2·10⁶ triangles/s on the render thread, and 500
+    bodies with every gizmo are ~4000 arrows, so triangles are the budget; smooth normals hide
+    the facets."""
+    meshes = {"cylinder": _cylinder(8), "thin_cylinder": _cylinder(3),
+              "cone": _cone(8), "thin_cone": _cone(3),
+              "fine_sphere": _sphere(2), "sphere": _sphere(1), "tiny_sphere": _sphere(0)}
     return {k: (v.astype(np.float32), f.astype(np.uint32)) for k, (v, f) in meshes.items()}
 
 
@@ -192,12 +222,19 @@ class _Batch:
             self.buffer = self.vao = None
 
 
+_BATCHES = (  # instance batch → unit mesh
+    ("shafts", "cylinder"), ("thin_shafts", "thin_cylinder"), ("heads", "cone"),
+    ("thin_heads", "thin_cone"), ("dots", "tiny_sphere"), ("ellipsoids", "fine_sphere"),
+    ("small_ellipsoids", "sphere"), ("tiny_ellipsoids", "tiny_sphere"), ("markers", "sphere"),
+    ("small_markers", "tiny_sphere"))
+OPAQUE = ("shafts", "thin_shafts", "heads", "thin_heads", "dots")
+THIN_PIXELS = 2.5  # arrows thinner than this radius on screen use the 3-sided meshes
+
+
 class Gizmos:
     """Builds and draws the gizmos of a frame; owned by the Renderer, which calls ``update``
     then ``draw_opaque`` (with the bodies) and ``draw_translucent`` (after the floor, background
     and walls)."""
-
-    body_radius = staticmethod(body_radius)
 
     def __init__(self, ctx: moderngl.Context):
         self.ctx = ctx
@@ -208,12 +245,8 @@ class Gizmos:
         for name, (vertices, indices) in _unit_meshes().items():
             meshes[name] = (ctx.buffer(vertices), ctx.buffer(indices))
             self._buffers += meshes[name]
-        self.batches = {
-            name: _Batch(ctx, self.program, *meshes[mesh])
-            for name, mesh in (("shafts", "cylinder"), ("heads", "cone"), ("dots", "sphere"),
-                               ("ellipsoids", "fine_sphere"), ("small_ellipsoids", "sphere"),
-                               ("markers", "sphere"))
-        }
+        self.batches = {name: _Batch(ctx, self.program, *meshes[mesh])
+                        for name, mesh in _BATCHES}
         self._lines = ctx.buffer(reserve=4096, dynamic=True)
         self._lines_vao = self._line_vao()
         self._line_count = 0
@@ -243,6 +276,12 @@ class Gizmos:
                         else np.zeros((0, 19), np.float32))
 
     # ---- building -----------------------------------------------------------------------------
+
+    def _pixels(self, points: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """(k,) on-screen size in px of lengths ``size`` (k,) m at ``points`` (k, 3)."""
+        cam = self._camera
+        depth = np.maximum((points - cam.eye) @ -cam.back, cam.clip_range()[0])
+        return size / cam.world_per_pixel(depth, self._height)
 
     def _thickness(self, points: np.ndarray, nominal: np.ndarray) -> np.ndarray:
         """(k,) radius, m: ``nominal`` but at least MIN_PIXELS on screen at ``points`` (k, 3)."""
@@ -274,16 +313,19 @@ class Gizmos:
         head = np.minimum(HEAD_LENGTH * radius, 0.45 * length)   # short arrows: smaller head
         head_radius = HEAD_RADIUS * radius * head / (HEAD_LENGTH * radius)
         shaft_radius = np.minimum(radius, head_radius / 1.5)
-        parts["shafts"].append(_instances(
-            rotation, np.stack([shaft_radius, length - head, shaft_radius], 1), origin, color))
-        parts["heads"].append(_instances(
-            rotation, np.stack([head_radius, head, head_radius], 1),
-            origin + direction * (length - head)[:, None], color))
+        shafts = _instances(rotation, np.stack([shaft_radius, length - head, shaft_radius], 1),
+                            origin, color)
+        heads = _instances(rotation, np.stack([head_radius, head, head_radius], 1),
+                           origin + direction * (length - head)[:, None], color)
+        thin = self._pixels(origin, radius) < THIN_PIXELS
+        parts["shafts"].append(shafts[~thin])
+        parts["thin_shafts"].append(shafts[thin])
+        parts["heads"].append(heads[~thin])
+        parts["thin_heads"].append(heads[thin])
 
     def _body_gizmos(self, view: FrameView, rows: np.ndarray, options: GizmoOptions,
                      parts) -> None:
-        shapes = [view.shapes[r] for r in rows]
-        radius = np.array([body_radius(s) for s in shapes])
+        radius, moments = (a[rows] for a in shape_table(view.shapes))
         pos = np.asarray(view.pos, dtype=float)[rows]
         rotation = quat_to_matrix(np.asarray(view.quat, dtype=float)[rows])  # columns: axes
         vectors = {k: v[rows] for k, v in arrow_vectors(view, options.arrow_scale).items()}
@@ -299,23 +341,24 @@ class Gizmos:
         if options.velocity:
             self._arrow(parts, pos, vectors["velocity"], ARROW_RADIUS * radius, VELOCITY_COLOR)
         if options.inertia_ellipsoid:
-            moments = np.array([s.properties.principal_moments for s in shapes], dtype=float)
             moments = np.maximum(moments, 1e-9 * moments.max(axis=1, keepdims=True) + 1e-300)
             # Poinsot: semi-axes ∝ 1/√I_k; the longest (axis 1, I1 smallest) just outside the
             # body, so the translucent shell shows around it
             semi = ELLIPSOID_SIZE * radius[:, None] * np.sqrt(moments[:, :1] / moments)
             rows = _instances(rotation, semi, pos, ELLIPSOID_COLOR)
-            # the 80-face sphere is round enough below ~25 px, the 320-face one above
-            small = self._thickness(pos, np.zeros(len(pos))) * 25.0 / MIN_PIXELS > radius
-            parts["small_ellipsoids"].append(rows[small])
-            parts["ellipsoids"].append(rows[~small])
+            # 20, 80 or 320 faces: round enough (translucent) below 25 px, 80 px, and above
+            level = np.searchsorted([25.0, 80.0], self._pixels(pos, semi[:, 0]))
+            for index, name in enumerate(("tiny_ellipsoids", "small_ellipsoids", "ellipsoids")):
+                parts[name].append(rows[level == index])
         if options.centre_of_mass:
             marker = self._thickness(pos, 0.06 * radius) * 2.5
-            parts["markers"].append(_instances(np.broadcast_to(np.eye(3), (len(rows), 3, 3)),
-                                               np.repeat(marker[:, None], 3, 1), pos, COM_COLOR))
+            balls = _instances(np.broadcast_to(np.eye(3), (len(pos), 3, 3)),
+                               np.repeat(marker[:, None], 3, 1), pos, COM_COLOR)
+            small = self._pixels(pos, marker) < 8.0
+            parts["small_markers"].append(balls[small])
+            parts["markers"].append(balls[~small])
 
-    @staticmethod
-    def _polhode(view: FrameView, options: GizmoOptions) -> np.ndarray | None:
+    def _polhode(self, view: FrameView, options: GizmoOptions) -> np.ndarray | None:
         """(2s, 7) float32 line-segment vertices (position, RGBA) of the ω-tip trails, fading
         from transparent (oldest) to opaque (newest). Screen-space wide lines, not tubes: every
         body's trail is tens of segments, too many triangles for llvmpipe as tubes."""
@@ -329,9 +372,23 @@ class Gizmos:
             return None
         points = np.concatenate(trails)
         lengths = np.array([len(t) for t in trails])
+        first = np.cumsum(lengths) - lengths                # index of each trail's oldest point
+        age = (np.arange(len(points)) - np.repeat(first, lengths)) / np.repeat(lengths - 1,
+                                                                                lengths)
+        # keep a point per LINE_STEP pixels along each trail (plus both ends): hundreds of
+        # trails of a far-away crowd collapse to a few segments each
+        xy = self._camera.project(points, *self._size)[:, :2]
+        step = np.linalg.norm(np.diff(xy, axis=0), axis=1)
+        along = np.concatenate([[0.0], np.cumsum(np.nan_to_num(step, posinf=0.0))])
+        along -= np.repeat(along[first], lengths)
+        bucket = np.floor(along / LINE_STEP)
+        keep = np.ones(len(points), dtype=bool)
+        keep[1:] = bucket[1:] != bucket[:-1]
+        keep[first] = keep[first + lengths - 1] = True
+        points, age = points[keep], age[keep]
+        lengths = np.add.reduceat(keep.astype(np.int64), first)
         last = np.cumsum(lengths) - 1                       # index of each trail's newest point
         starts = np.setdiff1d(np.arange(len(points) - 1), last[:-1])
-        age = np.concatenate([np.linspace(0.0, 1.0, n) for n in lengths])
         ends = np.stack([starts, starts + 1], 1).ravel()
         color = np.broadcast_to(POLHODE_COLOR, (len(ends), 4)).copy()
         color[:, 3] = age[ends]
@@ -356,7 +413,7 @@ class Gizmos:
     def _contacts(self, view: FrameView, parts) -> None:
         points = np.asarray(view.contact_points, dtype=float)
         normals = np.asarray(view.contact_normals, dtype=float)
-        scale = np.median([body_radius(s) for s in view.shapes]) if view.count else 0.2
+        scale = float(np.median(shape_table(view.shapes)[0])) if view.count else 0.2
         dot = self._thickness(points, np.full(len(points), 0.04 * scale)) * 1.8
         parts["dots"].append(_instances(np.broadcast_to(np.eye(3), (len(points), 3, 3)),
                                         np.repeat(dot[:, None], 3, 1), points, CONTACT_COLOR))
@@ -385,7 +442,7 @@ class Gizmos:
         set_uniforms(self.program, frame)
         ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         ctx.disable(moderngl.BLEND)
-        for name in ("shafts", "heads", "dots"):
+        for name in OPAQUE:
             self.batches[name].render()
         ctx.disable(moderngl.CULL_FACE)
 
@@ -402,11 +459,12 @@ class Gizmos:
             self._lines_vao.render(moderngl.LINES, vertices=self._line_count)
         set_uniforms(self.program, frame)
         ctx.enable(moderngl.CULL_FACE)
-        self.batches["ellipsoids"].render()
-        self.batches["small_ellipsoids"].render()
+        for name in ("ellipsoids", "small_ellipsoids", "tiny_ellipsoids"):
+            self.batches[name].render()
         ctx.fbo.depth_mask = True
         ctx.disable(moderngl.BLEND | moderngl.DEPTH_TEST)
         self.batches["markers"].render()
+        self.batches["small_markers"].render()
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.CULL_FACE)
 

@@ -45,14 +45,14 @@ from physics.meshes import Shape
 from physics.rotation import quat_to_matrix
 
 from .camera import OrbitCamera
-from .gizmos import Gizmos, set_uniforms
+from .gizmos import Gizmos, set_uniforms, shape_table
 from .resources import load_program
 from .view import FrameView, GizmoOptions
 
 CREASE_ANGLE = math.radians(30.0)  # adjacent faces further apart than this get split normals
 PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a worker thread
 MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
-PIXELS_PER_TRIANGLE = 6.0          # level of detail: coarsest level with triangles ≤ this size
+PIXELS_PER_TRIANGLE = 10.0         # level of detail: coarsest level with triangles ≤ this size
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower)
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
@@ -490,7 +490,7 @@ class Renderer:
             data[view.selected, 19] = 1.0
         # level of detail: a body of radius R covers ~π (R/pixel)² px, half its faces face the
         # camera; take the coarsest level whose triangles stay ≤ PIXELS_PER_TRIANGLE px
-        radius = np.array([self.gizmos.body_radius(s) for s in view.shapes])
+        radius = shape_table(view.shapes)[0]
         depth = np.maximum((np.asarray(view.pos, dtype=float) - camera.eye) @ -camera.back,
                            camera.clip_range()[0])
         pixels = radius / camera.world_per_pixel(depth, height)
@@ -522,7 +522,7 @@ class Renderer:
         outside read the map's empty border)."""
         points = [np.zeros((1, 3))]
         if view.count:
-            radius = np.array([self.gizmos.body_radius(s) for s in view.shapes])[:, None]
+            radius = shape_table(view.shapes)[0][:, None]
             pos = np.asarray(view.pos, dtype=float)
             shadow = pos - LIGHT_DIR * (np.maximum(pos[:, 1:2], 0.0) / LIGHT_DIR[1])
             # a sphere's shadow on the floor is stretched by 1/cos of the light's slant

@@ -5,7 +5,7 @@ uniform vec3 u_highlight_color;  // selection rim/tint, linear RGB
 in vec3 v_position;
 in vec3 v_normal;
 in vec3 v_shadow;
-in vec3 v_color;
+flat in vec3 v_color;
 flat in float v_highlight;
 out vec4 f_color;
 

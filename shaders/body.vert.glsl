@@ -11,7 +11,7 @@ in float i_highlight;       // 1 = selected
 out vec3 v_position;
 out vec3 v_normal;
 out vec3 v_shadow;          // shadow-map coordinates
-out vec3 v_color;
+flat out vec3 v_color;
 flat out float v_highlight;
 
 void main() {
