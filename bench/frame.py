@@ -1,0 +1,146 @@
+"""Frame time of the renderer with every gizmo on, while the physics thread runs.
+
+    python bench/frame.py [--bodies 50 500] [--frames 200] [--samples 0] [--size 1280x720]
+
+For each body count: a World with that many builtin bodies (boxes, spheres, cylinders and
+T-handles of 0.1–0.2 m, spinning) in the 4 × 3 × 4 m container runs on its
+``physics.simulation.Simulation`` thread at 240 Hz; the main thread builds a ``FrameView`` from
+the newest snapshot (with a 64-point polhode trail per body, kept in the body frame), renders it with ``app.renderer``
+into an offscreen framebuffer and calls ``ctx.finish()`` so each frame's time includes the
+rendering itself, not just queuing it.
+
+Rendering is headless (moderngl's EGL context, Mesa llvmpipe here): the window is not needed to
+measure the renderer, and presenting a frame through pyglet adds only the buffer swap. MSAA is
+off by default (``--samples 4`` measures it: on llvmpipe every sample is shaded and stored).
+Prints p50/p99 frame times and the physics rate reached; never fails on a timing. Target
+(issue 3): p50 ≤ 16.7 ms at 500 bodies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import moderngl
+import numpy as np
+
+from app.camera import OrbitCamera
+from app.gizmos import arrow_vectors
+from app.renderer import Renderer, palette_color
+from app.view import FrameView, GizmoOptions
+from physics.meshes import builtin_shape
+from physics.model import WorldDef
+from physics.rotation import quat_from_axis_angle, quat_to_matrix
+from physics.simulation import Simulation
+from physics.world import World
+
+CONTAINER = (4.0, 3.0, 4.0)
+TRAIL = 64  # polhode points kept per body
+ALL_GIZMOS = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
+                          inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
+                          contacts=True, velocity=True)
+
+
+def build(count: int, seed: int = 1) -> tuple[World, dict]:
+    """A world with ``count`` spinning bodies on a jittered grid in the container, and
+    body id → Shape."""
+    rng = np.random.default_rng(seed)
+    shapes = [builtin_shape("box", [0.2, 0.12, 0.16]), builtin_shape("sphere", [0.09]),
+              builtin_shape("cylinder", [0.06, 0.2]), builtin_shape("t_handle", [0.6])]
+    side = int(np.ceil(count ** (1 / 3)))
+    cells = np.stack(np.meshgrid(*[np.arange(side)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    cells = cells[rng.permutation(len(cells))[:count]]
+    size = np.array(CONTAINER) - 0.5
+    pos = (cells + 0.5) / side * size - [size[0] / 2, -0.25, size[2] / 2]
+    pos += rng.uniform(-0.03, 0.03, pos.shape)
+    quat = quat_from_axis_angle(rng.normal(size=(count, 3)), rng.uniform(0, np.pi, count))
+    world = World(WorldDef(container_size=CONTAINER))
+    by_id = {}
+    for i in range(count):
+        shape = shapes[i % len(shapes)]
+        body = shape.body_def(pos[i], quat[i], velocity=rng.normal(0, 0.5, 3),
+                              angular_velocity=rng.normal(0, 4.0, 3))
+        by_id[world.add_body(body)] = shape
+    return world, by_id
+
+
+class Trails:
+    """The last TRAIL tips of every body's ω arrow in its body frame — the polhode, Poinsot's
+    curve on the inertia ellipsoid — in one ring buffer (bodies never change here, so rows
+    follow the snapshot's row order); drawn at each body's current pose."""
+
+    def __init__(self, count: int):
+        self.points = np.zeros((count, TRAIL, 3))
+        self.filled = 0
+
+    def add(self, quat: np.ndarray, omega_arrows: np.ndarray) -> None:
+        self.points = np.roll(self.points, -1, axis=1)
+        self.points[:, -1] = np.einsum("nji,nj->ni", quat_to_matrix(quat), omega_arrows)
+        self.filled = min(self.filled + 1, TRAIL)
+
+    def polhode(self, snap) -> dict:
+        if self.filled < 2:
+            return {}
+        body = self.points[:, TRAIL - self.filled:]
+        world = snap.pos[:, None] + np.einsum("nij,nkj->nki", quat_to_matrix(snap.quat), body)
+        return dict(zip(snap.ids.tolist(), world))
+
+
+def frame_view(snap, shapes: tuple, colors: np.ndarray, trails: Trails,
+               options: GizmoOptions) -> FrameView:
+    """The FrameView of a snapshot (what the window builds, without interpolation); adds each
+    body's ω tip to its trail."""
+    view = FrameView(
+        ids=snap.ids, shapes=shapes, pos=snap.pos, quat=snap.quat, color=colors, vel=snap.vel,
+        omega=snap.omega, ang_mom=snap.ang_mom, contact_points=snap.contact_points,
+        contact_normals=snap.contact_normals, container_size=snap.container_size,
+        polhode=trails.polhode(snap))
+    trails.add(snap.quat, arrow_vectors(view, options.arrow_scale)["angular_velocity"])
+    return view
+
+
+def run(count: int, frames: int, size: tuple[int, int], samples: int) -> None:
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    fbo = ctx.framebuffer(ctx.renderbuffer(size, samples=samples),
+                          ctx.depth_renderbuffer(size, samples=samples))
+    renderer = Renderer(ctx)
+    camera = OrbitCamera()
+    camera.frame((0.0, 1.2, 0.0), 3.2, size[0] / size[1])
+    world, by_id = build(count)
+    ids = world.ids.copy()
+    shapes = tuple(by_id[int(i)] for i in ids)
+    colors = np.array([palette_color(i) for i in ids])
+    trails = Trails(count)
+    times = []
+    with Simulation(world) as sim:
+        start_time, start_wall = sim.latest().time, time.perf_counter()
+        for i in range(frames + 20):  # the first 20 frames warm up (shader JIT, uploads)
+            t0 = time.perf_counter()
+            view = frame_view(sim.latest(), shapes, colors, trails, ALL_GIZMOS)
+            renderer.render(view, camera, size, ALL_GIZMOS, fbo=fbo)
+            ctx.finish()
+            if i >= 20:
+                times.append(time.perf_counter() - t0)
+        sim_rate = (sim.latest().time - start_time) / (time.perf_counter() - start_wall)
+    ms = 1000.0 * np.array(times)
+    print(f"{count:4d} bodies {size[0]}x{size[1]} msaa {samples}: frame p50 {np.percentile(ms, 50):6.1f} ms"
+          f"  p99 {np.percentile(ms, 99):6.1f} ms  ({1000 / np.percentile(ms, 50):5.1f} fps)"
+          f"  physics at {100 * sim_rate:.0f} % of real time  [{ctx.info['GL_RENDERER']}]")
+    renderer.release()
+    ctx.release()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bodies", type=int, nargs="+", default=[50, 500])
+    parser.add_argument("--frames", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=0)
+    parser.add_argument("--size", default="1280x720")
+    args = parser.parse_args()
+    size = tuple(int(v) for v in args.size.lower().split("x"))
+    for count in args.bodies:
+        run(count, args.frames, size, args.samples)
+
+
+if __name__ == "__main__":
+    main()
