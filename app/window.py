@@ -20,9 +20,10 @@ with its traceback, shown as a notification, and the loop goes on.
 
 Testing/diagnostics hook: with the environment variable ``TUMBLE_STATUS_FILE=PATH`` the app
 writes a small JSON object to PATH once a second (atomically; see ``App.status``): body count,
-world restitution and friction, sim time, pause state, files loading, frame rate, window size
-and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels from the top-left) of
-``Panel.item_rects`` — so a test can drive a slider with real pointer events.
+world restitution and friction, sim time, pause state, files loading, the selected body and its
+centre of mass, frame rate, window size and the panel's widget rectangles ``[x0, y0, x1, y1]``
+(window pixels from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with
+real pointer events.
 """
 
 from __future__ import annotations
@@ -428,7 +429,7 @@ class App:
             return
         radii = np.array([body_radius(s) for s in view.shapes])
         if 0 <= view.selected < view.count:
-            self.look_at(view.pos[view.selected], radii[view.selected])
+            self.look_at(view.pos[view.selected], 2.0 * radii[view.selected])  # + its gizmos
             return
         low = (view.pos - radii[:, None]).min(axis=0)
         high = (view.pos + radii[:, None]).max(axis=0)
@@ -543,6 +544,7 @@ class App:
     def status(self) -> dict:
         """What the status file holds (module docstring)."""
         snapshot = self.sim.latest()
+        rows = np.flatnonzero(snapshot.ids == self.state.selected)
         times = self._frame_times
         fps = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and \
             times[-1] > times[0] else 0.0
@@ -551,7 +553,9 @@ class App:
             "records": len(self.state.bodies), "restitution": snapshot.restitution,
             "friction": snapshot.friction, "gravity": snapshot.gravity.tolist(),
             "paused": snapshot.paused, "loading": self.state.loading,
-            "selected": self.state.selected, "fps": round(fps, 1),
+            "selected": self.state.selected,
+            "selected_position": snapshot.pos[rows[0]].tolist() if len(rows) else None,
+            "fps": round(fps, 1),
             "window": list(self.window.get_size()),
             "widgets": {name: [*rect[0], *rect[1]]
                         for name, rect in self.panel.item_rects.items()},

@@ -253,17 +253,42 @@ def test_the_fix_makes_pyglets_xdnd_enter_accept_inline_types(xvfb):
     assert result.stdout.split("\n")[:2] == ["original: TypeError", "patched: 302 77 5"]
 
 
+DROP = (440, 520)  # window pixel over the floor inside the container in the start view
+
+
 def test_xdnd_drop_with_inline_types_adds_a_body(app, tmp_path):
     mesh = box_obj(tmp_path / "drop me.obj", (0.2, 0.3, 0.4))  # a space: URI quoting
-    app.drop([mesh], 300, 450, types=2)
+    app.drop([mesh], *DROP, types=2)
     line = app.wait_for_log("loaded drop me.obj:")
     assert line.endswith("loaded drop me.obj: mass=24 kg, mode=solid")  # 1000 kg/m³ · 0.024 m³
     app.wait_for("one more body", lambda s: s["bodies"] == DEFAULT_BODIES + 1)
 
 
+def test_click_selects_the_dropped_body_and_ctrl_drag_lifts_it(app):
+    """The body stands on the floor point under the drop pixel, so a click there hits it
+    (camera ray vs hull); Ctrl+drag upwards holds it in the air on the spring, and it falls
+    back when let go."""
+    w = app.window
+    app.xdotool("mousemove", "--window", w, *DROP)
+    time.sleep(0.3)
+    app.xdotool("click", 1)
+    picked = app.wait_for("a selection", lambda s: s["selected"] is not None)
+    assert picked["selected"] == DEFAULT_BODIES  # the first id after the scene's bodies
+    assert picked["selected_position"][1] < 0.2  # the 0.3 m box stands on the floor
+    app.xdotool("keydown", "ctrl", "mousedown", 1)
+    for y in range(DROP[1] - 40, DROP[1] - 281, -40):
+        app.xdotool("mousemove", "--window", w, DROP[0], y)
+        time.sleep(0.1)
+    try:
+        app.wait_for("the body held up", lambda s: s["selected_position"][1] > 0.6)
+    finally:
+        app.xdotool("mouseup", 1, "keyup", "ctrl")
+    app.wait_for("the body back down", lambda s: s["selected_position"][1] < 0.25)
+
+
 def test_xdnd_drop_with_a_type_list_adds_every_file(app, tmp_path):
     files = [box_obj(tmp_path / "a.obj", (0.1, 0.1, 0.1)), REPO / "assets/meshes/torus.obj"]
-    app.drop(files, 250, 500, types=5)
+    app.drop(files, DROP[0] - 120, DROP[1] + 40, types=5)
     assert app.wait_for_log("loaded a.obj:").endswith("loaded a.obj: mass=1 kg, mode=solid")
     app.wait_for_log("loaded torus.obj: mass=")
     app.wait_for("two more bodies", lambda s: s["bodies"] == DEFAULT_BODIES + 3)
@@ -272,7 +297,7 @@ def test_xdnd_drop_with_a_type_list_adds_every_file(app, tmp_path):
 def test_a_garbage_drop_is_rejected_and_the_app_lives_on(app, tmp_path):
     garbage = tmp_path / "garbage.stl"
     garbage.write_bytes(bytes(range(256)) * 4)
-    app.drop([garbage], 300, 450, types=1)
+    app.drop([garbage], *DROP, types=1)
     line = app.wait_for_log("rejected garbage.stl: ")
     assert "STL" in line
     time.sleep(1.5)  # a status written after the rejection
@@ -310,25 +335,31 @@ def test_the_restitution_slider_follows_real_pointer_events(app):
 
 
 def test_screenshot_of_the_running_app(app):
+    """artifacts/app_window.png: the window as X shows it (read from the X server, not from
+    the app's GL buffer), and a check that it is not blank."""
     from pyglet.extlibs import png  # pure-Python PNG writer; no window needed
     from Xlib import X, display
 
     time.sleep(1.0)  # the bodies dropped above have settled a little
     d = display.Display(app.display)
     root = d.screen().root
-    geometry = root.get_geometry()
-    raw = root.get_image(0, 0, geometry.width, geometry.height, X.ZPixmap, 0xFFFFFFFF).data
+    window = d.create_resource_object("window", app.window)
+    size = window.get_geometry()
+    corner = window.translate_coords(root, 0, 0)  # minus the window's place on the screen
+    raw = root.get_image(-corner.x, -corner.y, size.width, size.height, X.ZPixmap,
+                         0xFFFFFFFF).data
     d.close()
-    rgb = np.frombuffer(raw, np.uint8).reshape(geometry.height, geometry.width, 4)[:, :, 2::-1]
+    rgb = np.frombuffer(raw, np.uint8).reshape(size.height, size.width, 4)[:, :, 2::-1]
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "app_window.png", "wb") as f:
-        png.Writer(geometry.width, geometry.height, greyscale=False).write(
-            f, rgb.reshape(geometry.height, -1))
-    window = rgb[:720, :1280].astype(float)  # the app's window sits at the root's corner
-    assert window.std() > 20, "the window looks blank"
-    # the panel (dark, on the right) and the lit floor/sky (light, on the left)
-    assert window[300:700, 1000:1200].mean() < 90
-    assert window[100:600, 50:400].mean() > 120
+        png.Writer(size.width, size.height, greyscale=False).write(
+            f, rgb.reshape(size.height, -1))
+    assert (size.width, size.height) == (1280, 720)
+    image = rgb.astype(float)
+    assert image.std() > 20, "the window looks blank"
+    # the panel (dark, docked right) and the lit floor and sky (light, left)
+    assert image[300:700, 1000:1200].mean() < 90
+    assert image[50:650, 50:400].mean() > 120
 
 
 def test_closing_the_window_ends_the_app_with_status_0(app):
