@@ -532,7 +532,7 @@ class App:
     def shutdown(self) -> None:
         """Stop the loader and the physics thread (after the event loop ended)."""
         pyglet.clock.unschedule(self._write_status)
-        self.loader.close()
+        self.loader.close(timeout=1.0)  # a file still being read is abandoned (daemon thread)
         try:
             self.sim.stop()
         except TimeoutError as e:
