@@ -3,28 +3,32 @@ translucent container walls.
 
 Per frame (``Renderer.render``):
 
-1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to the
-   container and the bodies, snapped to texels so shadow edges don't shimmer);
-2. background gradient, floor (grid, PCF shadows, fog), bodies (instanced per Shape: one vertex
-   buffer per mesh, one instance per body), opaque gizmos;
+1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to
+   the bodies and their shadows, snapped to texels so shadow edges don't shimmer);
+2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
+   instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
+   full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
+   the rectangle where shadows can fall), then the background gradient at the far plane;
 3. container walls, back faces then front faces, blended with depth writes off; translucent
-   gizmos (inertia ellipsoids); the centre-of-mass markers on top.
+   gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
 
-Colours are linear RGB; the shaders light in linear space and encode gamma 2.2 at the end, so
-the target framebuffer is an ordinary (non-sRGB) one. Multisampled targets work as is.
+Colours are linear RGB; the shaders light in linear space (hemisphere ambient + a directional
+sun) and encode sRGB at the end, so the target framebuffer is an ordinary (non-sRGB) one.
+Multisampled targets work as is (``OffscreenTarget`` resolves them for reading).
 
 Meshes: ``prepare_mesh(shape)`` turns a Shape into vertex arrays on the CPU: body frame,
 normals smooth within 30° and split at sharper creases, and a chain of coarser levels of detail
-made by vertex clustering. llvmpipe transforms and bins every triangle on the render thread
-(holding the GIL, so the physics thread waits too) at roughly 10⁷ triangles/s: measured here, a
-1.31M-face mesh cost 170–270 ms per frame drawn in full (colour + shadow pass), while its
-upload (``ctx.buffer`` of 15 MB + 15 MB) took only ~4 ms. So the drawn mesh is capped at
-``MAX_DRAWN_FACES`` faces, and each body is drawn with the coarsest level that still gives
-triangles of a few pixels at its size on screen. ``prepare_mesh`` takes ~0.1 s per 10⁵ faces
-(2.8 s for that mesh without the cap, ~1 s with): it is cached per Shape and thread-safe, so the
-loader thread calls it after loading a mesh; a big Shape reaching the renderer unprepared is
-prepared on a worker thread (``PREPARE_INLINE_FACES``) and its body appears a moment later,
-while the upload itself stays on the render thread, being cheap.
+made by vertex clustering. Measured on this machine for a 1.31M-face mesh (icosphere, 655k
+vertices): building its full-resolution arrays takes 2.7 s, uploading them (``ctx.buffer`` of
+31 MB) only ~3 ms, but drawing them costs 170–270 ms per frame, because llvmpipe transforms and
+bins every triangle on the render thread while holding the GIL. Upload is therefore not the
+problem (< 100 ms, it stays on the render thread); drawing and preparing are: the drawn mesh is
+capped at ``MAX_DRAWN_FACES`` (clustered, ~68k faces for that mesh, then ~16 ms per frame) and
+each body is drawn with the coarsest level that keeps its triangles about
+``PIXELS_PER_TRIANGLE`` pixels on screen. ``prepare_mesh`` (0.7 s for that mesh) is cached per
+Shape and thread-safe, so the loader thread should call it right after loading a mesh; a big
+Shape that reaches the renderer unprepared is prepared on the renderer's worker thread (above
+``PREPARE_INLINE_FACES``) and its body appears a moment later instead of stalling frames.
 """
 
 from __future__ import annotations
@@ -145,8 +149,8 @@ def _cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.n
 
     vertices (n, 3), faces (m, 3) → (vertices (k, 3), faces (t, 3) int64). The cell size starts
     where a smooth surface keeps about ``target`` faces (one per cell size² of area, measured on
-    spheres) and grows by 25 % until the count fits. Faces keep their orientation, so two opposite faces on the same
-    vertices (a thin sheet) both stay.
+    spheres) and grows by 25 % until the count fits. Faces keep their orientation, so two
+    opposite faces on the same vertices (a thin sheet) both stay.
     """
     lo = vertices.min(axis=0)
     cross = np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]],
@@ -399,7 +403,8 @@ class Renderer:
         if self._worker is not None:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self.gizmos.release()
-        for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self._floor_vbo, self.wall_vao, self._wall_vbo,
+        for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self._floor_vbo,
+                    self.wall_vao, self._wall_vbo,
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
                     self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
             obj.release()

@@ -59,8 +59,9 @@ INCLUDES = ("lighting.glsl", "shadow.glsl")  # shared GLSL pieces, pasted in by 
 
 def load_program(ctx, name: str, defines: tuple[str, ...] = ()):
     """The moderngl program ``name.vert.glsl`` + ``name.frag.glsl`` (+ ``name.geom.glsl`` when
-    there is one), with ``#define`` lines for ``defines`` after the ``#version`` line; the shared pieces of ``INCLUDES`` are registered in
-    ``ctx.includes`` first (GLSL 3.30 has no include of its own, moderngl resolves them)."""
+    there is one), with ``#define`` lines for ``defines`` after the ``#version`` line; the shared
+    pieces of ``INCLUDES`` are registered in ``ctx.includes`` first (GLSL 3.30 has no include of
+    its own, moderngl resolves them)."""
     for include in INCLUDES:
         if include not in ctx.includes:
             ctx.includes[include] = shader_source(include)

@@ -1,24 +1,32 @@
 """Frame time of the renderer with every gizmo on, while the physics thread runs.
 
     python bench/frame.py [--bodies 50 500] [--frames 200] [--samples 0] [--size 1280x720]
+                          [--gizmos all|default|none] [--gil-finish]
 
 For each body count: a World with that many builtin bodies (boxes, spheres, cylinders and
 T-handles of 0.1–0.2 m, spinning) in the 4 × 3 × 4 m container runs on its
 ``physics.simulation.Simulation`` thread at 240 Hz; the main thread builds a ``FrameView`` from
-the newest snapshot (with a 64-point polhode trail per body, kept in the body frame), renders it with ``app.renderer``
-into an offscreen framebuffer and calls ``ctx.finish()`` so each frame's time includes the
-rendering itself, not just queuing it.
+the newest snapshot (with a 64-point polhode trail per body, kept in the body frame) and renders
+it with ``app.renderer`` into an offscreen framebuffer (1280×720 unless ``--size``).
 
 Rendering is headless (moderngl's EGL context, Mesa llvmpipe here): the window is not needed to
 measure the renderer, and presenting a frame through pyglet adds only the buffer swap. MSAA is
 off by default (``--samples 4`` measures it: on llvmpipe every sample is shaded and stored).
-Prints p50/p99 frame times and the physics rate reached; never fails on a timing. Target
-(issue 3): p50 ≤ 16.7 ms at 500 bodies.
+
+Each frame ends with glFinish, so its time includes the rendering itself, not just queuing it
+(llvmpipe rasterises on worker threads until then). By default glFinish is called through
+ctypes, which releases the GIL while it waits — as the window's buffer swap (pyglet, ctypes)
+does — so the physics thread runs meanwhile, as in the app. ``--gil-finish`` uses moderngl's
+``ctx.finish()`` instead, which keeps the GIL and starves the physics thread.
+``--gizmos default`` measures the app's start-up set (L and the principal axes), ``none`` the
+scene alone. Prints p50/p99 frame times and the physics rate reached; never fails on a timing.
+Target (issue 3): p50 ≤ 16.7 ms at 500 bodies.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import time
 
 import moderngl
@@ -39,6 +47,8 @@ TRAIL = 64  # polhode points kept per body
 ALL_GIZMOS = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
                           inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
                           contacts=True, velocity=True)
+GIZMO_SETS = {"all": ALL_GIZMOS, "default": GizmoOptions(),
+              "none": GizmoOptions(angular_momentum=False, principal_axes=False)}
 
 
 def build(count: int, seed: int = 1) -> tuple[World, dict]:
@@ -99,8 +109,12 @@ def frame_view(snap, shapes: tuple, colors: np.ndarray, trails: Trails,
     return view
 
 
-def run(count: int, frames: int, size: tuple[int, int], samples: int) -> None:
+def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: str,
+        gil_finish: bool) -> None:
+    options = GIZMO_SETS[gizmos]
     ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    # ctypes drops the GIL around foreign calls; GLVND routes glFinish to the current context
+    finish = ctx.finish if gil_finish else ctypes.CDLL("libOpenGL.so.0").glFinish
     fbo = ctx.framebuffer(ctx.renderbuffer(size, samples=samples),
                           ctx.depth_renderbuffer(size, samples=samples))
     renderer = Renderer(ctx)
@@ -116,16 +130,17 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int) -> None:
         start_time, start_wall = sim.latest().time, time.perf_counter()
         for i in range(frames + 20):  # the first 20 frames warm up (shader JIT, uploads)
             t0 = time.perf_counter()
-            view = frame_view(sim.latest(), shapes, colors, trails, ALL_GIZMOS)
-            renderer.render(view, camera, size, ALL_GIZMOS, fbo=fbo)
-            ctx.finish()
+            view = frame_view(sim.latest(), shapes, colors, trails, options)
+            renderer.render(view, camera, size, options, fbo=fbo)
+            finish()
             if i >= 20:
                 times.append(time.perf_counter() - t0)
         sim_rate = (sim.latest().time - start_time) / (time.perf_counter() - start_wall)
-    ms = 1000.0 * np.array(times)
-    print(f"{count:4d} bodies {size[0]}x{size[1]} msaa {samples}: frame p50 {np.percentile(ms, 50):6.1f} ms"
-          f"  p99 {np.percentile(ms, 99):6.1f} ms  ({1000 / np.percentile(ms, 50):5.1f} fps)"
-          f"  physics at {100 * sim_rate:.0f} % of real time  [{ctx.info['GL_RENDERER']}]")
+    p50, p99 = np.percentile(1000.0 * np.array(times), [50, 99])
+    print(f"{count:4d} bodies, {gizmos:7s} gizmos, {size[0]}x{size[1]}, msaa {samples}"
+          f"{', ctx.finish' if gil_finish else ''}: "
+          f"frame p50 {p50:6.1f} ms  p99 {p99:6.1f} ms ({1000 / p50:5.1f} fps); physics at "
+          f"{100 * sim_rate:.0f} % of real time  [{ctx.info['GL_RENDERER']}]")
     renderer.release()
     ctx.release()
 
@@ -136,10 +151,13 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--samples", type=int, default=0)
     parser.add_argument("--size", default="1280x720")
+    parser.add_argument("--gizmos", choices=sorted(GIZMO_SETS), default="all")
+    parser.add_argument("--gil-finish", action="store_true",
+                        help="end frames with moderngl's ctx.finish(), which keeps the GIL")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.lower().split("x"))
     for count in args.bodies:
-        run(count, args.frames, size, args.samples)
+        run(count, args.frames, size, args.samples, args.gizmos, args.gil_finish)
 
 
 if __name__ == "__main__":

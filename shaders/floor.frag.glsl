@@ -16,8 +16,10 @@ void main() {
     vec2 minor = abs(fract(q - 0.5) - 0.5) / w;     // distance to a line, px
     vec2 major = abs(fract(0.25 * q - 0.5) - 0.5) / (0.25 * w);
     float cell = max(w.x, w.y);
-    float grid = 0.3 * (1.0 - clamp(min(minor.x, minor.y), 0.0, 1.0)) * (1.0 - smoothstep(0.05, 0.25, cell))
-               + 0.45 * (1.0 - clamp(min(major.x, major.y) / 1.3, 0.0, 1.0)) * (1.0 - smoothstep(0.2, 1.0, cell));
+    float grid = 0.3 * (1.0 - clamp(min(minor.x, minor.y), 0.0, 1.0))
+                     * (1.0 - smoothstep(0.05, 0.25, cell))
+               + 0.45 * (1.0 - clamp(min(major.x, major.y) / 1.3, 0.0, 1.0))
+                      * (1.0 - smoothstep(0.2, 1.0, cell));
     // matte: the sky ambient from straight above plus the sun, no highlight
     vec3 c = u_floor_color * (1.0 - grid)
            * (u_sky_ambient + u_light_color * (u_light_dir.y * shadow_lit(v_shadow)));
