@@ -54,6 +54,8 @@ from .resources import load_program
 from .view import FrameView, GizmoOptions
 
 CREASE_ANGLE = math.radians(30.0)  # adjacent faces further apart than this get split normals
+COARSE_CREASE_ANGLE = math.radians(60.0)  # the same on coarser levels, whose facets of a smooth
+                                          # surface meet at larger angles (boxes stay sharp)
 PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a worker thread
 MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
 PIXELS_PER_TRIANGLE = 10.0         # level of detail: coarsest level with triangles ≤ this size
@@ -117,7 +119,8 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
     a vertex that meet at less than ``CREASE_ANGLE``; a vertex on a sharper crease is split, so
     a box is flat-shaded and an icosphere smooth. Levels: the mesh itself (clustered down to
     ``MAX_DRAWN_FACES`` if bigger), then clustered to a quarter of the faces each, while that
-    still removes at least a third and leaves ≥ 40 faces.
+    still removes at least a third and leaves ≥ 40 faces; those split only at creases sharper
+    than ``COARSE_CREASE_ANGLE``, so a coarse sphere still shades smooth.
     """
     with _prepared_lock:
         cached = _prepared.get(shape)
@@ -129,13 +132,13 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
     faces = np.asarray(shape.faces, dtype=np.int64)
     if len(faces) > MAX_DRAWN_FACES:
         vertices, faces = _cluster(vertices, faces, MAX_DRAWN_FACES)
-    levels = [_split_normals(vertices, faces)]
+    levels = [_split_normals(vertices, faces, CREASE_ANGLE)]
     while len(faces) >= 160:
         coarse_vertices, coarse_faces = _cluster(vertices, faces, len(faces) // 4)
         if len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < 40:
             break
         vertices, faces = coarse_vertices, coarse_faces
-        levels.append(_split_normals(vertices, faces))
+        levels.append(_split_normals(vertices, faces, COARSE_CREASE_ANGLE))
     arrays = MeshArrays(tuple(levels), two_sided=not props.watertight)
     with _prepared_lock:
         return _prepared.setdefault(shape, arrays)
@@ -190,7 +193,8 @@ def _cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.n
     return merged[used], f.reshape(-1, 3)
 
 
-def _split_normals(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _split_normals(vertices: np.ndarray, faces: np.ndarray,
+                   crease: float) -> tuple[np.ndarray, np.ndarray]:
     """(vertices (k, 6) float32 position + normal, indices (m, 3) uint32) with crease splitting.
 
     Each face corner is a node; the corners of one mesh vertex in two faces that share an edge
@@ -216,7 +220,7 @@ def _split_normals(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray,
     # pair every further copy of an edge with the first copy (manifold edges come in pairs)
     run_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
     e1, e2 = order[run_start[~first]], order[~first]
-    smooth = np.einsum("ij,ij->i", unit[e1 // 3], unit[e2 // 3]) > math.cos(CREASE_ANGLE)
+    smooth = np.einsum("ij,ij->i", unit[e1 // 3], unit[e2 // 3]) > math.cos(crease)
     e1, e2 = e1[smooth], e2[smooth]
     rows = np.concatenate([low_c[e1], high_c[e1]])
     cols = np.concatenate([low_c[e2], high_c[e2]])

@@ -206,6 +206,10 @@ def test_levels_of_detail_get_coarser_and_keep_the_shape():
         r = np.linalg.norm(vertices[:, :3], axis=1)
         assert r.max() <= 0.5 + 1e-6 and r.min() > 0.4  # still a ball of radius ~0.5
         assert indices.max() < len(vertices)
+        radial = np.einsum("ij,ij->i", vertices[:, :3] / r[:, None], vertices[:, 3:])
+        assert np.median(radial) > 0.97  # and shaded smooth, not faceted
+    # a box has no coarser level and keeps its sharp edges
+    assert len(prepare_mesh(builtin_shape("box")).levels) == 1
 
 
 def test_a_big_mesh_is_capped_for_drawing():
