@@ -346,8 +346,8 @@ class Gizmos:
             # body, so the translucent shell shows around it
             semi = ELLIPSOID_SIZE * radius[:, None] * np.sqrt(moments[:, :1] / moments)
             rows = _instances(rotation, semi, pos, ELLIPSOID_COLOR)
-            # 20, 80 or 320 faces: round enough (translucent) below 25 px, 80 px, and above
-            level = np.searchsorted([25.0, 80.0], self._pixels(pos, semi[:, 0]))
+            # 20, 80 or 320 faces: round enough (translucent) below 15 px, 40 px, and above
+            level = np.searchsorted([15.0, 40.0], self._pixels(pos, semi[:, 0]))
             for index, name in enumerate(("tiny_ellipsoids", "small_ellipsoids", "ellipsoids")):
                 parts[name].append(rows[level == index])
         if options.centre_of_mass:
@@ -429,7 +429,7 @@ class Gizmos:
                           if bin(a ^ b).count("1") == 1])  # corners differing in one coordinate
         start, step = corners[pairs[:, 0]], corners[pairs[:, 1]] - corners[pairs[:, 0]]
         length = np.linalg.norm(step, axis=1)
-        radius = self._thickness(start + 0.5 * step, np.full(12, 0.006)) * 0.7
+        radius = self._thickness(start + 0.5 * step, np.full(12, 0.0025)) * 0.6
         parts["shafts"].append(_instances(_basis(step / length[:, None]),
                                           np.stack([radius, length, radius], 1), start,
                                           EDGE_COLOR))

@@ -10,5 +10,5 @@ out vec4 f_color;
 void main() {
     float facing = abs(dot(v_normal, normalize(u_eye - v_position)));
     float grazing = 1.0 - facing;
-    f_color = vec4(u_wall_color, 0.06 + 0.22 * grazing * grazing * grazing);
+    f_color = vec4(u_wall_color, 0.06 + 0.14 * grazing * grazing * grazing);
 }

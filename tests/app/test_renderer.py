@@ -324,7 +324,7 @@ def test_demo_scene_artifact(gl):
                            inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
                            contacts=True, velocity=True)
     target = OffscreenTarget(ctx, (960, 540), samples=4)
-    cam = OrbitCamera(target=(0.0, 0.9, 0.0), yaw=0.55, pitch=0.45, distance=7.0)
+    cam = OrbitCamera(target=(0.0, 0.6, -0.1), yaw=0.55, pitch=0.4, distance=4.3)
     renderer.render(view, cam, target.size, options, fbo=target.fbo)
     image = target.read()
     target.release()
