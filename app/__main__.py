@@ -203,11 +203,7 @@ def _existing_file(path: str, what: str) -> Path:
 # ---- commands ------------------------------------------------------------------------------
 
 def open_app(files: list[str]) -> int:
-    """``tumble [SCENE.toml | MESH …]``: the desktop window, when this build has it."""
-    if importlib.util.find_spec("app.window") is None:
-        raise _Failure("the desktop window is not available in this build (app/window.py is not "
-                       "there yet); 'tumble inertia' and 'tumble simulate' work headless — see "
-                       "'tumble --help'", 2)
+    """``tumble [SCENE.toml | MESH …]``: the desktop window."""
     from app import window
     return window.main(files)
 
