@@ -66,7 +66,7 @@ TITLE = "Tumble"
 SIZE = (1280, 720)
 FRAME_INTERVAL = 1.0 / 60.0   # s: redraw rate (vsync holds it to the display where there is one)
 PHYSICS_HZ = 240.0            # until a scene sets its own
-HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view, the default container
+HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view without a container
 ORBIT_PER_PIXEL = 0.008       # rad
 CLICK_SLOP = 4                # px a press may move and still count as a click
 GRAB_FREQUENCY = 4.0          # Hz: natural frequency of the grab spring with the body's mass
@@ -77,6 +77,15 @@ SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of 
 STATUS_ENV = "TUMBLE_STATUS_FILE"
 ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
 
+
+
+def home_sphere(container_size) -> tuple[tuple[float, float, float], float]:
+    """(centre (3,) m, radius m) of the start view: the container seen whole (its lower part
+    nearer the middle, where bodies come to rest), or HOME_* when there are no walls."""
+    if container_size is None:
+        return HOME_CENTER, HOME_RADIUS
+    size = np.asarray(container_size, dtype=float)
+    return (0.0, size[1] / 3.0, 0.0), 0.45 * float(np.linalg.norm(size))
 
 def main(files: list[str]) -> int:
     """``tumble [FILES…]``: open the window with the files (default scene when none); returns
@@ -269,6 +278,7 @@ class App:
         self._last_frame = time.perf_counter()
         self._frame_times: collections.deque = collections.deque(maxlen=120)
         self._errors: dict[str, float] = {}
+        self._framed_container = ()   # the container size the home view was last framed for
 
         # the app's handlers first, ImGui's pushed on top: ImGui sees every event first and
         # passes it on (its handlers return None); bound methods are held weakly by pyglet,
@@ -276,7 +286,6 @@ class App:
         self.window.push_handlers(self)
         self.window.push_handlers(self.ui)
         self.ui.on_resize(*self.window.get_size())
-        self.look_at(HOME_CENTER, HOME_RADIUS)
 
         self.sim.start()
         self.loader.request(files, set_reset_point=True)
@@ -306,6 +315,7 @@ class App:
             self._frame_times.append(now)
             self.loader.poll()
             prev, new = self.sim.latest_two()
+            self._frame_new_container(new.container_size)
             self._forget_removed(new)
             view = self._frame_view(prev, new, now - RENDER_DELAY)
             self._view = view
@@ -421,11 +431,18 @@ class App:
         self.camera.frame(center, radius, (width - covered) / max(height, 1))
         self.camera.pan(-covered / 2, 0.0, height)
 
+    def _frame_new_container(self, size) -> None:
+        """A scene with another container (or none) starts in the home view that fits it."""
+        key = None if size is None else tuple(np.asarray(size, dtype=float).tolist())
+        if key != self._framed_container:
+            self._framed_container = key
+            self.look_at(*home_sphere(size))
+
     def frame_selection(self) -> None:
         """F: the selected body, else every body (else the container)."""
         view = self._view
         if view is None or view.count == 0:
-            self.look_at(HOME_CENTER, HOME_RADIUS)
+            self.look_at(*home_sphere(view.container_size if view else None))
             return
         radii = np.array([body_radius(s) for s in view.shapes])
         if 0 <= view.selected < view.count:
