@@ -28,8 +28,9 @@ class Contacts:
     """Contact points of one step (k of them).
 
     body (k,) int64 body row; key (k,) int64 stable identity; point (k, 3) world, m;
-    normal (k, 3) unit, pointing out of the wall into the body; separation (k,) m along the normal
-    (negative = penetration); tangent1, tangent2 (k, 3) unit friction directions.
+    normal (k, 3) unit, pointing out of the wall (or the other body) into the body;
+    separation (k,) m along the normal (negative = penetration); tangent1, tangent2 (k, 3) unit
+    friction directions; other (k,) int64 row of the second body, −1 for a wall (the default).
     """
 
     body: np.ndarray
@@ -39,10 +40,22 @@ class Contacts:
     separation: np.ndarray
     tangent1: np.ndarray
     tangent2: np.ndarray
+    other: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.other is None:
+            self.other = np.full(len(self.body), -1, dtype=np.int64)
 
     @property
     def count(self) -> int:
         return len(self.body)
+
+    @staticmethod
+    def join(first: Contacts, second: Contacts) -> Contacts:
+        """The contacts of both, first's then second's."""
+        return Contacts(*(np.concatenate((getattr(first, f), getattr(second, f)))
+                          for f in ("body", "key", "point", "normal", "separation", "tangent1",
+                                    "tangent2", "other")))
 
 
 def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
