@@ -13,15 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import contacts as contact_stage
-from .energy import kinetic_energy, potential_energy, remove_energy_gain
+from .broadphase import candidate_pairs, reach
+from .collide import body_contacts
+from .contacts import Contacts
+from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
 from .integrator import body_angular_velocity, drift, rotate_free
+from .islands import island_labels
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
                     check_restitution, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
-from .solver import solve_contacts
+from .solver import push_apart, solve_contacts
 from .state import ContactCache, State
 
 PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
+PUSH_ITERATIONS = 4      # Gauss–Seidel sweeps of the body–body position pass
 MAX_STEP = 0.1           # s: longer steps are refused (contacts and Newton would be meaningless)
 GRAB_MIN_ARM = 0.05      # m: lever arm of the grab's spin damping when grabbed at the centre
 
@@ -193,45 +198,75 @@ class World:
         omega = np.einsum("nij,nj->ni", rotm, m.inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
-        # 2. contacts with the walls, 3. impulses
+        # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
         planes = m.wall_planes()
-        contacts = contact_stage.wall_contacts(
-            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
-            planes, h)
+        contacts = self._find_contacts(rotm, vel, omega, planes, h)
         touched = np.zeros(m.count, dtype=bool)
         impact_fraction = np.ones(m.count)
         loaded = np.zeros(0, dtype=bool)
+        acted = np.zeros(0, dtype=bool)
         impulses = np.zeros((0, 3))
         if contacts.count:
             inv_iw = (rotm * m.inv_inertia[:, None, :]) @ rotm.transpose(0, 2, 1)  # (n,3,3) R I⁻¹ Rᵀ
+            restitution, friction = self._contact_materials(contacts)
             result = solve_contacts(
-                contacts, s.pos, vel, ang_mom, omega, m.inv_mass, inv_iw, accel,
-                m.effective_restitution()[contacts.body], m.effective_friction()[contacts.body],
-                self._warm_start(contacts), h, m.settings.solver_iterations,
+                contacts, s.pos, vel, ang_mom, omega, m.inv_mass, inv_iw, accel, restitution,
+                friction, self._warm_start(contacts), h, m.settings.solver_iterations,
                 m.settings.restitution_threshold)
             impulses = result.impulses
             loaded = impulses[:, 0] > 0.0
-            touched[contacts.body[loaded]] = True
-            np.minimum.at(impact_fraction, contacts.body[result.bounced],
-                          result.impact_fraction[result.bounced])
+            acted = loaded | (result.collision > 0.0)
+            pair = contacts.other >= 0
+            touched[contacts.body[acted]] = True
+            touched[contacts.other[acted & pair]] = True
+            for rows in (contacts.body, contacts.other):
+                hit = result.bounced & (rows >= 0)
+                np.minimum.at(impact_fraction, rows[hit], result.impact_fraction[hit])
 
         # 4. move: positions per contact regime, orientations by the rotation step
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
 
-        # 5. penetration left by rotation over the step is projected out, 6. contacts stay passive
+        # 5. penetration is projected out (bodies apart, then out of the walls),
+        # 6. contacts stay passive: no island ends the step above its free-flight energy
         if contacts.count:
+            pos = pos + push_apart(contacts, s.pos, vel, omega, m.inv_mass, h, PENETRATION_SLOP,
+                                   PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, quat, planes)
             rows = np.flatnonzero(touched)
-            remove_energy_gain(self._free_flight_energy(rows, vel_free, ang_mom_free, h),
-                               m.mass, vel, quat, ang_mom, m.inv_inertia, pos, m.settings.gravity, rows)
+            island = island_labels(m.count, contacts.body[acted], contacts.other[acted])
+            remove_island_energy_gain(
+                self._free_flight_energy(rows, vel_free, ang_mom_free, h), m.mass, vel, quat,
+                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
         order = np.argsort(s.contact_cache.keys)
         s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
-        self._last_contacts = (contacts.point[loaded], contacts.normal[loaded])
+        self._last_contacts = (contacts.point[acted], contacts.normal[acted])
+
+    def _find_contacts(self, rotm, vel, omega, planes, h) -> Contacts:
+        """Wall contacts and body-pair contacts of this step, in one list."""
+        m, s = self.model, self.state
+        walls = contact_stage.wall_contacts(
+            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            planes, h)
+        pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
+        if len(pairs) == 0:
+            return walls
+        return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
+
+    def _contact_materials(self, contacts) -> tuple[np.ndarray, np.ndarray]:
+        """Restitution and friction (k,) per contact: the body's own against a wall; for a pair
+        the larger restitution and the geometric mean of the frictions (Box2D's mixing rules)."""
+        m = self.model
+        e, mu = m.effective_restitution(), m.effective_friction()
+        pair = contacts.other >= 0
+        second = np.where(pair, contacts.other, contacts.body)
+        restitution = np.where(pair, np.maximum(e[contacts.body], e[second]), e[contacts.body])
+        friction = np.where(pair, np.sqrt(mu[contacts.body] * mu[second]), mu[contacts.body])
+        return restitution, friction
 
     def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
         """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
