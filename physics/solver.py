@@ -85,16 +85,10 @@ def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, 
                   target, impulses, collide, restitution, threshold, collision, impact,
                   vel, ang_mom, omega, inv_mass, inv_iw, h, iterations):
     k = body.shape[0]
-    for c in range(k):  # warm start
-        ln, l1, l2 = impulses[c, 0], impulses[c, 1], impulses[c, 2]
-        _apply_pair(body[c], other[c], r, r2, c,
-                    ln * n[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0],
-                    ln * n[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1],
-                    ln * n[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2],
-                    vel, ang_mom, omega, inv_mass, inv_iw)
-    # Body–body impacts as pairwise collisions (Guendelman, Bridson & Fedkiw 2003, §5): each
-    # approaching contact reverses its current normal velocity, v_n' = −e·v_n, sweeping until none
-    # approaches faster than the threshold. Each such impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and
+    # Body–body impacts first, from the velocities before any contact impulse (so a resting
+    # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
+    # Bridson & Fedkiw 2003, §5): each approaching contact reverses its current normal velocity,
+    # v_n' = −e·v_n, sweeping until none approaches faster than the threshold. Each such impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and
     # an impact travels along a chain of touching bodies (Newton's cradle) one pair at a time.
     for _ in range(iterations):
         active = False
@@ -115,6 +109,13 @@ def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, 
             active = True
         if not active:
             break
+    for c in range(k):  # warm start
+        ln, l1, l2 = impulses[c, 0], impulses[c, 1], impulses[c, 2]
+        _apply_pair(body[c], other[c], r, r2, c,
+                    ln * n[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0],
+                    ln * n[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1],
+                    ln * n[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2],
+                    vel, ang_mom, omega, inv_mass, inv_iw)
     for _ in range(iterations):
         for c in range(k):
             b, o = body[c], other[c]

@@ -235,9 +235,11 @@ class World:
             pos = self._project_out_of_walls(pos, quat, planes)
             rows = np.flatnonzero(touched)
             island = island_labels(m.count, contacts.body[acted], contacts.other[acted])
+            walled = np.zeros(m.count, dtype=bool)
+            walled[contacts.body[acted & (contacts.other < 0)]] = True
             remove_island_energy_gain(
                 self._free_flight_energy(rows, vel_free, ang_mom_free, h), m.mass, vel, quat,
-                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows])
+                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows], walled[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h

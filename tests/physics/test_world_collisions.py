@@ -61,3 +61,56 @@ def test_newtons_cradle_passes_the_first_ball_speed_to_the_last():
     assert abs(vel[-1] - 1.0) < 0.01
     assert np.all(np.abs(vel[:-1]) < 0.01)
     assert world.kinetic_energy().sum() <= 0.5 + 1e-12
+
+
+def settle(world, seconds):
+    """Step for ``seconds``; return the largest total kinetic energy of the last second."""
+    steps = int(round(seconds / H))
+    last = []
+    for k in range(steps):
+        world.step(H)
+        assert np.all(np.isfinite(world.state.pos))
+        if k >= steps - 240:
+            last.append(world.kinetic_energy().sum())
+    return max(last)
+
+
+CUBE = 0.2
+
+
+def cube(position, **kwargs) -> BodyDef:
+    return box_body(size=(CUBE, CUBE, CUBE), mass=1.0, position=position, **kwargs)
+
+
+def test_tower_of_eight_boxes_stands_and_comes_to_rest():
+    world = World(WorldDef())
+    for i in range(8):
+        world.add_body(cube([0.0, CUBE * (i + 0.5), 0.0]))
+    top = world.state.pos[-1].copy()
+    assert settle(world, 10.0) < 1e-6
+    assert np.linalg.norm(world.state.pos[-1] - top) < 0.01
+    assert np.all(np.abs(world.state.pos[:, [0, 2]]) < 0.01)
+
+
+def test_pyramid_of_fifteen_boxes_stands_and_comes_to_rest():
+    world = World(WorldDef())
+    for row in range(5):
+        for k in range(5 - row):
+            x = (k - (4 - row) / 2) * (CUBE + 0.01)
+            world.add_body(cube([x, CUBE * (row + 0.5), 0.0]))
+    start = world.state.pos.copy()
+    assert settle(world, 10.0) < 1e-6
+    assert np.max(np.linalg.norm(world.state.pos - start, axis=1)) < 0.01
+
+
+def test_box_thrown_at_40_m_per_s_does_not_pass_through_a_resting_box():
+    world = World(WorldDef(container_size=[20.0, 3.0, 20.0]))
+    target = world.add_body(cube([0.0, CUBE / 2, 0.0]))
+    thrown = world.add_body(cube([-3.0, CUBE / 2 + 0.001, 0.0], velocity=[40.0, 0.0, 0.0]))
+    start = world.linear_momentum().sum(axis=0)
+    for _ in range(60):
+        world.step(H)
+        a, b = world.state.pos[world.index_of(target)], world.state.pos[world.index_of(thrown)]
+        assert b[0] < a[0]  # still on its own side
+    # the hit moved the target: the impulse went through it, not around it
+    assert world.state.pos[world.index_of(target), 0] > 0.5
