@@ -109,4 +109,5 @@ def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, po
     g2 = gravity @ gravity
     if g2 > 0.0:
         lift = np.where(gained, np.maximum(potential + k_cm - limit, 0.0), 0.0)  # J
-        pos[rows] += (lift / (total_mass * g2))[index, None] * gravity
+        drop = lift / (np.where(total_mass > 0.0, total_mass, 1.0) * g2)  # m along gravity/g
+        pos[rows] += drop[index, None] * gravity

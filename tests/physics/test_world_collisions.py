@@ -1,6 +1,8 @@
 """Bodies colliding with each other through ``World.step`` (issue 5's must-pass scenarios):
 analytic answers for spheres, conservation laws, stacks that stand and rest, no tunnelling."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,8 @@ from physics.model import BodyDef, WorldDef
 from physics.world import World
 
 from .bodies import box_body
+
+MESHES = Path(__file__).resolve().parents[2] / "assets" / "meshes"
 
 H = 1.0 / 240.0
 
@@ -114,3 +118,56 @@ def test_box_thrown_at_40_m_per_s_does_not_pass_through_a_resting_box():
         assert b[0] < a[0]  # still on its own side
     # the hit moved the target: the impulse went through it, not around it
     assert world.state.pos[world.index_of(target), 0] > 0.5
+
+
+def random_pile(count=200, seed=11) -> World:
+    """``count`` bodies of every sample mesh and builtin shape, random orientations and spins,
+    on a grid of drop points filling the lower half of the default 4 × 3 × 4 m container."""
+    from physics.meshes import builtin_shape, load_shape
+    from physics.rotation import quat_normalize
+
+    meshes = sorted(MESHES.glob("*"))
+    shapes = [load_shape(path) for path in meshes] + [
+        builtin_shape("box", [0.2, 0.15, 0.1]), builtin_shape("sphere", [0.08]),
+        builtin_shape("cylinder", [0.07, 0.2]), builtin_shape("t_handle", [0.6])]
+    rng = np.random.default_rng(seed)
+    world = World(WorldDef(restitution=0.5, friction=0.5))
+    grid = [(x, y, z) for y in (0.3, 0.7, 1.1) for x in np.linspace(-1.6, 1.6, 9)
+            for z in np.linspace(-1.6, 1.6, 9)]
+    for k in range(count):
+        shape = shapes[k % len(shapes)]
+        world.add_body(shape.body_def(
+            position=grid[k], orientation=quat_normalize(rng.normal(size=(1, 4)))[0],
+            velocity=rng.uniform(-1, 1, 3), angular_velocity=rng.uniform(-3, 3, 3)))
+    return world
+
+
+def total_energy(world) -> float:
+    return float(world.kinetic_energy().sum() + world.potential_energy().sum())
+
+
+def test_two_hundred_random_bodies_pile_up_in_the_container_honestly():
+    from physics.collide import body_contacts
+    from physics.broadphase import candidate_pairs
+    from physics.rotation import quat_to_matrix
+
+    world = random_pile()
+    start = total_energy(world)
+    half = world.model.settings.container_size / 2
+    for _ in range(int(4.0 / H)):
+        world.step(H)
+        s = world.state
+        assert np.all(np.isfinite(s.pos)) and np.all(np.isfinite(s.vel))
+        assert np.all(np.isfinite(s.ang_mom)) and np.all(np.isfinite(s.quat))
+        assert total_energy(world) <= start + 1e-9 * abs(start)
+        inside = (np.abs(s.pos[:, [0, 2]]) < half[[0, 2]]) & (s.pos[:, [1]] > 0)
+        assert np.all(inside)
+        assert np.all(s.pos[:, 1] < world.model.settings.container_size[1])
+    # settled: the deepest overlap between any two bodies, from the narrow phase
+    s, m = world.state, world.model
+    zero = np.zeros_like(s.pos)
+    pairs = candidate_pairs(s.pos, m.bound_radius)
+    found = body_contacts(pairs, s.pos, quat_to_matrix(s.quat), zero, zero, m, H)
+    assert found.count > 100  # it is a pile
+    assert found.separation.min() > -0.01
+    assert world.kinetic_energy().sum() < 0.05 * start
