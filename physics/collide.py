@@ -342,6 +342,8 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
             out_n = _emit(out_n, ball, hull, _key(ids[ball], ids[hull], 0), pt[0], pt[1], pt[2],
                           nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
                           out_normal, out_sep)
+        elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
+            continue  # a point or segment hull has no faces to collide with (walls only)
         else:
             sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
             if sa >= spec:

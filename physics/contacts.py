@@ -50,12 +50,18 @@ class Contacts:
     def count(self) -> int:
         return len(self.body)
 
+    def subset(self, keep: np.ndarray) -> Contacts:
+        """The contacts where ``keep`` (k,) bool is true."""
+        return Contacts(*(getattr(self, f)[keep] for f in _FIELDS))
+
     @staticmethod
     def join(first: Contacts, second: Contacts) -> Contacts:
         """The contacts of both, first's then second's."""
         return Contacts(*(np.concatenate((getattr(first, f), getattr(second, f)))
-                          for f in ("body", "key", "point", "normal", "separation", "tangent1",
-                                    "tangent2", "other")))
+                          for f in _FIELDS))
+
+
+_FIELDS = ("body", "key", "point", "normal", "separation", "tangent1", "tangent2", "other")
 
 
 def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

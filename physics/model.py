@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .polytope import no_polytope, polytope
+from .polytope import polytope
 
 MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
 
@@ -224,7 +224,7 @@ class Model:
         self._append_topology(hull)
 
     def _append_topology(self, hull: np.ndarray) -> None:
-        top = polytope(hull) if len(hull) else no_polytope()  # spheres have no topology
+        top = polytope(hull)  # empty for spheres (no hull)
         self.face_normal = np.vstack((self.face_normal, top.face_normal))
         self.face_offset = np.append(self.face_offset, top.face_offset)
         self.face_start = np.append(self.face_start, self.face_start[-1] + len(top.face_offset))

@@ -37,8 +37,11 @@ class Polytope:
 
 
 def polytope(vertices: np.ndarray) -> Polytope:
-    """Faces and edges of the convex hull of ``vertices`` (k, 3), k ≥ 3, all of them on the hull."""
+    """Faces and edges of the convex hull of ``vertices`` (k, 3), all of them on the hull; none
+    for fewer than 3 vertices or collinear ones."""
     vertices = np.asarray(vertices, dtype=float)
+    if len(vertices) < 3 or np.linalg.matrix_rank(vertices - vertices[0], tol=1e-12) < 2:
+        return no_polytope()  # a point or a segment: nothing to clip against
     centre = vertices.mean(axis=0)
     scale = max(np.abs(vertices - centre).max(), 1e-12)
     try:

@@ -50,3 +50,10 @@ def test_model_keeps_topology_rows_in_step_with_bodies():
     for f in range(6):
         p = hull[loops[model.face_loop_start[f]:model.face_loop_start[f + 1]]]
         assert np.allclose(p @ model.face_normal[f], model.face_offset[f])
+
+
+def test_points_and_segments_have_no_faces():
+    for hull in (np.zeros((0, 3)), np.array([[0.0, 0.1, 0.0]]),
+                 np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])):
+        top = polytope(hull)
+        assert len(top.face_normal) == 0 and len(top.edge) == 0

@@ -94,6 +94,7 @@ def test_tower_of_eight_boxes_stands_and_comes_to_rest():
     assert settle(world, 10.0) < 1e-6
     assert np.linalg.norm(world.state.pos[-1] - top) < 0.01
     assert np.all(np.abs(world.state.pos[:, [0, 2]]) < 0.01)
+    assert world.asleep().all()
 
 
 def test_pyramid_of_fifteen_boxes_stands_and_comes_to_rest():
@@ -105,6 +106,7 @@ def test_pyramid_of_fifteen_boxes_stands_and_comes_to_rest():
     start = world.state.pos.copy()
     assert settle(world, 10.0) < 1e-6
     assert np.max(np.linalg.norm(world.state.pos - start, axis=1)) < 0.01
+    assert world.asleep().all()
 
 
 def test_box_thrown_at_40_m_per_s_does_not_pass_through_a_resting_box():
@@ -171,3 +173,62 @@ def test_two_hundred_random_bodies_pile_up_in_the_container_honestly():
     assert found.count > 100  # it is a pile
     assert found.separation.min() > -0.01
     assert world.kinetic_energy().sum() < 0.05 * start
+
+
+def sleeping_tower(levels=4) -> World:
+    world = World(WorldDef())
+    for i in range(levels):
+        world.add_body(cube([0.0, CUBE * (i + 0.5), 0.0]))
+    for _ in range(int(2.0 / H)):
+        world.step(H)
+    assert world.asleep().all()
+    return world
+
+
+def test_a_sleeping_tower_is_not_simulated_but_stays_put():
+    world = sleeping_tower()
+    before = world.state.pos.copy()
+    for _ in range(240):
+        world.step(H)
+    assert world.asleep().all() and np.array_equal(world.state.pos, before)
+    assert np.all(world.state.vel == 0.0)
+
+
+def test_a_box_dropped_on_a_sleeping_tower_wakes_it():
+    world = sleeping_tower()
+    world.add_body(cube([0.0, 1.5, 0.0], velocity=[0.0, -3.0, 0.0]))
+    woke = False
+    for _ in range(120):
+        world.step(H)
+        woke |= not world.asleep()[:4].any()
+    assert woke
+    # and the tower takes the blow and stands again, the new box on top
+    for _ in range(int(3.0 / H)):
+        world.step(H)
+    assert np.all(np.abs(world.state.pos[:, [0, 2]]) < 0.02)
+    assert np.isclose(world.state.pos[-1, 1], CUBE * 4.5, atol=0.01)
+
+
+def test_commands_wake_what_they_touch():
+    world = sleeping_tower()
+    top = int(world.ids[-1])
+    world.apply_impulse(top, [0.5, 0.0, 0.0])
+    assert not world.asleep()[-1] and world.asleep()[:-1].all()
+    world.step(H)
+    assert not world.asleep()[-2]  # the top pressed on the one below: it woke too
+    world = sleeping_tower()
+    world.remove_body(int(world.ids[0]))  # the bottom box: the one above must fall
+    assert not world.asleep()[0]
+    for _ in range(120):
+        world.step(H)
+    assert np.isclose(world.state.pos[0, 1], CUBE / 2, atol=0.005)
+    for call in (lambda w, i: w.set_external_force(i, [1.0, 0, 0]),
+                 lambda w, i: w.set_body_state(i, velocity=[0.0, 1.0, 0.0]),
+                 lambda w, i: w.set_body_material(i, friction=0.2),
+                 lambda w, i: w.set_grab(i, [0, 0, 0], [0, 2, 0], 50.0, 5.0)):
+        world = sleeping_tower(2)
+        call(world, int(world.ids[1]))
+        assert world.asleep().tolist() == [True, False]
+    world = sleeping_tower(2)
+    world.set_gravity([0.0, -1.0, 0.0])
+    assert not world.asleep().any()
