@@ -134,37 +134,50 @@ def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
 def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start, face_start,
                 axis):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
-    axis (3,) receives that separating direction, pointing from a to b."""
+    axis (3,) receives that separating direction, pointing from a to b. Scalar arithmetic only:
+    this is the innermost loop of the narrow phase."""
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
     for ea in range(edge_start[a], edge_start[a + 1]):
-        na1, na2 = wnorm[fa + edge_faces[ea, 0]], wnorm[fa + edge_faces[ea, 1]]
-        p0, p1 = wpts[va + edge[ea, 0]], wpts[va + edge[ea, 1]]
-        bxa = np.cross(na2, na1)
+        f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
+        ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
+        bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+        # b × a: the great circle of the arc between the edge's two face normals
+        bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+        i0, i1 = va + edge[ea, 0], va + edge[ea, 1]
+        p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
+        e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
+        len1 = e1x * e1x + e1y * e1y + e1z * e1z
         for eb in range(edge_start[b], edge_start[b + 1]):
-            # Gauss-map arcs (na1, na2) and (−nb1, −nb2) cross ⇔ the edges form a Minkowski face
-            nc, nd = -wnorm[fb + edge_faces[eb, 0]], -wnorm[fb + edge_faces[eb, 1]]
-            cba = nc[0] * bxa[0] + nc[1] * bxa[1] + nc[2] * bxa[2]
-            dba = nd[0] * bxa[0] + nd[1] * bxa[1] + nd[2] * bxa[2]
-            dxc = np.cross(nd, nc)
-            adc = na1[0] * dxc[0] + na1[1] * dxc[1] + na1[2] * dxc[2]
-            bdc = na2[0] * dxc[0] + na2[1] * dxc[1] + na2[2] * dxc[2]
-            if not (cba * dba < 0.0 and adc * bdc < 0.0 and cba * bdc > 0.0):
+            # Gauss-map arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face
+            g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
+            cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
+            dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+            cba = cx * bax + cy * bay + cz * baz
+            dba = dx * bax + dy * bay + dz * baz
+            if cba * dba >= 0.0:
                 continue
-            q0, q1 = wpts[vb + edge[eb, 0]], wpts[vb + edge[eb, 1]]
-            n = np.cross(p1 - p0, q1 - q0)
-            length = np.sqrt(n[0] ** 2 + n[1] ** 2 + n[2] ** 2)
-            if length < 1e-6 * np.sqrt(((p1 - p0) ** 2).sum() * ((q1 - q0) ** 2).sum()):
+            dcx, dcy, dcz = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+            adc = ax * dcx + ay * dcy + az * dcz
+            bdc = bx * dcx + by * dcy + bz * dcz
+            if adc * bdc >= 0.0 or cba * bdc <= 0.0:
+                continue
+            j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
+            q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
+            e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
+            nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+            length2 = nx * nx + ny * ny + nz * nz
+            if length2 < 1e-12 * len1 * (e2x * e2x + e2y * e2y + e2z * e2z):
                 continue  # parallel edges: their axis is a face normal, tested already
-            n /= length
-            if (n[0] * (p0[0] - pos[a, 0]) + n[1] * (p0[1] - pos[a, 1])
-                    + n[2] * (p0[2] - pos[a, 2])) < 0.0:
-                n = -n
-            s = n[0] * (q0[0] - p0[0]) + n[1] * (q0[1] - p0[1]) + n[2] * (q0[2] - p0[2])
-            if s > best:
-                best, best_a, best_b = s, ea, eb
-                axis[:] = n
+            inv = 1.0 / np.sqrt(length2)
+            nx, ny, nz = nx * inv, ny * inv, nz * inv
+            if nx * (p0x - pos[a, 0]) + ny * (p0y - pos[a, 1]) + nz * (p0z - pos[a, 2]) < 0.0:
+                nx, ny, nz = -nx, -ny, -nz
+            sep = nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z)
+            if sep > best:
+                best, best_a, best_b = sep, ea, eb
+                axis[0], axis[1], axis[2] = nx, ny, nz
     return best, best_a, best_b
 
 
