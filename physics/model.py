@@ -139,12 +139,21 @@ class WorldDef:
         self.friction = check_friction(self.friction, "world friction")
         if self.container_size is not None:
             self.container_size = check_container_size(self.container_size)
-        self.solver_iterations = int(self.solver_iterations)
-        if not 1 <= self.solver_iterations <= 1000:
-            raise ValueError(f"solver_iterations must be 1…1000, got {self.solver_iterations}")
+        self.solver_iterations = check_solver_iterations(self.solver_iterations)
         self.restitution_threshold = float(self.restitution_threshold)
         if not (np.isfinite(self.restitution_threshold) and self.restitution_threshold >= 0):
             raise ValueError(f"restitution_threshold must be ≥ 0 m/s, got {self.restitution_threshold}")
+
+
+def check_solver_iterations(value) -> int:
+    """Sequential-impulse sweeps per step: a whole number 1…1000."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"solver_iterations must be a whole number 1…1000, got {value!r}") from None
+    if count != value or not 1 <= count <= 1000:
+        raise ValueError(f"solver_iterations must be a whole number 1…1000, got {value!r}")
+    return count
 
 
 def check_container_size(size) -> np.ndarray:

@@ -21,7 +21,7 @@ from .integrator import body_angular_velocity, drift, rotate_free
 from .islands import island_labels
 from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
-                    check_restitution, check_vector)
+                    check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
 from .solver import push_apart, solve_contacts
 from .state import ContactCache, State
@@ -112,6 +112,10 @@ class World:
         """Container extents (3,) m, or None for no walls."""
         self.model.settings.container_size = None if size is None else check_container_size(size)
         self.wake_all()
+
+    def set_solver_iterations(self, count: int) -> None:
+        """Sequential-impulse sweeps per step (1…1000): more make stacks stiffer, cost more."""
+        self.model.settings.solver_iterations = check_solver_iterations(count)
 
     def set_restitution(self, value: float, body_id: int | None = None) -> None:
         """World default (body_id None) or one body's restitution; None for a body → default."""

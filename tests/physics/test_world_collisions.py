@@ -232,3 +232,15 @@ def test_commands_wake_what_they_touch():
     world = sleeping_tower(2)
     world.set_gravity([0.0, -1.0, 0.0])
     assert not world.asleep().any()
+
+
+def test_contact_points_for_the_gizmos_include_body_body_contacts():
+    world = World(WorldDef())
+    world.add_body(cube([0.0, CUBE / 2, 0.0]))
+    world.add_body(cube([0.05, 1.5 * CUBE, 0.0]))
+    world.step(H)
+    points, normals = world.contact_points()
+    between = np.isclose(points[:, 1], CUBE, atol=1e-3)
+    assert np.count_nonzero(between) == 4 and np.count_nonzero(~between) == 4  # + the floor's
+    assert np.allclose(np.abs(normals[between]), [0, 1, 0])
+    assert np.allclose(np.sort(points[between, 0]), [-0.05, -0.05, 0.1, 0.1])
