@@ -216,7 +216,7 @@ class World:
         if not (np.isfinite(h) and 0.0 < h <= MAX_STEP):
             raise ValueError(f"time step must be in (0, {MAX_STEP}] s, got {dt}")
         m, s = self.model, self.state
-        if m.count == 0:
+        if m.count == 0 or s.asleep.all():  # nothing moves (the last contacts still hold)
             s.time += h
             return
         rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
@@ -229,7 +229,7 @@ class World:
         # 1. forces over the step (physics.md §2: torque impulses go into the world L)
         vel = s.vel + accel * h
         ang_mom = s.ang_mom + np.where(awake[:, None], torque, 0.0) * h
-        omega = np.einsum("nij,nj->ni", rotm, m.inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))
+        omega = _world_omega(rotm, m.inv_inertia, ang_mom)
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
         # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
@@ -289,15 +289,29 @@ class World:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
         none with the walls or with each other."""
         m, s = self.model, self.state
-        walls = contact_stage.wall_contacts(
-            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
-            planes, h)
-        walls = walls.subset(awake[walls.body])
+        walls = self._wall_contacts(rotm, vel, omega, planes, awake, h)
         pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
         pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
         if len(pairs) == 0:
             return walls
         return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
+
+    def _wall_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
+        """Wall contacts of the awake bodies (all of them, without copies, when none sleeps)."""
+        m, s = self.model, self.state
+        if awake.all():
+            return contact_stage.wall_contacts(
+                s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points,
+                m.hull_start, planes, h)
+        rows = np.flatnonzero(awake)
+        counts = np.diff(m.hull_start)[rows]
+        starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)    # (k+1,)
+        points = np.arange(starts[-1]) + np.repeat(m.hull_start[rows] - starts[:-1], counts)
+        walls = contact_stage.wall_contacts(
+            s.pos[rows], rotm[rows], vel[rows], omega[rows], m.ids[rows], m.radius[rows],
+            m.bound_radius[rows], m.hull_points[points], starts, planes, h)
+        walls.body = rows[walls.body]
+        return walls
 
     def _update_sleep(self, contacts, acted, island, force, torque, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
@@ -314,7 +328,8 @@ class World:
         kept = self._last_pairs[np.all(np.isin(self._last_pairs, sleeping_ids), axis=1)]
         self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
         loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
-        slow = slow_bodies(s.vel, self.angular_velocity(), loaded)
+        omega = _world_omega(quat_to_matrix(s.quat), m.inv_inertia, s.ang_mom)
+        slow = slow_bodies(s.vel, omega, loaded)
         s.slow_time = np.where(slow & ~s.asleep, s.slow_time + h, 0.0)
         sleep = islands_to_sleep(s.slow_time, island, s.asleep)
         s.asleep |= sleep
@@ -408,3 +423,8 @@ class World:
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
         return self._last_contacts
+
+
+def _world_omega(rotm, inv_inertia, ang_mom) -> np.ndarray:
+    """(n, 3) world ω = R I⁻¹ Rᵀ L, rad/s, for rotations rotm (n, 3, 3)."""
+    return np.einsum("nij,nj->ni", rotm, inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))
