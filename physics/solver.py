@@ -160,17 +160,40 @@ def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, 
                         vel, ang_mom, omega, inv_mass, inv_iw)
 
 
-def _effective_mass(r, r2, d, body, other, inv_mass, inv_iw):
-    """1 / (1/m + d·((I_w⁻¹ (r × d)) × r) + the same for the other body): the impulse per unit
+@njit(cache=True)
+def _angular_term(b, rx, ry, rz, d, inv_iw):
+    """(r × d)·I_w⁻¹ (r × d) of body b."""
+    cx, cy, cz = ry * d[2] - rz * d[1], rz * d[0] - rx * d[2], rx * d[1] - ry * d[0]
+    m = inv_iw[b]
+    return (cx * (m[0, 0] * cx + m[0, 1] * cy + m[0, 2] * cz)
+            + cy * (m[1, 0] * cx + m[1, 1] * cy + m[1, 2] * cz)
+            + cz * (m[2, 0] * cx + m[2, 1] * cy + m[2, 2] * cz))
+
+
+@njit(cache=True)
+def _prepare_kernel(body, other, point, n, t1, t2, pos, vel, omega, accel, inv_mass, inv_iw,
+                    r, r2, vn, accel_n, mass_n, mass_t1, mass_t2):
+    """Per contact: offsets r, r2 (k, 3) from the centres of mass; relative normal velocity vn
+    and acceleration accel_n (k,); effective masses along n, t1, t2 (k,):
+    1 / (1/m + d·((I_w⁻¹ (r × d)) × r) + the same for the other body) — the impulse per unit
     change of the relative velocity along d (seed 001; physics.md §3 for two bodies)."""
-    rd = np.cross(r, d)
-    w = inv_mass[body] + np.einsum("ki,kij,kj->k", rd, inv_iw[body], rd)
-    pair = other >= 0
-    if np.any(pair):
-        o = other[pair]
-        rd2 = np.cross(r2[pair], d[pair])
-        w[pair] += inv_mass[o] + np.einsum("ki,kij,kj->k", rd2, inv_iw[o], rd2)
-    return 1.0 / w
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        for a in range(3):
+            r[c, a] = point[c, a] - pos[b, a]
+            r2[c, a] = point[c, a] - pos[o, a] if o >= 0 else 0.0
+        wn = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], n[c], inv_iw)
+        w1 = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], t1[c], inv_iw)
+        w2 = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], t2[c], inv_iw)
+        an = accel[b, 0] * n[c, 0] + accel[b, 1] * n[c, 1] + accel[b, 2] * n[c, 2]
+        if o >= 0:
+            wn += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], n[c], inv_iw)
+            w1 += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], t1[c], inv_iw)
+            w2 += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], t2[c], inv_iw)
+            an -= accel[o, 0] * n[c, 0] + accel[o, 1] * n[c, 1] + accel[o, 2] * n[c, 2]
+        mass_n[c], mass_t1[c], mass_t2[c] = 1.0 / wn, 1.0 / w1, 1.0 / w2
+        accel_n[c] = an
+        vn[c] = _relative_velocity(b, o, r, r2, c, vel, omega, n)
 
 
 def impact_times(sep, vn_start, accel_n, h):
@@ -205,15 +228,13 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     Velocities and accelerations of a body pair are relative: first body minus second.
     """
     body, other, n = contacts.body, contacts.other, contacts.normal
+    t1, t2 = contacts.tangent1, contacts.tangent2
     pair = other >= 0
-    r = contacts.point - pos[body]
-    second = np.maximum(other, 0)  # any row where there is no second body; masked below
-    r2 = np.where(pair[:, None], contacts.point - pos[second], 0.0)
-    first_vel = vel[body] + np.cross(omega[body], r)
-    second_vel = np.where(pair[:, None], vel[second] + np.cross(omega[second], r2), 0.0)
-    vn_now = np.einsum("ki,ki->k", first_vel - second_vel, n)
-    accel_rel = accel[body] - np.where(pair[:, None], accel[second], 0.0)
-    accel_n = np.einsum("ki,ki->k", accel_rel, n)
+    k = contacts.count
+    r, r2 = np.empty((k, 3)), np.empty((k, 3))
+    vn_now, accel_n, mass_n, mass_t1, mass_t2 = (np.empty(k) for _ in range(5))
+    _prepare_kernel(body, other, contacts.point, n, t1, t2, pos, vel, omega, accel, inv_mass,
+                    inv_inertia_world, r, r2, vn_now, accel_n, mass_n, mass_t1, mass_t2)
     fraction, v_impact = impact_times(contacts.separation, vn_now - accel_n * h, accel_n, h)
     # walls: restitution pass; body pairs: collision pass (see _solve_kernel)
     bounce = ~pair & (fraction <= 1.0) & (v_impact < -threshold) & (restitution > 0.0)
@@ -223,12 +244,8 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     # after the impact the point leaves at −e·v_impact and gravity acts for the rest of the step
     target = -restitution * v_impact + accel_n * (1.0 - tau) * h
     impulses = np.array(warm, dtype=float)
-    t1, t2 = contacts.tangent1, contacts.tangent2
     _solve_kernel(
-        body, other, r, r2, n, t1, t2, contacts.separation,
-        _effective_mass(r, r2, n, body, other, inv_mass, inv_inertia_world),
-        _effective_mass(r, r2, t1, body, other, inv_mass, inv_inertia_world),
-        _effective_mass(r, r2, t2, body, other, inv_mass, inv_inertia_world),
+        body, other, r, r2, n, t1, t2, contacts.separation, mass_n, mass_t1, mass_t2,
         np.ascontiguousarray(friction, dtype=float), bounce, target, impulses,
         collide, np.ascontiguousarray(restitution, dtype=float), float(threshold), collision, tau,
         vel, ang_mom, omega, inv_mass, inv_inertia_world, float(h), int(iterations),
