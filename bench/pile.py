@@ -126,7 +126,8 @@ def pybullet_pile(n: int):
         for body in bodies:
             v, w = pybullet.getBaseVelocity(body, physicsClientId=client)
             kinetic += 0.5 * MASS * np.dot(v, v) + 0.5 * moment * np.dot(w, w)
-            top = max(top, pybullet.getBasePositionAndOrientation(body, physicsClientId=client)[0][1])
+            where, _ = pybullet.getBasePositionAndOrientation(body, physicsClientId=client)
+            top = max(top, where[1])
         contacts = len(pybullet.getContactPoints(physicsClientId=client))
         pybullet.disconnect(client)
         return kinetic, contacts, top

@@ -101,7 +101,8 @@ def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, po
     gained = excess > ENERGY_ROUNDING * (np.abs(limit) + k_rel + k_cm)
     if not np.any(gained):
         return
-    alpha = np.sqrt(np.clip((limit - potential - k_cm) / np.where(k_rel > 0.0, k_rel, 1.0), 0.0, 1.0))
+    alpha = np.sqrt(np.clip((limit - potential - k_cm) / np.where(k_rel > 0.0, k_rel, 1.0),
+                            0.0, 1.0))
     alpha = np.where(gained, alpha, 1.0)
     vel[rows] = v_cm[index] + alpha[index, None] * relative
     ang_mom[rows] *= alpha[index, None]

@@ -150,7 +150,8 @@ def check_solver_iterations(value) -> int:
     try:
         count = int(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"solver_iterations must be a whole number 1…1000, got {value!r}") from None
+        raise ValueError(
+            f"solver_iterations must be a whole number 1…1000, got {value!r}") from None
     if count != value or not 1 <= count <= 1000:
         raise ValueError(f"solver_iterations must be a whole number 1…1000, got {value!r}")
     return count

@@ -60,7 +60,8 @@ def polytope(vertices: np.ndarray) -> Polytope:
             edge_faces.setdefault((min(a, b), max(a, b)), []).append(f)
     edges = sorted(edge_faces)
     return Polytope(face_normal, face_offset, face_start.astype(np.int64),
-                    np.concatenate(loops).astype(np.int64), np.array(edges, dtype=np.int64).reshape(-1, 2),
+                    np.concatenate(loops).astype(np.int64),
+                    np.array(edges, dtype=np.int64).reshape(-1, 2),
                     np.array([edge_faces[e][:2] for e in edges], dtype=np.int64).reshape(-1, 2))
 
 

@@ -8,7 +8,11 @@ Per step, for every contact point with offset r from the centre of mass and norm
   least 0 once touching. A penetration is never pushed out by a velocity bias, which would inject
   energy; positions are projected instead (world.py).
 - friction: the tangential impulse is clamped to the Coulomb cone |λ_t| ≤ μ λ_n.
-- restitution: a contact whose impact speed exceeds a threshold is then driven to
+- body–body impacts (before the warm start): pairwise collisions, v_n' = −e·v_n per approaching
+  contact, swept until none approaches faster than the threshold (see ``_solve_kernel``); this
+  is what passes an impact along a row of touching balls (Newton's cradle), which a restitution
+  target per contact cannot do.
+- wall restitution: a contact whose impact speed exceeds a threshold is then driven to
   v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0.
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
@@ -16,6 +20,7 @@ Per step, for every contact point with offset r from the centre of mass and norm
 Impulses change the world angular momentum directly: L += r × P (physics.md §3).
 A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
 own offset, velocities are relative and the effective mass adds both bodies' terms.
+Body–body penetration left after the step is removed by ``push_apart``, a position pass.
 """
 
 from __future__ import annotations
@@ -88,8 +93,9 @@ def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, 
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
     # Bridson & Fedkiw 2003, §5): each approaching contact reverses its current normal velocity,
-    # v_n' = −e·v_n, sweeping until none approaches faster than the threshold. Each such impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and
-    # an impact travels along a chain of touching bodies (Newton's cradle) one pair at a time.
+    # v_n' = −e·v_n, sweeping until none approaches faster than the threshold. Each such
+    # impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and an impact travels along a chain of touching
+    # bodies (Newton's cradle) one pair at a time.
     for _ in range(iterations):
         active = False
         for c in range(k):

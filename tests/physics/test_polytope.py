@@ -41,7 +41,8 @@ def test_model_keeps_topology_rows_in_step_with_bodies():
     model.append(0, box_body(size=(3.0, 2.0, 1.0)))
     model.append(1, BodyDef(mass=1.0, principal_moments=[1, 1, 1], radius=0.5))
     model.append(2, box_body(size=(0.7, 0.6, 0.5)))
-    assert model.face_start.tolist() == [0, 6, 6, 12] and model.edge_start.tolist() == [0, 12, 12, 24]
+    assert model.face_start.tolist() == [0, 6, 6, 12]
+    assert model.edge_start.tolist() == [0, 12, 12, 24]
     model.delete(0)
     assert model.face_start.tolist() == [0, 0, 6] and model.edge_start.tolist() == [0, 0, 12]
     assert model.face_loop_start.tolist() == list(range(0, 28, 4))
