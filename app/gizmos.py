@@ -1,5 +1,6 @@
 """Gizmos: angular momentum L, angular velocity ω, principal axes, inertia ellipsoid, polhode
-trail, centre-of-mass marker, contacts and velocity — as lit, depth-tested 3D shapes.
+trail, centre-of-mass marker, contacts, velocity and collision hulls — as lit, depth-tested 3D
+shapes.
 
 Every gizmo is an instance of a few unit meshes (cylinder, cone, two spheres) drawn with
 ``gizmo.*.glsl``: arrows are a cylinder shaft plus a cone head, so a frame of gizmos for any
@@ -24,7 +25,9 @@ triad (red, green, blue = axes of I1 ≤ I2 ≤ I3; right-handed, as the princip
 1.35 R long; Poinsot's inertia ellipsoid has semi-axes ∝ 1/√I_k, scaled so the longest (along
 axis 1) is 1.25 R. The polhode trail is drawn as 2.5 px wide lines fading with age. Contact
 normals are arrows one median body radius long from pink contact dots; the centre-of-mass
-marker is a white ball drawn on top (the COM is inside the body).
+marker is a white ball drawn on top (the COM is inside the body). Collision hulls (what the
+physics collides: the convex hull of a mesh, or an exact sphere, drawn as three great circles)
+are violet wireframes of thin tubes, so a non-convex mesh colliding as its hull surprises nobody.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 import trimesh
 
 from physics.meshes import Shape
+from physics.polytope import polytope
 from physics.rotation import quat_to_matrix
 
 from .camera import OrbitCamera
@@ -62,8 +66,29 @@ POLHODE_COLOR = OMEGA_COLOR             # the trail of the ω arrow's tip
 COM_COLOR = (1.0, 1.0, 1.0, 1.0)
 CONTACT_COLOR = (1.0, 0.25, 0.55, 1.0)  # pink: unlike any axis or arrow colour
 EDGE_COLOR = (0.75, 0.85, 0.95, 1.0)    # the container's frame
+HULL_COLOR = (0.7, 0.35, 1.0, 1.0)      # violet: collision hull wireframes
+CIRCLE_SEGMENTS = 32                    # per great circle of a sphere's wireframe
 
 _radius_cache: weakref.WeakKeyDictionary[Shape, float] = weakref.WeakKeyDictionary()
+_wire_cache: weakref.WeakKeyDictionary[Shape, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def hull_wireframe(shape: Shape) -> np.ndarray:
+    """(e, 2, 3) segments, body (principal) frame, m: the edges of the shape's collision hull
+    (physics/polytope.py), or three great circles of its collision sphere. Cached per Shape."""
+    wire = _wire_cache.get(shape)
+    if wire is None:
+        if shape.radius > 0.0:
+            angle = np.linspace(0.0, 2.0 * np.pi, CIRCLE_SEGMENTS + 1)
+            ring = np.stack([np.cos(angle), np.sin(angle), np.zeros_like(angle)], 1)
+            ring *= shape.radius
+            circles = [ring, ring[:, [2, 0, 1]], ring[:, [1, 2, 0]]]
+            wire = np.concatenate([np.stack([c[:-1], c[1:]], 1) for c in circles])
+        else:
+            hull = np.asarray(shape.hull, dtype=float)
+            wire = hull[polytope(hull).edge].reshape(-1, 2, 3)
+        _wire_cache[shape] = wire
+    return wire
 
 
 def set_uniforms(program: moderngl.Program, values: dict, **more) -> None:
@@ -266,6 +291,8 @@ class Gizmos:
             self._body_gizmos(view, rows, options, parts)
         if options.contacts and len(view.contact_points):
             self._contacts(view, parts)
+        if options.collision_hulls and len(rows):
+            self._hulls(view, rows, parts)
         if view.container_size is not None:
             self._container_edges(np.asarray(view.container_size, dtype=float), parts)
         if parts["arrows"]:
@@ -420,6 +447,24 @@ class Gizmos:
         self._arrow(parts, points, normals * scale, ARROW_RADIUS * 0.7 * scale,
                     CONTACT_COLOR)
 
+    def _hulls(self, view: FrameView, rows: np.ndarray, parts) -> None:
+        """Collision shapes of ``rows`` as wireframes of thin tubes (``hull_wireframe``)."""
+        rotation = quat_to_matrix(np.asarray(view.quat, dtype=float)[rows])
+        pos = np.asarray(view.pos, dtype=float)[rows]
+        segments = np.concatenate([
+            np.einsum("ij,ksj->ksi", r, hull_wireframe(view.shapes[row])) + p
+            for row, r, p in zip(rows, rotation, pos)])                     # (e, 2, 3) world
+        self._tubes(segments[:, 0], segments[:, 1] - segments[:, 0], 0.0015, HULL_COLOR, parts)
+
+    def _tubes(self, start, step, nominal_radius, color, parts) -> None:
+        """Thin lit tubes from ``start`` (k, 3) along ``step`` (k, 3), m, at least ~1 px wide."""
+        length = np.linalg.norm(step, axis=1)
+        keep = length > 1e-9
+        start, step, length = start[keep], step[keep], length[keep]
+        radius = self._thickness(start + 0.5 * step, np.full(len(start), nominal_radius)) * 0.6
+        parts["shafts"].append(_instances(_basis(step / length[:, None]),
+                                          np.stack([radius, length, radius], 1), start, color))
+
     def _container_edges(self, size: np.ndarray, parts) -> None:
         """The 12 edges of the container as thin lit tubes (part of the walls, always drawn)."""
         sx, sy, sz = size
@@ -428,11 +473,7 @@ class Gizmos:
         pairs = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)
                           if bin(a ^ b).count("1") == 1])  # corners differing in one coordinate
         start, step = corners[pairs[:, 0]], corners[pairs[:, 1]] - corners[pairs[:, 0]]
-        length = np.linalg.norm(step, axis=1)
-        radius = self._thickness(start + 0.5 * step, np.full(12, 0.0025)) * 0.6
-        parts["shafts"].append(_instances(_basis(step / length[:, None]),
-                                          np.stack([radius, length, radius], 1), start,
-                                          EDGE_COLOR))
+        self._tubes(start, step, 0.0025, EDGE_COLOR, parts)
 
     # ---- drawing ------------------------------------------------------------------------------
 

@@ -98,6 +98,7 @@ GIZMO_LABELS = {  # GizmoOptions field → checkbox label
     "centre_of_mass": "centre of mass",
     "contacts": "contacts",
     "velocity": "velocity",
+    "collision_hulls": "collision hulls",
     "selected_only": "selected body only",
 }
 
@@ -299,7 +300,8 @@ class Panel:
     """The side panel and overlays for one ``AppState``.
 
     item_rects: screen rectangles ((x0, y0), (x1, y1)), ImGui pixels (y down), of the slider
-    frames (labels excluded) "restitution", "friction" and "time_scale" from the last draw, for
+    frames (labels excluded) "restitution", "friction", "time_scale" and "solver_iterations" (the
+    number field with its − and + buttons at the right end) from the last draw, for
     tests that drive them with real pointer events. materials: body id → {"restitution" or
     "friction": value}, the per-body overrides made here.
     """
@@ -405,6 +407,11 @@ class Panel:
 
     def set_hz(self, hz: float) -> Future:
         return self._send("hz", hz, self.state.sim.set_hz(hz), "set physics rate")
+
+    def set_solver_iterations(self, count: int) -> Future:
+        """Sequential-impulse sweeps per step; takes effect at the next step."""
+        return self._send("solver_iterations", count,
+                          self.state.sim.set_solver_iterations(count), "set solver iterations")
 
     def set_gravity(self, gravity) -> Future:
         gravity = np.asarray(gravity, dtype=float)
@@ -659,6 +666,10 @@ class Panel:
             rate = max(0.0, (s.step - step) / (now - wall))
             self._rate = (now, s.step, rate)
         imgui.text(f"t = {s.time:.3f} s    {rate:.0f} steps/s    dt = {1000 * s.dt:.2f} ms")
+        sleeping = int(np.count_nonzero(s.asleep))
+        imgui.text(f"{len(s.contact_points)} contacts    {sleeping} of {len(s.ids)} bodies asleep")
+        imgui.set_item_tooltip("contact points that pushed in the last step (body–body and "
+                               "walls); sleeping bodies rest until something touches them")
         lag = self._lag.update(s.time_dropped, now)
         if lag is not None:
             imgui.text_colored(_RED if lag == "BEHIND" else _DIM,
@@ -674,6 +685,14 @@ class Panel:
         self._remember("time_scale")
         if changed:
             self.set_time_scale(min(max(scale, MIN_TIME_SCALE), MAX_TIME_SCALE))
+        iterations = int(self._shown("solver_iterations", s.solver_iterations))
+        self._item_width = imgui.calc_item_width()
+        changed, iterations = imgui.input_int("solver iterations", iterations)
+        self._remember("solver_iterations")
+        imgui.set_item_tooltip("sequential-impulse sweeps per step: more make stacks stiffer "
+                               "and cost more time (1…1000)")
+        if changed:
+            self.set_solver_iterations(min(max(iterations, 1), 1000))
         hz = self._shown("hz", s.hz)
         changed, hz = imgui.slider_float("physics rate", hz, *HZ_RANGE, "%.0f Hz",
                                          imgui.SliderFlags_.logarithmic)

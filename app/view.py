@@ -25,6 +25,7 @@ class GizmoOptions:
     centre_of_mass: bool = False
     contacts: bool = False           # contact points and normals
     velocity: bool = False           # linear velocity arrow
+    collision_hulls: bool = False    # each body's collision shape as a wireframe
     selected_only: bool = False
     arrow_scale: float = 1.0         # multiplies every arrow's length (slider)
 

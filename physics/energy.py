@@ -62,3 +62,53 @@ def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, grav
     if g2 > 0.0:
         lift = np.maximum(potential - limit, 0.0)  # J of potential energy above the limit
         pos[rows] += (lift / (mass[rows] * g2))[:, None] * gravity
+
+
+def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
+                              island, walled) -> None:
+    """``remove_energy_gain`` for bodies that touched each other: a collision hands energy from
+    one body to another, so only an island's total is compared with its free-flight total.
+
+    rows (r,) body rows; island (r,) label per row (bodies with one label form an island);
+    walled (r,) bool: the body touched a wall. A lone body is treated exactly as by
+    ``remove_energy_gain``. In an island of several, all velocities and spins are scaled by one α
+    if the island touches a wall (the walls take momentum anyway); a free island keeps its linear
+    momentum exact: only the velocities about its centre-of-mass velocity are scaled. What the
+    kinetic energy cannot pay for is taken by lowering the whole island along gravity, which
+    moves no body relative to another.
+    """
+    if len(rows) == 0:
+        return
+    _, index, size = np.unique(island, return_inverse=True, return_counts=True)
+    alone = size[index] == 1
+    remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows[alone])
+    rows, index, walled = rows[~alone], index[~alone], walled[~alone]
+    if len(rows) == 0:
+        return
+    groups = len(size)
+    m = mass[rows]
+    total_mass = np.bincount(index, m, groups)
+    momentum = np.stack([np.bincount(index, m * vel[rows, a], groups) for a in range(3)], axis=1)
+    v_cm = momentum / np.where(total_mass > 0, total_mass, 1.0)[:, None]           # (g, 3)
+    v_cm[np.bincount(index, walled, groups) > 0] = 0.0  # walled: scale the velocities themselves
+    relative = vel[rows] - v_cm[index]
+    spin = kinetic_energy(m, np.zeros_like(relative), quat[rows], ang_mom[rows], inv_inertia[rows])
+    k_rel = np.bincount(index, 0.5 * m * np.einsum("ij,ij->i", relative, relative) + spin, groups)
+    k_cm = 0.5 * total_mass * np.einsum("ij,ij->i", v_cm, v_cm)
+    potential = np.bincount(index, potential_energy(m, pos[rows], gravity), groups)
+    limit = np.bincount(index, allowed[rows], groups)
+    excess = k_rel + k_cm + potential - limit
+    gained = excess > ENERGY_ROUNDING * (np.abs(limit) + k_rel + k_cm)
+    if not np.any(gained):
+        return
+    alpha = np.sqrt(np.clip((limit - potential - k_cm) / np.where(k_rel > 0.0, k_rel, 1.0),
+                            0.0, 1.0))
+    alpha = np.where(gained, alpha, 1.0)
+    vel[rows] = v_cm[index] + alpha[index, None] * relative
+    ang_mom[rows] *= alpha[index, None]
+    gravity = np.asarray(gravity, dtype=float)
+    g2 = gravity @ gravity
+    if g2 > 0.0:
+        lift = np.where(gained, np.maximum(potential + k_cm - limit, 0.0), 0.0)  # J
+        drop = lift / (np.where(total_mass > 0.0, total_mass, 1.0) * g2)  # m along gravity/g
+        pos[rows] += drop[index, None] * gravity

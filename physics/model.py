@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .polytope import polytope
+
 MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
 
 
@@ -137,12 +139,22 @@ class WorldDef:
         self.friction = check_friction(self.friction, "world friction")
         if self.container_size is not None:
             self.container_size = check_container_size(self.container_size)
-        self.solver_iterations = int(self.solver_iterations)
-        if not 1 <= self.solver_iterations <= 1000:
-            raise ValueError(f"solver_iterations must be 1…1000, got {self.solver_iterations}")
+        self.solver_iterations = check_solver_iterations(self.solver_iterations)
         self.restitution_threshold = float(self.restitution_threshold)
         if not (np.isfinite(self.restitution_threshold) and self.restitution_threshold >= 0):
             raise ValueError(f"restitution_threshold must be ≥ 0 m/s, got {self.restitution_threshold}")
+
+
+def check_solver_iterations(value) -> int:
+    """Sequential-impulse sweeps per step: a whole number 1…1000."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            f"solver_iterations must be a whole number 1…1000, got {value!r}") from None
+    if count != value or not 1 <= count <= 1000:
+        raise ValueError(f"solver_iterations must be a whole number 1…1000, got {value!r}")
+    return count
 
 
 def check_container_size(size) -> np.ndarray:
@@ -162,6 +174,11 @@ class Model:
     restitution, friction (n,) with NaN meaning "use the world default".
     Hulls, flattened: hull_points (H, 3) body-frame vertices, hull_start (n+1,) row offsets
     (body i owns hull_points[hull_start[i]:hull_start[i+1]]).
+    Hull topology (polytope.py), flattened the same way, indices local to the body:
+    face_normal (F, 3) body-frame outward unit normals, face_offset (F,) m, face_start (n+1,);
+    face_loop_start (F+1,) global offsets into face_vertex (V,) (local vertex indices, ccw);
+    edge (E, 2) local vertex pairs, edge_faces (E, 2) local face pairs, edge_start (n+1,).
+    Spheres (radius > 0) have no hull and no topology.
     """
 
     settings: WorldDef
@@ -176,6 +193,14 @@ class Model:
     friction: np.ndarray = field(default_factory=lambda: np.zeros(0))
     hull_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     hull_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    face_normal: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    face_offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    face_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    face_loop_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    face_vertex: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    edge: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    edge_faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    edge_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
 
     @property
     def count(self) -> int:
@@ -206,6 +231,19 @@ class Model:
         self.friction = np.append(self.friction, np.nan if body.friction is None else body.friction)
         self.hull_points = np.vstack((self.hull_points, hull))
         self.hull_start = np.append(self.hull_start, self.hull_start[-1] + len(hull))
+        self._append_topology(hull)
+
+    def _append_topology(self, hull: np.ndarray) -> None:
+        top = polytope(hull)  # empty for spheres (no hull)
+        self.face_normal = np.vstack((self.face_normal, top.face_normal))
+        self.face_offset = np.append(self.face_offset, top.face_offset)
+        self.face_start = np.append(self.face_start, self.face_start[-1] + len(top.face_offset))
+        self.face_loop_start = np.append(self.face_loop_start,
+                                         self.face_loop_start[-1] + top.face_start[1:])
+        self.face_vertex = np.append(self.face_vertex, top.face_vertex)
+        self.edge = np.vstack((self.edge, top.edge))
+        self.edge_faces = np.vstack((self.edge_faces, top.edge_faces))
+        self.edge_start = np.append(self.edge_start, self.edge_start[-1] + len(top.edge))
 
     def delete(self, row: int) -> None:
         """Remove one body row (later rows move up by one)."""
@@ -214,9 +252,19 @@ class Model:
                      "restitution", "friction"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
         self.hull_points = np.delete(self.hull_points, np.s_[lo:hi], axis=0)
-        self.hull_start = np.concatenate(
-            (self.hull_start[: row + 1], self.hull_start[row + 2:] - (hi - lo))
-        )
+        self.hull_start = _drop_segment(self.hull_start, row)
+        f_lo, f_hi = self.face_start[row], self.face_start[row + 1]
+        v_lo, v_hi = self.face_loop_start[f_lo], self.face_loop_start[f_hi]
+        e_lo, e_hi = self.edge_start[row], self.edge_start[row + 1]
+        self.face_normal = np.delete(self.face_normal, np.s_[f_lo:f_hi], axis=0)
+        self.face_offset = np.delete(self.face_offset, np.s_[f_lo:f_hi])
+        self.face_vertex = np.delete(self.face_vertex, np.s_[v_lo:v_hi])
+        self.face_loop_start = np.concatenate(
+            (self.face_loop_start[:f_lo], self.face_loop_start[f_hi:] - (v_hi - v_lo)))
+        self.face_start = _drop_segment(self.face_start, row)
+        self.edge = np.delete(self.edge, np.s_[e_lo:e_hi], axis=0)
+        self.edge_faces = np.delete(self.edge_faces, np.s_[e_lo:e_hi], axis=0)
+        self.edge_start = _drop_segment(self.edge_start, row)
 
     def wall_planes(self) -> np.ndarray:
         """(6, 4) inward unit normals n and offsets d of the container walls: inside ⇔ n·x ≥ d.
@@ -235,3 +283,9 @@ class Model:
             [0.0, 0.0, 1.0, -sz / 2],
             [0.0, 0.0, -1.0, -sz / 2],
         ])
+
+
+def _drop_segment(start: np.ndarray, row: int) -> np.ndarray:
+    """Offsets (n+1,) of a flattened per-body array with body ``row``'s segment removed."""
+    size = start[row + 1] - start[row]
+    return np.concatenate((start[: row + 1], start[row + 2:] - size))

@@ -96,7 +96,8 @@ class Snapshot:
     omega_body (n,3)  angular velocity in the principal frame (moments ascending), rad/s
     kinetic (n,)    kinetic energy, J;  potential (n,) gravitational potential energy, J
     contact_points (k,3), contact_normals (k,3): contacts that carried load in the last step, m
-    gravity (3,) m/s²; container_size (3,) m or None; restitution, friction: world defaults
+    gravity (3,) m/s²; container_size (3,) m or None; restitution, friction: world defaults;
+    solver_iterations: sequential-impulse sweeps per step; asleep (n,) bool: sleeping bodies
     paused, time_scale, hz: run controls in effect
     behind          the last batch ended with whole steps still owed (sim time lags wall time)
     time_dropped    s of sim time given up so far to stay real-time (see module docstring)
@@ -121,6 +122,8 @@ class Snapshot:
     container_size: np.ndarray | None
     restitution: float
     friction: float
+    solver_iterations: int
+    asleep: np.ndarray
     paused: bool
     time_scale: float
     hz: float
@@ -307,6 +310,9 @@ class Simulation:
         """Container extents (3,) m, or None for no walls."""
         return self._world_command("set_container", size)
 
+    def set_solver_iterations(self, count: int) -> Future[None]:
+        return self._world_command("set_solver_iterations", count)
+
     def set_restitution(self, value: float | None, body_id: int | None = None) -> Future[None]:
         """World default (body_id None) or one body's; None for a body → the world default."""
         return self._world_command("set_restitution", value, body_id)
@@ -454,6 +460,7 @@ class Simulation:
             container_size=(None if settings.container_size is None
                             else _frozen(settings.container_size)),
             restitution=float(settings.restitution), friction=float(settings.friction),
+            solver_iterations=int(settings.solver_iterations), asleep=_frozen(w.asleep()),
             paused=self._paused, time_scale=self._time_scale, hz=self._hz,
             behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors))
 

@@ -8,12 +8,19 @@ Per step, for every contact point with offset r from the centre of mass and norm
   least 0 once touching. A penetration is never pushed out by a velocity bias, which would inject
   energy; positions are projected instead (world.py).
 - friction: the tangential impulse is clamped to the Coulomb cone |λ_t| ≤ μ λ_n.
-- restitution: a contact whose impact speed exceeds a threshold is then driven to
+- body–body impacts (before the warm start): pairwise collisions, v_n' = −e·v_n per approaching
+  contact, swept until none approaches faster than the threshold (see ``_solve_kernel``); this
+  is what passes an impact along a row of touching balls (Newton's cradle), which a restitution
+  target per contact cannot do.
+- wall restitution: a contact whose impact speed exceeds a threshold is then driven to
   v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0.
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
 - warm start: the previous step's accumulated impulses are applied first.
 Impulses change the world angular momentum directly: L += r × P (physics.md §3).
+A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
+own offset, velocities are relative and the effective mass adds both bodies' terms.
+Body–body penetration left after the step is removed by ``push_apart``, a position pass.
 """
 
 from __future__ import annotations
@@ -29,11 +36,13 @@ from .contacts import Contacts
 @dataclass
 class ContactResult:
     """impulses (k, 3) accumulated normal/tangent impulses, N·s; bounced (k,) bool: restitution
-    applied; impact_fraction (k,) in [0, 1]: when in the step the point reached the wall."""
+    applied; impact_fraction (k,) in [0, 1]: when in the step the point reached the wall;
+    collision (k,) N·s normal impulse of the body–body collision pass."""
 
     impulses: np.ndarray
     bounced: np.ndarray
     impact_fraction: np.ndarray
+    collision: np.ndarray
 
 
 @njit(cache=True)
@@ -53,40 +62,80 @@ def _apply(b, rx, ry, rz, px, py, pz, vel, ang_mom, omega, inv_mass, inv_iw):
 
 
 @njit(cache=True)
-def _point_velocity(b, r, c, vel, omega, d):
-    """(v + ω × r)·d for contact c of body b."""
+def _relative_velocity(b, o, r, r2, c, vel, omega, d):
+    """((v + ω × r) of body b − the same of body o, or 0 for a wall (o < 0))·d for contact c."""
     rx, ry, rz = r[c, 0], r[c, 1], r[c, 2]
-    return ((vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry) * d[c, 0]
-            + (vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz) * d[c, 1]
-            + (vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx) * d[c, 2])
+    u = ((vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry) * d[c, 0]
+         + (vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz) * d[c, 1]
+         + (vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx) * d[c, 2])
+    if o >= 0:
+        rx, ry, rz = r2[c, 0], r2[c, 1], r2[c, 2]
+        u -= ((vel[o, 0] + omega[o, 1] * rz - omega[o, 2] * ry) * d[c, 0]
+              + (vel[o, 1] + omega[o, 2] * rx - omega[o, 0] * rz) * d[c, 1]
+              + (vel[o, 2] + omega[o, 0] * ry - omega[o, 1] * rx) * d[c, 2])
+    return u
 
 
 @njit(cache=True)
-def _solve_kernel(body, r, n, t1, t2, sep, mass_n, mass_t1, mass_t2, mu, bounce, target,
-                  impulses, vel, ang_mom, omega, inv_mass, inv_iw, h, iterations):
+def _apply_pair(b, o, r, r2, c, px, py, pz, vel, ang_mom, omega, inv_mass, inv_iw):
+    """Impulse P on body b at its contact point c and −P on body o (if not a wall)."""
+    _apply(b, r[c, 0], r[c, 1], r[c, 2], px, py, pz, vel, ang_mom, omega, inv_mass, inv_iw)
+    if o >= 0:
+        _apply(o, r2[c, 0], r2[c, 1], r2[c, 2], -px, -py, -pz, vel, ang_mom, omega, inv_mass,
+               inv_iw)
+
+
+@njit(cache=True)
+def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, mu, bounce,
+                  target, impulses, collide, restitution, threshold, collision, impact,
+                  vel, ang_mom, omega, inv_mass, inv_iw, h, iterations):
     k = body.shape[0]
+    # Body–body impacts first, from the velocities before any contact impulse (so a resting
+    # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
+    # Bridson & Fedkiw 2003, §5): each approaching contact reverses its current normal velocity,
+    # v_n' = −e·v_n, sweeping until none approaches faster than the threshold. Each such
+    # impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and an impact travels along a chain of touching
+    # bodies (Newton's cradle) one pair at a time.
+    for _ in range(iterations):
+        active = False
+        for c in range(k):
+            if not collide[c]:
+                continue
+            b, o = body[c], other[c]
+            vn = _relative_velocity(b, o, r, r2, c, vel, omega, n)
+            gap = max(sep[c], 0.0)
+            if vn >= -threshold or gap > -vn * h:  # slow, or does not close the gap this step
+                continue
+            dl = -(1.0 + restitution[c]) * vn * mass_n[c]
+            if collision[c] == 0.0:
+                impact[c] = gap / (-vn * h)
+            collision[c] += dl
+            _apply_pair(b, o, r, r2, c, dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
+                        vel, ang_mom, omega, inv_mass, inv_iw)
+            active = True
+        if not active:
+            break
     for c in range(k):  # warm start
-        b = body[c]
         ln, l1, l2 = impulses[c, 0], impulses[c, 1], impulses[c, 2]
-        _apply(b, r[c, 0], r[c, 1], r[c, 2],
-               ln * n[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0],
-               ln * n[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1],
-               ln * n[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2],
-               vel, ang_mom, omega, inv_mass, inv_iw)
+        _apply_pair(body[c], other[c], r, r2, c,
+                    ln * n[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0],
+                    ln * n[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1],
+                    ln * n[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2],
+                    vel, ang_mom, omega, inv_mass, inv_iw)
     for _ in range(iterations):
         for c in range(k):
-            b = body[c]
-            vn = _point_velocity(b, r, c, vel, omega, n)
+            b, o = body[c], other[c]
+            vn = _relative_velocity(b, o, r, r2, c, vel, omega, n)
             old = impulses[c, 0]
             new = max(old - mass_n[c] * (vn + max(sep[c], 0.0) / h), 0.0)
             impulses[c, 0] = new
             dl = new - old
-            _apply(b, r[c, 0], r[c, 1], r[c, 2], dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
-                   vel, ang_mom, omega, inv_mass, inv_iw)
+            _apply_pair(b, o, r, r2, c, dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
+                        vel, ang_mom, omega, inv_mass, inv_iw)
             # Coulomb cone on the two tangent impulses together
             o1, o2 = impulses[c, 1], impulses[c, 2]
-            l1 = o1 - mass_t1[c] * _point_velocity(b, r, c, vel, omega, t1)
-            l2 = o2 - mass_t2[c] * _point_velocity(b, r, c, vel, omega, t2)
+            l1 = o1 - mass_t1[c] * _relative_velocity(b, o, r, r2, c, vel, omega, t1)
+            l2 = o2 - mass_t2[c] * _relative_velocity(b, o, r, r2, c, vel, omega, t2)
             limit = mu[c] * new
             norm = np.sqrt(l1 * l1 + l2 * l2)
             if norm > limit:
@@ -96,9 +145,9 @@ def _solve_kernel(body, r, n, t1, t2, sep, mass_n, mass_t1, mass_t2, mu, bounce,
             impulses[c, 1] = l1
             impulses[c, 2] = l2
             d1, d2 = l1 - o1, l2 - o2
-            _apply(b, r[c, 0], r[c, 1], r[c, 2],
-                   d1 * t1[c, 0] + d2 * t2[c, 0], d1 * t1[c, 1] + d2 * t2[c, 1],
-                   d1 * t1[c, 2] + d2 * t2[c, 2], vel, ang_mom, omega, inv_mass, inv_iw)
+            _apply_pair(b, o, r, r2, c,
+                        d1 * t1[c, 0] + d2 * t2[c, 0], d1 * t1[c, 1] + d2 * t2[c, 1],
+                        d1 * t1[c, 2] + d2 * t2[c, 2], vel, ang_mom, omega, inv_mass, inv_iw)
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
     for c in range(k):
         if bounce[c] and impulses[c, 0] <= 0.0:
@@ -107,20 +156,50 @@ def _solve_kernel(body, r, n, t1, t2, sep, mass_n, mass_t1, mass_t2, mu, bounce,
         for c in range(k):
             if not bounce[c]:
                 continue
-            b = body[c]
-            vn = _point_velocity(b, r, c, vel, omega, n)
+            b, o = body[c], other[c]
+            vn = _relative_velocity(b, o, r, r2, c, vel, omega, n)
             old = impulses[c, 0]
             new = max(old - mass_n[c] * (vn - target[c]), 0.0)
             impulses[c, 0] = new
             dl = new - old
-            _apply(b, r[c, 0], r[c, 1], r[c, 2], dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
-                   vel, ang_mom, omega, inv_mass, inv_iw)
+            _apply_pair(b, o, r, r2, c, dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
+                        vel, ang_mom, omega, inv_mass, inv_iw)
 
 
-def _effective_mass(r, d, inv_mass_rows, inv_iw_rows):
-    """1 / (1/m + d·((I_w⁻¹ (r × d)) × r)): the impulse per unit velocity change along d (seed 001)."""
-    rd = np.cross(r, d)
-    return 1.0 / (inv_mass_rows + np.einsum("ki,kij,kj->k", rd, inv_iw_rows, rd))
+@njit(cache=True)
+def _angular_term(b, rx, ry, rz, d, inv_iw):
+    """(r × d)·I_w⁻¹ (r × d) of body b."""
+    cx, cy, cz = ry * d[2] - rz * d[1], rz * d[0] - rx * d[2], rx * d[1] - ry * d[0]
+    m = inv_iw[b]
+    return (cx * (m[0, 0] * cx + m[0, 1] * cy + m[0, 2] * cz)
+            + cy * (m[1, 0] * cx + m[1, 1] * cy + m[1, 2] * cz)
+            + cz * (m[2, 0] * cx + m[2, 1] * cy + m[2, 2] * cz))
+
+
+@njit(cache=True)
+def _prepare_kernel(body, other, point, n, t1, t2, pos, vel, omega, accel, inv_mass, inv_iw,
+                    r, r2, vn, accel_n, mass_n, mass_t1, mass_t2):
+    """Per contact: offsets r, r2 (k, 3) from the centres of mass; relative normal velocity vn
+    and acceleration accel_n (k,); effective masses along n, t1, t2 (k,):
+    1 / (1/m + d·((I_w⁻¹ (r × d)) × r) + the same for the other body) — the impulse per unit
+    change of the relative velocity along d (seed 001; physics.md §3 for two bodies)."""
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        for a in range(3):
+            r[c, a] = point[c, a] - pos[b, a]
+            r2[c, a] = point[c, a] - pos[o, a] if o >= 0 else 0.0
+        wn = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], n[c], inv_iw)
+        w1 = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], t1[c], inv_iw)
+        w2 = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], t2[c], inv_iw)
+        an = accel[b, 0] * n[c, 0] + accel[b, 1] * n[c, 1] + accel[b, 2] * n[c, 2]
+        if o >= 0:
+            wn += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], n[c], inv_iw)
+            w1 += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], t1[c], inv_iw)
+            w2 += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], t2[c], inv_iw)
+            an -= accel[o, 0] * n[c, 0] + accel[o, 1] * n[c, 1] + accel[o, 2] * n[c, 2]
+        mass_n[c], mass_t1[c], mass_t2[c] = 1.0 / wn, 1.0 / w1, 1.0 / w2
+        accel_n[c] = an
+        vn[c] = _relative_velocity(b, o, r, r2, c, vel, omega, n)
 
 
 def impact_times(sep, vn_start, accel_n, h):
@@ -144,31 +223,81 @@ def impact_times(sep, vn_start, accel_n, h):
 
 def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,
                    restitution, friction, warm, h, iterations, threshold) -> ContactResult:
-    """Solve one step's contacts; updates vel, ang_mom and omega (n, 3) in place.
+    """Solve one step's contacts (walls and body pairs together); updates vel, ang_mom and
+    omega (n, 3) in place.
 
     pos (n, 3) m; vel (n, 3) m/s and ang_mom (n, 3) world kg·m²/s after this step's forces;
     omega (n, 3) rad/s the matching world ω; inv_mass (n,); inv_inertia_world (n, 3, 3);
     accel (n, 3) m/s² the constant acceleration of the step (gravity + force/m);
     restitution, friction (k,) per contact; warm (k, 3) warm-start impulses; h s;
     iterations sweeps; threshold m/s minimum impact speed for restitution.
+    Velocities and accelerations of a body pair are relative: first body minus second.
     """
-    body, n = contacts.body, contacts.normal
-    r = contacts.point - pos[body]
-    rows_m, rows_i = inv_mass[body], inv_inertia_world[body]
-    vn_now = np.einsum("ki,ki->k", vel[body] + np.cross(omega[body], r), n)
-    accel_n = np.einsum("ki,ki->k", accel[body], n)
+    body, other, n = contacts.body, contacts.other, contacts.normal
+    t1, t2 = contacts.tangent1, contacts.tangent2
+    pair = other >= 0
+    k = contacts.count
+    r, r2 = np.empty((k, 3)), np.empty((k, 3))
+    vn_now, accel_n, mass_n, mass_t1, mass_t2 = (np.empty(k) for _ in range(5))
+    _prepare_kernel(body, other, contacts.point, n, t1, t2, pos, vel, omega, accel, inv_mass,
+                    inv_inertia_world, r, r2, vn_now, accel_n, mass_n, mass_t1, mass_t2)
     fraction, v_impact = impact_times(contacts.separation, vn_now - accel_n * h, accel_n, h)
-    bounce = (fraction <= 1.0) & (v_impact < -threshold) & (restitution > 0.0)
-    tau = np.minimum(fraction, 1.0)
+    # walls: restitution pass; body pairs: collision pass (see _solve_kernel)
+    bounce = ~pair & (fraction <= 1.0) & (v_impact < -threshold) & (restitution > 0.0)
+    collide = pair & (restitution > 0.0)
+    collision = np.zeros(contacts.count)
+    tau = np.minimum(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
     # after the impact the point leaves at −e·v_impact and gravity acts for the rest of the step
     target = -restitution * v_impact + accel_n * (1.0 - tau) * h
     impulses = np.array(warm, dtype=float)
     _solve_kernel(
-        body, r, n, contacts.tangent1, contacts.tangent2, contacts.separation,
-        _effective_mass(r, n, rows_m, rows_i),
-        _effective_mass(r, contacts.tangent1, rows_m, rows_i),
-        _effective_mass(r, contacts.tangent2, rows_m, rows_i),
+        body, other, r, r2, n, t1, t2, contacts.separation, mass_n, mass_t1, mass_t2,
         np.ascontiguousarray(friction, dtype=float), bounce, target, impulses,
+        collide, np.ascontiguousarray(restitution, dtype=float), float(threshold), collision, tau,
         vel, ang_mom, omega, inv_mass, inv_inertia_world, float(h), int(iterations),
     )
-    return ContactResult(impulses, bounce, np.where(bounce, tau, 1.0))
+    bounced = bounce | (collision > 0.0)
+    return ContactResult(impulses, bounced, np.where(bounced, tau, 1.0), collision)
+
+
+@njit(cache=True)
+def _push_kernel(body, other, n, depth, inv_mass, shift, iterations):
+    for _ in range(iterations):
+        for c in range(body.shape[0]):
+            b, o = body[c], other[c]
+            # depth still left after the shifts so far (first body moves along +n)
+            left = depth[c] - ((shift[b, 0] - shift[o, 0]) * n[c, 0]
+                               + (shift[b, 1] - shift[o, 1]) * n[c, 1]
+                               + (shift[b, 2] - shift[o, 2]) * n[c, 2])
+            if left <= 0.0:
+                continue
+            w = inv_mass[b] + inv_mass[o]
+            for a in range(3):
+                shift[b, a] += left * inv_mass[b] / w * n[c, a]
+                shift[o, a] -= left * inv_mass[o] / w * n[c, a]
+
+
+def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, h, slop, iterations) -> np.ndarray:
+    """(n, 3) m: translations that remove body–body penetration deeper than ``slop`` m.
+
+    The depth at the end of the step is predicted from each contact's gap and its solved
+    relative normal velocity (gap + h·v_n); bodies are moved along the normal in inverse
+    proportion to their masses, by Gauss–Seidel sweeps over the contacts (Box2D v2's position
+    pass, without rotation). A position pass moves bodies but gives them no velocity, so it
+    cannot make them fly apart the way a velocity bias would. pos, vel, omega (n, 3) solved.
+    """
+    shift = np.zeros((len(pos), 3))
+    pair = contacts.other >= 0
+    if not np.any(pair):
+        return shift
+    body, other, n = contacts.body[pair], contacts.other[pair], contacts.normal[pair]
+    point = contacts.point[pair]
+    r, r2 = point - pos[body], point - pos[other]
+    vn = np.einsum("ki,ki->k", vel[body] + np.cross(omega[body], r)
+                   - vel[other] - np.cross(omega[other], r2), n)
+    depth = -(contacts.separation[pair] + h * vn) - slop
+    deep = depth > 0.0
+    if np.any(deep):
+        _push_kernel(body[deep], other[deep], np.ascontiguousarray(n[deep]), depth[deep],
+                     inv_mass, shift, int(iterations))
+    return shift

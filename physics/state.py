@@ -27,7 +27,9 @@ class ContactCache:
 class State:
     """time s; pos (n,3) centre of mass m; quat (n,4) principal → world; vel (n,3) m/s;
     ang_mom (n,3) world angular momentum about the COM, kg·m²/s;
-    force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame)."""
+    force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame);
+    asleep (n,) bool: the body is not simulated until woken (sleep.py); slow_time (n,) s it has
+    been under the sleep tolerances."""
 
     time: float = 0.0
     pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -36,9 +38,11 @@ class State:
     ang_mom: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     force: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    asleep: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    slow_time: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact_cache: ContactCache = field(default_factory=ContactCache)
 
-    ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque")
+    ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque", "asleep", "slow_time")
 
     def append(self, pos, quat, vel, ang_mom) -> None:
         """Add one body row with no external load."""
@@ -48,6 +52,8 @@ class State:
         self.ang_mom = np.vstack((self.ang_mom, ang_mom))
         self.force = np.vstack((self.force, np.zeros(3)))
         self.torque = np.vstack((self.torque, np.zeros(3)))
+        self.asleep = np.append(self.asleep, False)
+        self.slow_time = np.append(self.slow_time, 0.0)
 
     def delete(self, row: int) -> None:
         """Remove one body row."""

@@ -13,15 +13,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import contacts as contact_stage
-from .energy import kinetic_energy, potential_energy, remove_energy_gain
+from .broadphase import candidate_pairs, reach
+from .collide import body_contacts
+from .contacts import Contacts
+from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
 from .integrator import body_angular_velocity, drift, rotate_free
+from .islands import island_labels
+from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
-                    check_restitution, check_vector)
+                    check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
-from .solver import solve_contacts
+from .solver import push_apart, solve_contacts
 from .state import ContactCache, State
 
 PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
+PUSH_ITERATIONS = 4      # Gauss–Seidel sweeps of the body–body position pass
 MAX_STEP = 0.1           # s: longer steps are refused (contacts and Newton would be meaningless)
 GRAB_MIN_ARM = 0.05      # m: lever arm of the grab's spin damping when grabbed at the centre
 
@@ -45,6 +51,7 @@ class World:
         self.state = State()
         self._next_id = 0
         self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+        self._last_pairs = np.zeros((0, 2), dtype=np.int64)  # ids of bodies that pressed together
         self._grab: Grab | None = None
 
     # ---- bodies -------------------------------------------------------------------------
@@ -80,7 +87,10 @@ class World:
         return int(rows[0])
 
     def remove_body(self, body_id: int) -> None:
+        """Remove a body; whatever rested on it or against it wakes up."""
         row = self.index_of(body_id)
+        touching = self._last_pairs[np.any(self._last_pairs == body_id, axis=1)].ravel()
+        self.state.asleep[np.isin(self.model.ids, touching)] = False
         self.model.delete(row)
         self.state.delete(row)
         if self._grab is not None and self._grab.body_id == body_id:
@@ -91,14 +101,21 @@ class World:
         self.model = Model(self.model.settings)
         self.state = State(time=self.state.time)
         self._grab = None
+        self._last_pairs = np.zeros((0, 2), dtype=np.int64)
 
     # ---- settings and commands ----------------------------------------------------------
     def set_gravity(self, gravity) -> None:
         self.model.settings.gravity = check_vector("gravity", gravity, 3)
+        self.wake_all()
 
     def set_container(self, size) -> None:
         """Container extents (3,) m, or None for no walls."""
         self.model.settings.container_size = None if size is None else check_container_size(size)
+        self.wake_all()
+
+    def set_solver_iterations(self, count: int) -> None:
+        """Sequential-impulse sweeps per step (1…1000): more make stacks stiffer, cost more."""
+        self.model.settings.solver_iterations = check_solver_iterations(count)
 
     def set_restitution(self, value: float, body_id: int | None = None) -> None:
         """World default (body_id None) or one body's restitution; None for a body → default."""
@@ -122,12 +139,14 @@ class World:
             np.nan if friction is None else check_friction(friction))
         self.model.restitution[row] = new_e
         self.model.friction[row] = new_mu
+        self.wake(body_id)
 
     def apply_impulse(self, body_id: int, impulse, point=None) -> None:
         """Instantaneous impulse (3,) N·s at a world point (default: the centre of mass)."""
         row = self.index_of(body_id)
         impulse = check_vector("impulse", impulse, 3)
         offset = np.zeros(3) if point is None else check_vector("point", point, 3) - self.state.pos[row]
+        self.wake(body_id)
         self.state.vel[row] += impulse * self.model.inv_mass[row]
         self.state.ang_mom[row] += np.cross(offset, impulse)
 
@@ -137,6 +156,7 @@ class World:
         force, torque = check_vector("force", force, 3), check_vector("torque", torque, 3)
         self.state.force[row] = force
         self.state.torque[row] = torque
+        self.wake(body_id)
 
     def set_grab(self, body_id: int, anchor, target, stiffness: float, damping: float) -> None:
         """Hold one body by a spring (the mouse grab): a point ``anchor`` (3,) fixed in the body
@@ -150,6 +170,7 @@ class World:
             raise ValueError(f"grab stiffness and damping must be ≥ 0, got {stiffness}, {damping}")
         self._grab = Grab(body_id, check_vector("grab anchor", anchor, 3), check_vector("grab target", target, 3),
                           stiffness, damping)
+        self.wake(body_id)
 
     def clear_grab(self) -> None:
         self._grab = None
@@ -172,6 +193,21 @@ class World:
         omega_body = quat_rotate(new_quat[None] * [1, -1, -1, -1], omega)[0]
         s.pos[row], s.quat[row], s.vel[row] = new_pos, new_quat, new_vel
         s.ang_mom[row] = quat_rotate(new_quat[None], omega_body / inv)[0]
+        self.wake(body_id)
+
+    def wake(self, body_id: int) -> None:
+        """Wake one body (its sleeping neighbours wake through their contacts with it)."""
+        row = self.index_of(body_id)
+        self.state.asleep[row] = False
+        self.state.slow_time[row] = 0.0
+
+    def wake_all(self) -> None:
+        self.state.asleep[:] = False
+        self.state.slow_time[:] = 0.0
+
+    def asleep(self) -> np.ndarray:
+        """(n,) bool: bodies not simulated until something wakes them (sleep.py)."""
+        return self.state.asleep.copy()
 
     # ---- the step -----------------------------------------------------------------------
     def step(self, dt: float) -> None:
@@ -180,58 +216,136 @@ class World:
         if not (np.isfinite(h) and 0.0 < h <= MAX_STEP):
             raise ValueError(f"time step must be in (0, {MAX_STEP}] s, got {dt}")
         m, s = self.model, self.state
-        if m.count == 0:
+        if m.count == 0 or s.asleep.all():  # nothing moves (the last contacts still hold)
             s.time += h
             return
         rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
         force, torque = self._external_loads(rotm)                            # (n,3) N, N·m
-        accel = m.settings.gravity + force * m.inv_mass[:, None]              # (n,3)
+        awake = ~s.asleep                                                     # (n,)
+        # a sleeping body is held still: no gravity, and infinite mass for the solver
+        accel = np.where(awake[:, None], m.settings.gravity + force * m.inv_mass[:, None], 0.0)
+        inv_mass = np.where(awake, m.inv_mass, 0.0)                           # (n,) 1/kg
 
         # 1. forces over the step (physics.md §2: torque impulses go into the world L)
         vel = s.vel + accel * h
-        ang_mom = s.ang_mom + torque * h
-        omega = np.einsum("nij,nj->ni", rotm, m.inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))
+        ang_mom = s.ang_mom + np.where(awake[:, None], torque, 0.0) * h
+        omega = _world_omega(rotm, m.inv_inertia, ang_mom)
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
-        # 2. contacts with the walls, 3. impulses
+        # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
         planes = m.wall_planes()
-        contacts = contact_stage.wall_contacts(
-            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
-            planes, h)
+        contacts = self._find_contacts(rotm, vel, omega, planes, awake, h)
         touched = np.zeros(m.count, dtype=bool)
         impact_fraction = np.ones(m.count)
         loaded = np.zeros(0, dtype=bool)
+        acted = np.zeros(0, dtype=bool)
         impulses = np.zeros((0, 3))
         if contacts.count:
-            inv_iw = (rotm * m.inv_inertia[:, None, :]) @ rotm.transpose(0, 2, 1)  # (n,3,3) R I⁻¹ Rᵀ
+            inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
+            inv_iw = (rotm * inv_inertia[:, None, :]) @ rotm.transpose(0, 2, 1)  # (n,3,3) R I⁻¹ Rᵀ
+            restitution, friction = self._contact_materials(contacts)
             result = solve_contacts(
-                contacts, s.pos, vel, ang_mom, omega, m.inv_mass, inv_iw, accel,
-                m.effective_restitution()[contacts.body], m.effective_friction()[contacts.body],
-                self._warm_start(contacts), h, m.settings.solver_iterations,
+                contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution,
+                friction, self._warm_start(contacts), h, m.settings.solver_iterations,
                 m.settings.restitution_threshold)
             impulses = result.impulses
             loaded = impulses[:, 0] > 0.0
-            touched[contacts.body[loaded]] = True
-            np.minimum.at(impact_fraction, contacts.body[result.bounced],
-                          result.impact_fraction[result.bounced])
+            acted = loaded | (result.collision > 0.0)
+            pair = contacts.other >= 0
+            touched[contacts.body[acted]] = True
+            touched[contacts.other[acted & pair]] = True
+            for rows in (contacts.body, contacts.other):
+                hit = result.bounced & (rows >= 0)
+                np.minimum.at(impact_fraction, rows[hit], result.impact_fraction[hit])
 
         # 4. move: positions per contact regime, orientations by the rotation step
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
 
-        # 5. penetration left by rotation over the step is projected out, 6. contacts stay passive
+        # 5. penetration is projected out (bodies apart, then out of the walls),
+        # 6. contacts stay passive: no island ends the step above its free-flight energy
+        island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
         if contacts.count:
+            pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, h, PENETRATION_SLOP,
+                                   PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, quat, planes)
             rows = np.flatnonzero(touched)
-            remove_energy_gain(self._free_flight_energy(rows, vel_free, ang_mom_free, h),
-                               m.mass, vel, quat, ang_mom, m.inv_inertia, pos, m.settings.gravity, rows)
+            walled = np.zeros(m.count, dtype=bool)
+            walled[contacts.body[acted & (contacts.other < 0)]] = True
+            remove_island_energy_gain(
+                self._free_flight_energy(rows, vel_free, ang_mom_free, h), m.mass, vel, quat,
+                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows], walled[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
+        # 7. islands at rest fall asleep
+        self._update_sleep(contacts, acted, island, force, torque, h)
         s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
         order = np.argsort(s.contact_cache.keys)
         s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
-        self._last_contacts = (contacts.point[loaded], contacts.normal[loaded])
+        self._last_contacts = (contacts.point[acted], contacts.normal[acted])
+
+    def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
+        """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
+        none with the walls or with each other."""
+        m, s = self.model, self.state
+        walls = self._wall_contacts(rotm, vel, omega, planes, awake, h)
+        pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
+        pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
+        if len(pairs) == 0:
+            return walls
+        return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
+
+    def _wall_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
+        """Wall contacts of the awake bodies (all of them, without copies, when none sleeps)."""
+        m, s = self.model, self.state
+        if awake.all():
+            return contact_stage.wall_contacts(
+                s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points,
+                m.hull_start, planes, h)
+        rows = np.flatnonzero(awake)
+        counts = np.diff(m.hull_start)[rows]
+        starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)    # (k+1,)
+        points = np.arange(starts[-1]) + np.repeat(m.hull_start[rows] - starts[:-1], counts)
+        walls = contact_stage.wall_contacts(
+            s.pos[rows], rotm[rows], vel[rows], omega[rows], m.ids[rows], m.radius[rows],
+            m.bound_radius[rows], m.hull_points[points], starts, planes, h)
+        walls.body = rows[walls.body]
+        return walls
+
+    def _update_sleep(self, contacts, acted, island, force, torque, h) -> None:
+        """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
+        sleep (sleep.py)."""
+        s, m = self.state, self.model
+        pressed = acted & (contacts.other >= 0)
+        first, second = contacts.body[pressed], contacts.other[pressed]
+        woken = np.concatenate((first[s.asleep[first] & ~s.asleep[second]],
+                                second[s.asleep[second] & ~s.asleep[first]]))
+        s.asleep[woken] = False
+        s.slow_time[woken] = 0.0
+        # sleeping pairs find no contacts: remember them from before they fell asleep
+        sleeping_ids = m.ids[s.asleep]
+        kept = self._last_pairs[np.all(np.isin(self._last_pairs, sleeping_ids), axis=1)]
+        self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
+        loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
+        omega = _world_omega(quat_to_matrix(s.quat), m.inv_inertia, s.ang_mom)
+        slow = slow_bodies(s.vel, omega, loaded)
+        s.slow_time = np.where(slow & ~s.asleep, s.slow_time + h, 0.0)
+        sleep = islands_to_sleep(s.slow_time, island, s.asleep)
+        s.asleep |= sleep
+        s.vel[sleep] = 0.0
+        s.ang_mom[sleep] = 0.0
+
+    def _contact_materials(self, contacts) -> tuple[np.ndarray, np.ndarray]:
+        """Restitution and friction (k,) per contact: the body's own against a wall; for a pair
+        the larger restitution and the geometric mean of the frictions (Box2D's mixing rules)."""
+        m = self.model
+        e, mu = m.effective_restitution(), m.effective_friction()
+        pair = contacts.other >= 0
+        second = np.where(pair, contacts.other, contacts.body)
+        restitution = np.where(pair, np.maximum(e[contacts.body], e[second]), e[contacts.body])
+        friction = np.where(pair, np.sqrt(mu[contacts.body] * mu[second]), mu[contacts.body])
+        return restitution, friction
 
     def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
         """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
@@ -309,3 +423,8 @@ class World:
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
         return self._last_contacts
+
+
+def _world_omega(rotm, inv_inertia, ang_mom) -> np.ndarray:
+    """(n, 3) world ω = R I⁻¹ Rᵀ L, rad/s, for rotations rotm (n, 3, 3)."""
+    return np.einsum("nij,nj->ni", rotm, inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))

@@ -261,3 +261,30 @@ def test_arrows_stay_readable_far_away(gl):
     # (MIN_PIXELS radius, less the anti-aliased edge) holds at both
     assert min(thickness) >= MIN_PIXELS
     assert thickness[1] == pytest.approx(thickness[0], rel=0.3)
+
+
+def test_collision_hulls_show_as_wireframes_along_the_hull_edges(gl):
+    shapes = [box(), builtin_shape("sphere", [0.25])]
+    pos = [(-0.6, 0.3, 0.0), (0.6, 0.3, 0.0)]
+    view = make_view(shapes, pos)
+    on = render(gl, view, CAMERA, GizmoOptions(angular_momentum=False, principal_axes=False,
+                                               collision_hulls=True))
+    off = render(gl, view, CAMERA, OFF)
+    # midpoints of the box's 12 edges, and points on the sphere's silhouette-facing great circle
+    half = np.array([0.3, 0.2, 0.1])
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
+    edges = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
+    mids = np.array([(corners[a] + corners[b]) / 2 for a, b in edges]) + pos[0]
+    angle = np.linspace(0.0, 2 * np.pi, 16, endpoint=False) + 0.1
+    circle = np.stack([np.cos(angle), np.sin(angle), np.zeros(16)], 1) * 0.25
+    ring = np.vstack([circle, circle[:, [2, 0, 1]], circle[:, [1, 2, 0]]]) + pos[1]
+    # the box hides its back edges (depth-tested, as the gizmos are): 8 of 12 show from here;
+    # the sphere's three great circles show on its front half
+    for points, least in ((mids, 8), (ring, 16)):
+        rgb = pixels(on, CAMERA, points)
+        violet = (rgb[:, 2] > rgb[:, 1] + 40) & (rgb[:, 0] > rgb[:, 1] + 20)
+        changed = np.abs(pixels(off, CAMERA, points) - rgb).max(axis=1) > 40
+        assert np.count_nonzero(violet & changed) >= least, rgb
+    # away from every edge, the box's face looks the same with and without the wireframe
+    face = np.array(pos[0]) + [0.08, 0.05, 0.1]
+    assert np.abs(pixels(off, CAMERA, [face]) - pixels(on, CAMERA, [face])).max() < 10

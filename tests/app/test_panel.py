@@ -351,3 +351,25 @@ def test_lag_indicator_is_red_only_while_sim_time_is_being_dropped():
     assert lag.update(0.5, now=20.0) == "BEHIND"  # dropping again
     assert lag.update(0.0, now=20.5) is None  # reset: the count starts again
     assert lag.update(0.1, now=21.0) == "BEHIND"
+
+
+def test_solver_iterations_are_edited_with_the_plus_button(ui, fbo):
+    state, panel = open_scene("default")
+    state.sim.run_steps(240)  # the scene's bodies have landed
+    snapshot = state.sim.latest()
+    assert len(snapshot.contact_points) > 0 and snapshot.solver_iterations == 10
+    frame(ui, fbo, panel)
+    (x0, y0), (x1, y1) = panel.item_rects["solver_iterations"]
+    x, y = x1 - (y1 - y0) / 2, (y0 + y1) / 2  # the "+" button: the last square of the field
+    ui.on_mouse_motion(x, H - y, 0, 0)
+    frame(ui, fbo, panel)
+    ui.on_mouse_press(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+    ui.on_mouse_release(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+    state.sim.run_steps(1)
+    assert state.sim.world.model.settings.solver_iterations == 11
+    assert state.sim.latest().solver_iterations == 11
+    panel.set_solver_iterations(3)
+    state.sim.run_steps(1)
+    assert state.sim.world.model.settings.solver_iterations == 3

@@ -210,6 +210,8 @@ BAD_COMMANDS = [
     ("set_time_scale", (10.0,), ValueError, "time scale must be between 0.01 and 4.0, got 10.0"),
     ("set_paused", ("yes",), ValueError, "set_paused needs True or False"),
     ("set_restitution", (None,), ValueError, "world restitution must be a number, got None"),
+    ("set_solver_iterations", (0,), ValueError, "solver_iterations must be a whole number 1…1000"),
+    ("set_solver_iterations", (2.5,), ValueError, "got 2.5"),
 ]
 
 
@@ -227,6 +229,7 @@ def test_bad_commands_are_reported_and_change_nothing_while_the_thread_lives(run
         np.testing.assert_array_equal(after.gravity, before.gravity)
         np.testing.assert_array_equal(after.container_size, before.container_size)
         assert (after.restitution, after.friction) == (before.restitution, before.friction)
+        assert after.solver_iterations == before.solver_iterations == 10
         assert (after.hz, after.time_scale, after.paused) == (240.0, 1.0, False)
         assert sim.running
     assert [e.seq for e in sim.latest().errors] == list(range(len(BAD_COMMANDS)))

@@ -2,11 +2,14 @@
 
 from pathlib import Path
 
+import numpy as np
 from numba.core import event
 
-from physics.meshes import load_shape
+from physics.meshes import builtin_shape, load_shape
+from physics.model import WorldDef
 from physics.scene import build_world, load_scene
 from physics.warmup import compile_kernels
+from physics.world import World
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -20,6 +23,13 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
             world, _ = build_world(load_scene(ASSETS / "scenes" / name))
             for _ in range(120):  # half a second: bodies reach the floor and each other
                 world.step(1.0 / 240.0)
+        pile = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
+        shapes = [builtin_shape(kind) for kind in ("box", "sphere", "cylinder", "t_handle")]
+        rng = np.random.default_rng(3)
+        for i in range(40):  # dropped into a heap: every pair of shape kinds, deep overlaps
+            pile.add_body(shapes[i % 4].body_def(rng.uniform([-0.6, 0.3, -0.6], [0.6, 1.8, 0.6])))
+        for _ in range(240):
+            pile.step(1.0 / 240.0)
     compiled = sorted({e.data["dispatcher"].py_func.__qualname__
                        for _, e in compiles.buffer if e.is_start})
     assert compiled == [], f"compiled after physics.warmup: {compiled}"

@@ -1,0 +1,185 @@
+"""Steps per second of a pile: N cubes dropped into a walled box (issue 5's benchmark).
+
+    python bench/pile.py [--sizes 100 500 1000] [--seconds 5] [--repeats 1]
+
+N cubes of 0.2 m with random orientations start at rest on a grid (0.36 m apart, no overlaps)
+over a 4 × 4 m walled container and fall into a pile; dt = 1/240 s, 5 s simulated. The same
+initial conditions run in MuJoCo (CG solver) and PyBullet when installed (extra `bench`), in the
+same process, one after the other. Prints the median over repeats of steps/s for each engine,
+the ratio of Tumble to the best peer, and how the pile ended (kinetic energy, contact count,
+height of the highest cube) so that a fast but wrong engine would show. Tumble's contact count is
+of the contacts that pushed in the last step; islands asleep (physics/sleep.py) have none and
+cost nothing, which is part of its rate once the pile rests (the peers here do not sleep).
+Never fails on a timing.
+Target (issue 5): at least the best peer at every N, and ≥ 240 steps/s at N = 1000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from physics.model import BodyDef, WorldDef  # noqa: E402
+from physics.world import World  # noqa: E402
+
+H = 1.0 / 240.0
+SIDE = 0.2          # m, cube edge
+MASS = 8.0          # kg (1000 kg/m³)
+SPACING = 0.36      # m between drop points: more than a cube's diagonal (0.346 m)
+CONTAINER = (4.0, 6.0, 4.0)
+FRICTION, RESTITUTION = 0.5, 0.5
+
+
+def initial_conditions(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Centres (n, 3) m on a grid over the container, layer by layer, and orientations (n, 4)."""
+    per_row = int((CONTAINER[0] - SPACING) // SPACING) + 1
+    ticks = (np.arange(per_row) - (per_row - 1) / 2) * SPACING
+    layer = [(x, z) for x in ticks for z in ticks]
+    pos = np.array([(layer[i % len(layer)][0], 0.2 + SPACING * (i // len(layer)),
+                     layer[i % len(layer)][1]) for i in range(n)])
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=(n, 4))
+    return pos, quat / np.linalg.norm(quat, axis=1, keepdims=True)
+
+
+def tumble(n: int):
+    """(step, summary) for Tumble."""
+    world = World(WorldDef(container_size=CONTAINER, friction=FRICTION, restitution=RESTITUTION))
+    pos, quat = initial_conditions(n)
+    half = SIDE / 2
+    corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half)
+                        for z in (-half, half)])
+    moment = MASS * SIDE**2 / 6
+    for p, q in zip(pos, quat):
+        world.add_body(BodyDef(mass=MASS, principal_moments=[moment] * 3, hull=corners, position=p,
+                               orientation=q))
+
+    def summary():
+        points, _ = world.contact_points()
+        return world.kinetic_energy().sum(), len(points), world.state.pos[:, 1].max()
+    return (lambda: world.step(H)), summary
+
+
+def mujoco_pile(n: int):
+    import mujoco
+
+    pos, quat = initial_conditions(n)
+    sx, sy, sz = CONTAINER
+    cubes = "\n".join(
+        f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
+        f'<geom type="box" size="{SIDE / 2} {SIDE / 2} {SIDE / 2}" mass="{MASS}"/></body>'
+        for p, q in zip(pos, quat))
+    walls = f"""
+        <geom type="plane" size="{sx} {sz} 0.1" pos="0 0 0" zaxis="0 1 0"/>
+        <geom type="plane" size="{sy} {sz} 0.1" pos="{-sx / 2} 0 0" zaxis="1 0 0"/>
+        <geom type="plane" size="{sy} {sz} 0.1" pos="{sx / 2} 0 0" zaxis="-1 0 0"/>
+        <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {-sz / 2}" zaxis="0 0 1"/>
+        <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {sz / 2}" zaxis="0 0 -1"/>"""
+    xml = f"""<mujoco><option timestep="{H}" gravity="0 -9.81 0" solver="CG">
+      <flag energy="enable"/></option>
+      <size memory="{64 + n // 4}M"/>
+      <default><geom friction="{FRICTION} 0.005 0.0001"/></default>
+      <worldbody>{walls}{cubes}</worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+
+    def summary():
+        return data.energy[1], data.ncon, data.xpos[1:, 1].max()
+    return (lambda: mujoco.mj_step(model, data)), summary
+
+
+def pybullet_pile(n: int):
+    import pybullet
+
+    pos, quat = initial_conditions(n)
+    client = pybullet.connect(pybullet.DIRECT)
+    pybullet.setGravity(0, -9.81, 0, physicsClientId=client)
+    pybullet.setTimeStep(H, physicsClientId=client)
+    sx, sy, sz = CONTAINER
+    for centre, half in (((0, -0.5, 0), (sx, 0.5, sz)), ((-sx / 2 - 0.5, sy / 2, 0), (0.5, sy, sz)),
+                         ((sx / 2 + 0.5, sy / 2, 0), (0.5, sy, sz)),
+                         ((0, sy / 2, -sz / 2 - 0.5), (sx, sy, 0.5)),
+                         ((0, sy / 2, sz / 2 + 0.5), (sx, sy, 0.5))):
+        shape = pybullet.createCollisionShape(pybullet.GEOM_BOX, halfExtents=half,
+                                              physicsClientId=client)
+        wall = pybullet.createMultiBody(0, shape, basePosition=centre, physicsClientId=client)
+        pybullet.changeDynamics(wall, -1, lateralFriction=FRICTION, restitution=RESTITUTION,
+                                physicsClientId=client)
+    shape = pybullet.createCollisionShape(pybullet.GEOM_BOX, halfExtents=[SIDE / 2] * 3,
+                                          physicsClientId=client)
+    bodies = []
+    for p, q in zip(pos, quat):
+        body = pybullet.createMultiBody(MASS, shape, basePosition=p,
+                                        baseOrientation=[q[1], q[2], q[3], q[0]],
+                                        physicsClientId=client)
+        pybullet.changeDynamics(body, -1, lateralFriction=FRICTION, restitution=RESTITUTION,
+                                physicsClientId=client)
+        bodies.append(body)
+
+    def summary():
+        kinetic, top = 0.0, -np.inf
+        moment = MASS * SIDE**2 / 6
+        for body in bodies:
+            v, w = pybullet.getBaseVelocity(body, physicsClientId=client)
+            kinetic += 0.5 * MASS * np.dot(v, v) + 0.5 * moment * np.dot(w, w)
+            where, _ = pybullet.getBasePositionAndOrientation(body, physicsClientId=client)
+            top = max(top, where[1])
+        contacts = len(pybullet.getContactPoints(physicsClientId=client))
+        pybullet.disconnect(client)
+        return kinetic, contacts, top
+    return (lambda: pybullet.stepSimulation(physicsClientId=client)), summary
+
+
+def run(make, n: int, steps: int, repeats: int):
+    """Median steps/s over repeats (each a fresh pile, timed over all its steps) and the end
+    state of the last one."""
+    rates, end = [], None
+    for _ in range(repeats):
+        step, summary = make(n)
+        step()  # first-call costs (kernels loading from cache) are not the steady rate
+        t0 = time.perf_counter()
+        for _ in range(steps - 1):
+            step()
+        rates.append((steps - 1) / (time.perf_counter() - t0))
+        end = summary()
+    return statistics.median(rates), end
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    engines = [("Tumble", tumble)]
+    for name, module, make in (("MuJoCo CG", "mujoco", mujoco_pile),
+                               ("PyBullet", "pybullet", pybullet_pile)):
+        try:
+            __import__(module)
+            engines.append((name, make))
+        except ImportError:
+            print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
+    steps = int(round(args.seconds / H))
+    print(f"{steps} steps of 1/240 s, median of {args.repeats} run(s)")
+    print(f"{'N':>5} {'engine':<10}{'steps/s':>10}{'vs Tumble':>11}   end: KE J, contacts, top m")
+    for n in args.sizes:
+        results = [(name, *run(make, n, steps, args.repeats)) for name, make in engines]
+        ours = results[0][1]
+        for name, rate, (kinetic, contacts, top) in results:
+            print(f"{n:>5} {name:<10}{rate:10.1f}{ours / rate:10.2f}x   "
+                  f"{kinetic:10.3g} {contacts:6d} {top:6.2f}")
+        peers = [rate for _, rate, _ in results[1:]]
+        if peers:
+            print(f"{n:>5} Tumble / best peer: {ours / max(peers):.2f}"
+                  + ("   (target ≥ 240 steps/s)" if n == 1000 else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,428 @@
+"""Narrow phase: contact manifolds between pairs of bodies (physics.md §3).
+
+Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces and edges
+(polytope.py; a box is a hull with 6 faces, so box–box is exact).
+- sphere–sphere: along the line of centres.
+- sphere–hull: the closest point of the hull to the centre (faces, edges, vertices), or the least
+  deep face when the centre is inside.
+- hull–hull: separating-axis test over the face normals of both hulls and the edge pairs that form
+  a face of the Minkowski difference (the Gauss-map test of Gregorius, "The Separating Axis Test
+  between Convex Polyhedra", GDC 2013), which skips most edge pairs without projecting anything.
+  A face axis gives a face contact: the most anti-parallel face of the other hull is clipped
+  against the reference face's side planes (Sutherland–Hodgman) and reduced to at most 4 points
+  keeping the deepest and the largest area (Bullet's manifold reduction); an edge axis gives one
+  point between the two edges. Face axes win ties so resting boxes keep a face manifold.
+
+Every pair closer than a speculative distance (the margin plus how far the two can approach in
+1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
+fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
+features that made them (reference face, clipping edge, incident vertex or edge pair), so the same
+contact is found again next step and its impulses warm-start.
+
+Normals point from the second body (``other``) into the first (``body``), as a wall's normal
+points into its body: the first body receives +λn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
+
+MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
+FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
+_ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + feature): below the wall keys
+_ID_MASK = (1 << _ID_BITS) - 1
+_CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
+
+
+@njit(cache=True)
+def _key(id_a, id_b, feature):
+    return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
+
+
+@njit(cache=True)
+def _emit(out_n, body, other, key, px, py, pz, nx, ny, nz, sep,
+          out_body, out_other, out_key, out_point, out_normal, out_sep):
+    out_body[out_n] = body
+    out_other[out_n] = other
+    out_key[out_n] = key
+    out_point[out_n, 0] = px
+    out_point[out_n, 1] = py
+    out_point[out_n, 2] = pz
+    out_normal[out_n, 0] = nx
+    out_normal[out_n, 1] = ny
+    out_normal[out_n, 2] = nz
+    out_sep[out_n] = sep
+    return out_n + 1
+
+
+@njit(cache=True)
+def _closest_on_hull(c, b, wpts, hull_start, wnorm, woff, face_start, loop_start, face_vertex,
+                     edge, edge_start, q):
+    """Closest point q (3,) of hull b to c (3,); returns (distance, face index or −1).
+
+    Inside the hull the distance is the (negative) signed distance to the least deep face, q is
+    the projection on it, and the face index says which face's normal to use."""
+    v0 = hull_start[b]
+    best_face, best = -1, -1e300
+    for f in range(face_start[b], face_start[b + 1]):
+        d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
+        if d > best:
+            best, best_face = d, f
+    if best <= 0.0:  # inside: push out through the nearest face
+        for a in range(3):
+            q[a] = c[a] - best * wnorm[best_face, a]
+        return best, best_face
+    dist2 = 1e300
+    for f in range(face_start[b], face_start[b + 1]):
+        d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
+        if d <= 0.0 or d * d >= dist2:
+            continue
+        px = c[0] - d * wnorm[f, 0]
+        py = c[1] - d * wnorm[f, 1]
+        pz = c[2] - d * wnorm[f, 2]
+        inside = True
+        lo, hi = loop_start[f], loop_start[f + 1]
+        for k in range(lo, hi):
+            i = v0 + face_vertex[k]
+            j = v0 + face_vertex[k + 1 if k + 1 < hi else lo]
+            ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+            rx, ry, rz = px - wpts[i, 0], py - wpts[i, 1], pz - wpts[i, 2]
+            # (e × r)·n < 0: p is outside this edge of the counter-clockwise loop
+            if ((ey * rz - ez * ry) * wnorm[f, 0] + (ez * rx - ex * rz) * wnorm[f, 1]
+                    + (ex * ry - ey * rx) * wnorm[f, 2]) < 0.0:
+                inside = False
+                break
+        if inside:
+            dist2 = d * d
+            q[0], q[1], q[2] = px, py, pz
+    for e in range(edge_start[b], edge_start[b + 1]):
+        i, j = v0 + edge[e, 0], v0 + edge[e, 1]
+        ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+        length2 = ex * ex + ey * ey + ez * ez
+        t = 0.0
+        if length2 > 0.0:
+            t = ((c[0] - wpts[i, 0]) * ex + (c[1] - wpts[i, 1]) * ey
+                 + (c[2] - wpts[i, 2]) * ez) / length2
+            t = min(max(t, 0.0), 1.0)
+        px, py, pz = wpts[i, 0] + t * ex, wpts[i, 1] + t * ey, wpts[i, 2] + t * ez
+        d2 = (c[0] - px) ** 2 + (c[1] - py) ** 2 + (c[2] - pz) ** 2
+        if d2 < dist2:
+            dist2 = d2
+            q[0], q[1], q[2] = px, py, pz
+    return np.sqrt(dist2), -1
+
+
+@njit(cache=True)
+def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
+    """Largest separation of hull b from the face planes of hull a: (separation, face)."""
+    best, best_face = -1e300, -1
+    for f in range(face_start[a], face_start[a + 1]):
+        lowest = 1e300
+        for v in range(hull_start[b], hull_start[b + 1]):
+            s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
+            lowest = min(lowest, s)
+        s = lowest - woff[f]
+        if s > best:
+            best, best_face = s, f
+    return best, best_face
+
+
+@njit(cache=True)
+def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start, face_start,
+                axis):
+    """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
+    axis (3,) receives that separating direction, pointing from a to b. Scalar arithmetic only:
+    this is the innermost loop of the narrow phase."""
+    best, best_a, best_b = -1e300, -1, -1
+    va, vb = hull_start[a], hull_start[b]
+    fa, fb = face_start[a], face_start[b]
+    for ea in range(edge_start[a], edge_start[a + 1]):
+        f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
+        ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
+        bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+        # b × a: the great circle of the arc between the edge's two face normals
+        bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+        i0, i1 = va + edge[ea, 0], va + edge[ea, 1]
+        p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
+        e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
+        len1 = e1x * e1x + e1y * e1y + e1z * e1z
+        for eb in range(edge_start[b], edge_start[b + 1]):
+            # Gauss-map arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face
+            g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
+            cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
+            dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+            cba = cx * bax + cy * bay + cz * baz
+            dba = dx * bax + dy * bay + dz * baz
+            if cba * dba >= 0.0:
+                continue
+            dcx, dcy, dcz = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+            adc = ax * dcx + ay * dcy + az * dcz
+            bdc = bx * dcx + by * dcy + bz * dcz
+            if adc * bdc >= 0.0 or cba * bdc <= 0.0:
+                continue
+            j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
+            q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
+            e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
+            nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+            length2 = nx * nx + ny * ny + nz * nz
+            if length2 < 1e-12 * len1 * (e2x * e2x + e2y * e2y + e2z * e2z):
+                continue  # parallel edges: their axis is a face normal, tested already
+            inv = 1.0 / np.sqrt(length2)
+            nx, ny, nz = nx * inv, ny * inv, nz * inv
+            if nx * (p0x - pos[a, 0]) + ny * (p0y - pos[a, 1]) + nz * (p0z - pos[a, 2]) < 0.0:
+                nx, ny, nz = -nx, -ny, -nz
+            sep = nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z)
+            if sep > best:
+                best, best_a, best_b = sep, ea, eb
+                axis[0], axis[1], axis[2] = nx, ny, nz
+    return best, best_a, best_b
+
+
+@njit(cache=True)
+def _segments_closest(p0, p1, q0, q1, out):
+    """Midpoint of the closest points of segments p0p1 and q0q1 into out (3,)."""
+    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
+    a, e, f = (d1 * d1).sum(), (d2 * d2).sum(), (d2 * r).sum()
+    c, b = (d1 * r).sum(), (d1 * d2).sum()
+    denom = a * e - b * b
+    s = 0.0
+    if denom > 1e-20:
+        s = min(max((b * f - c * e) / denom, 0.0), 1.0)
+    t = (b * s + f) / e if e > 0.0 else 0.0
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0) if a > 0.0 else 0.0
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0) if a > 0.0 else 0.0
+    out[:] = 0.5 * (p0 + s * d1 + q0 + t * d2)
+
+
+@njit(cache=True)
+def _reduce(points, depth, tags, count, n, keep):
+    """Indices (≤ 4) into points (count, 3) keeping the deepest point and the largest area
+    about normal n; returns how many were kept."""
+    if count <= MAX_MANIFOLD:
+        for i in range(count):
+            keep[i] = i
+        return count
+    first = 0
+    for i in range(count):
+        if depth[i] < depth[first]:
+            first = i
+    second, far = first, -1.0
+    for i in range(count):
+        d = ((points[i] - points[first]) ** 2).sum()
+        if d > far:
+            far, second = d, i
+    third, area = second, 0.0
+    for i in range(count):
+        s = (np.cross(points[second] - points[first], points[i] - points[first]) * n).sum()
+        if abs(s) > abs(area):
+            area, third = s, i
+    sign = 1.0 if area >= 0.0 else -1.0  # orient the triangle counter-clockwise about n
+    fourth, gain = -1, 0.0
+    for i in range(count):
+        for u, v in ((first, second), (second, third), (third, first)):
+            s = -sign * (np.cross(points[v] - points[u], points[i] - points[u]) * n).sum()
+            if s > gain:
+                gain, fourth = s, i
+    keep[0], keep[1], keep[2] = first, second, third
+    if third == second or third == first:
+        return 2
+    if fourth < 0:
+        return 3
+    keep[3] = fourth
+    return 4
+
+
+@njit(cache=True)
+def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wnorm, woff,
+                  face_start, loop_start, face_vertex, spec, ids, out_n,
+                  out_body, out_other, out_key, out_point, out_normal, out_sep,
+                  buf_a, buf_b, tags_a, tags_b, depth, keep):
+    """Clip the incident face of inc_body against ref_face of ref_body; emit ≤ 4 contacts."""
+    n = wnorm[ref_face]
+    inc, lowest = -1, 1e300
+    for f in range(face_start[inc_body], face_start[inc_body + 1]):
+        d = (wnorm[f] * n).sum()
+        if d < lowest:
+            lowest, inc = d, f
+    vi = hull_start[inc_body]
+    count = 0
+    for k in range(loop_start[inc], loop_start[inc + 1]):
+        buf_a[count] = wpts[vi + face_vertex[k]]
+        tags_a[count] = face_vertex[k]
+        count += 1
+    vr = hull_start[ref_body]
+    lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
+    for k in range(lo, hi):
+        p = wpts[vr + face_vertex[k]]
+        side = np.cross(wpts[vr + face_vertex[k + 1 if k + 1 < hi else lo]] - p, n)
+        limit = (side * p).sum()
+        out_count = 0
+        for i in range(count):
+            j = i + 1 if i + 1 < count else 0
+            di = (side * buf_a[i]).sum() - limit
+            dj = (side * buf_a[j]).sum() - limit
+            if di <= 0.0 and out_count < _CLIP_CAPACITY:
+                buf_b[out_count] = buf_a[i]
+                tags_b[out_count] = tags_a[i]
+                out_count += 1
+            if (di < 0.0) != (dj < 0.0) and di != dj and out_count < _CLIP_CAPACITY:
+                buf_b[out_count] = buf_a[i] + (di / (di - dj)) * (buf_a[j] - buf_a[i])
+                tags_b[out_count] = 64 * (k - lo + 1) + tags_a[i] % 64
+                out_count += 1
+        count = out_count
+        buf_a[:count] = buf_b[:count]
+        tags_a[:count] = tags_b[:count]
+        if count == 0:
+            return out_n
+    kept = 0
+    for i in range(count):
+        s = (n * buf_a[i]).sum() - woff[ref_face]
+        if s < spec:
+            buf_a[kept] = buf_a[i]
+            tags_a[kept] = tags_a[i]
+            depth[kept] = s
+            kept += 1
+    m = _reduce(buf_a, depth, tags_a, kept, n, keep)
+    # normal from the second body into the first: the reference face's normal points at inc_body
+    sign = 1.0 if flip else -1.0
+    body, other = (ref_body, inc_body) if not flip else (inc_body, ref_body)
+    local_face = ref_face - face_start[ref_body]
+    for c in range(m):
+        i = keep[c]
+        s = depth[i]
+        feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
+        p = buf_a[i] - 0.5 * s * n  # midway between the two surfaces
+        out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
+                      p[0], p[1], p[2], sign * n[0], sign * n[1], sign * n[2], s,
+                      out_body, out_other, out_key, out_point, out_normal, out_sep)
+    return out_n
+
+
+@njit(cache=True)
+def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
+                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, h,
+                 out_body, out_other, out_key, out_point, out_normal, out_sep):
+    out_n = 0
+    q = np.empty(3)
+    c = np.empty(3)
+    axis = np.empty(3)
+    mid = np.empty(3)
+    buf_a = np.empty((_CLIP_CAPACITY, 3))
+    buf_b = np.empty((_CLIP_CAPACITY, 3))
+    tags_a = np.empty(_CLIP_CAPACITY, dtype=np.int64)
+    tags_b = np.empty(_CLIP_CAPACITY, dtype=np.int64)
+    depth = np.empty(_CLIP_CAPACITY)
+    keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
+        rel = np.sqrt(((vel[a] - vel[b]) ** 2).sum())
+        spin = bound[a] * np.sqrt((omega[a] ** 2).sum()) + bound[b] * np.sqrt((omega[b] ** 2).sum())
+        spec = SPECULATIVE_MARGIN + 1.5 * h * (rel + spin)
+        if radius[a] > 0.0 and radius[b] > 0.0:
+            d = pos[a] - pos[b]
+            dist = np.sqrt((d ** 2).sum())
+            s = dist - radius[a] - radius[b]
+            if s >= spec:
+                continue
+            nrm = d / dist if dist > 1e-12 else np.array([0.0, 1.0, 0.0])
+            pt = pos[b] + (radius[b] + 0.5 * s) * nrm
+            out_n = _emit(out_n, a, b, _key(ids[a], ids[b], 0), pt[0], pt[1], pt[2],
+                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
+                          out_normal, out_sep)
+        elif radius[a] > 0.0 or radius[b] > 0.0:
+            ball, hull = (a, b) if radius[a] > 0.0 else (b, a)
+            c[:] = pos[ball]
+            dist, face = _closest_on_hull(c, hull, wpts, hull_start, wnorm, woff, face_start,
+                                          loop_start, face_vertex, edge, edge_start, q)
+            s = dist - radius[ball]
+            if s >= spec:
+                continue
+            if face >= 0:
+                nrm = wnorm[face].copy()
+            elif dist > 1e-12:
+                nrm = (c - q) / dist
+            else:
+                continue
+            pt = q + 0.5 * s * nrm
+            # nrm points from the hull to the ball; the first body must be the ball
+            out_n = _emit(out_n, ball, hull, _key(ids[ball], ids[hull], 0), pt[0], pt[1], pt[2],
+                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
+                          out_normal, out_sep)
+        elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
+            continue  # a point or segment hull has no faces to collide with (walls only)
+        else:
+            sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
+            if sa >= spec:
+                continue
+            sb, fb = _face_query(b, a, wpts, hull_start, wnorm, woff, face_start)
+            if sb >= spec:
+                continue
+            se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
+                                     edge_start, face_start, axis)
+            if se >= spec:
+                continue
+            if se > max(sa, sb) + FACE_PREFERENCE:
+                va, vb = hull_start[a], hull_start[b]
+                _segments_closest(wpts[va + edge[ea, 0]], wpts[va + edge[ea, 1]],
+                                  wpts[vb + edge[eb, 0]], wpts[vb + edge[eb, 1]], mid)
+                feature = (1 << 20) | (((ea - edge_start[a]) & 1023) << 10) | (
+                    (eb - edge_start[b]) & 1023)
+                out_n = _emit(out_n, a, b, _key(ids[a], ids[b], feature), mid[0], mid[1], mid[2],
+                              -axis[0], -axis[1], -axis[2], se, out_body, out_other, out_key,
+                              out_point, out_normal, out_sep)
+            elif sb > sa + FACE_PREFERENCE:
+                out_n = _face_contact(b, a, fb, True, pos, wpts, hull_start, wnorm, woff,
+                                      face_start, loop_start, face_vertex, spec, ids, out_n,
+                                      out_body, out_other, out_key, out_point, out_normal,
+                                      out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
+            else:
+                out_n = _face_contact(a, b, fa, False, pos, wpts, hull_start, wnorm, woff,
+                                      face_start, loop_start, face_vertex, spec, ids, out_n,
+                                      out_body, out_other, out_key, out_point, out_normal,
+                                      out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
+    return out_n
+
+
+def world_hulls(pos, rotm, model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world.
+
+    pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
+    point_owner = np.repeat(np.arange(len(pos)), np.diff(model.hull_start))
+    face_owner = np.repeat(np.arange(len(pos)), np.diff(model.face_start))
+    points = pos[point_owner] + np.einsum("kij,kj->ki", rotm[point_owner], model.hull_points)
+    normals = np.einsum("kij,kj->ki", rotm[face_owner], model.face_normal)
+    offsets = model.face_offset + np.einsum("ki,ki->k", normals, pos[face_owner])
+    return points, normals, offsets
+
+
+def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
+    """Contacts between the candidate pairs (p, 2) of body rows from the broad phase.
+
+    pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
+    will move with (for the speculative distance); model the ``Model``; h the step, s.
+    """
+    capacity = max(MAX_MANIFOLD * len(pairs), 1)
+    body = np.empty(capacity, dtype=np.int64)
+    other = np.empty(capacity, dtype=np.int64)
+    key = np.empty(capacity, dtype=np.int64)
+    point = np.empty((capacity, 3))
+    normal = np.empty((capacity, 3))
+    sep = np.empty(capacity)
+    count = 0
+    if len(pairs):
+        points, normals, offsets = world_hulls(pos, rotm, model)
+        count = _pair_kernel(
+            np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
+            model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
+            model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
+            model.edge_start, float(h), body, other, key, point, normal, sep)
+    t1, t2 = plane_tangents(normal[:count])
+    return Contacts(body[:count], key[:count], point[:count], normal[:count], sep[:count], t1, t2,
+                    other[:count])

@@ -1,0 +1,36 @@
+"""Broad phase: exactly the pairs whose grown bounding spheres overlap, at any scale."""
+
+import numpy as np
+
+from physics.broadphase import candidate_pairs, reach
+
+
+def brute_force(pos, radius):
+    n = len(pos)
+    return {(i, j) for i in range(n) for j in range(i + 1, n)
+            if np.linalg.norm(pos[i] - pos[j]) <= radius[i] + radius[j]}
+
+
+def test_pairs_match_brute_force_on_random_clouds():
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 50, 400):
+        pos = rng.uniform(-2, 2, (n, 3))
+        radius = rng.uniform(0.01, 0.3, n)
+        pairs = candidate_pairs(pos, radius)
+        assert {tuple(p) for p in pairs.tolist()} == brute_force(pos, radius)
+        assert np.all(pairs[:, 0] < pairs[:, 1])
+
+
+def test_dense_cluster_overflows_the_first_buffer_and_still_finds_every_pair():
+    pos = np.zeros((60, 3)) + np.arange(60)[:, None] * 1e-3
+    pairs = candidate_pairs(pos, np.full(60, 0.5))
+    assert len(pairs) == 60 * 59 // 2
+
+
+def test_reach_grows_with_speed_and_spin():
+    bound = np.array([0.1, 0.1, 0.1])
+    vel = np.array([[0, 0, 0], [10.0, 0, 0], [0, 0, 0]])
+    omega = np.array([[0, 0, 0], [0, 0, 0], [0, 50.0, 0]])
+    r = reach(vel, omega, bound, 1 / 240)
+    assert r[0] > 0.1 and np.isclose(r[1] - r[0], 1.5 * 10 / 240)
+    assert np.isclose(r[2] - r[0], 1.5 * 0.1 * 50 / 240)
