@@ -306,6 +306,27 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
 
 
 @njit(cache=True)
+def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
+    """Gap (m) between hulls a and b along the line of their centres; negative if they overlap
+    along it. Any axis's gap is a lower bound on the distance between two convex sets, and
+    this one costs a pass over the vertices (the full SAT: faces × vertices plus edge pairs),
+    so the many broad-phase pairs of a sparse scene whose bounding spheres merely touch are
+    dismissed here."""
+    d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
+    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if length < 1e-12:
+        return -np.inf
+    d0, d1, d2 = d0 / length, d1 / length, d2 / length
+    low = np.inf   # a lies on the +d side of b: its lowest vertex along d …
+    for v in range(hull_start[a], hull_start[a + 1]):
+        low = min(low, wpts[v, 0] * d0 + wpts[v, 1] * d1 + wpts[v, 2] * d2)
+    high = -np.inf  # … against b's highest
+    for v in range(hull_start[b], hull_start[b + 1]):
+        high = max(high, wpts[v, 0] * d0 + wpts[v, 1] * d1 + wpts[v, 2] * d2)
+    return low - high
+
+
+@njit(cache=True)
 def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
                  face_start, loop_start, face_vertex, edge, edge_faces, edge_start, h,
                  out_body, out_other, out_key, out_point, out_normal, out_sep):
@@ -357,6 +378,8 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                           out_normal, out_sep)
         elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
             continue  # a point or segment hull has no faces to collide with (walls only)
+        elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
+            continue  # farther apart than the step can close: no contact, not even speculative
         else:
             sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
             if sa >= spec:
@@ -390,16 +413,37 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     return out_n
 
 
-def world_hulls(pos, rotm, model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world.
+def world_hulls(pos, rotm, model, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world, laid out
+    as the model's hulls; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so
+    a sparse scene transforms just the few hulls the broad phase paired.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
-    point_owner = np.repeat(np.arange(len(pos)), np.diff(model.hull_start))
-    face_owner = np.repeat(np.arange(len(pos)), np.diff(model.face_start))
-    points = pos[point_owner] + np.einsum("kij,kj->ki", rotm[point_owner], model.hull_points)
-    normals = np.einsum("kij,kj->ki", rotm[face_owner], model.face_normal)
-    offsets = model.face_offset + np.einsum("ki,ki->k", normals, pos[face_owner])
+    points = np.empty_like(model.hull_points)
+    normals = np.empty_like(model.face_normal)
+    offsets = np.empty_like(model.face_offset)
+    _transform_hulls(rows, pos, rotm, model.hull_start, model.hull_points, model.face_start,
+                     model.face_normal, model.face_offset, points, normals, offsets)
     return points, normals, offsets
+
+
+@njit(cache=True)
+def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_normal,
+                     face_offset, points, normals, offsets):
+    for r in rows:
+        rot = rotm[r]
+        for v in range(hull_start[r], hull_start[r + 1]):
+            for i in range(3):
+                points[v, i] = pos[r, i] + (rot[i, 0] * hull_points[v, 0]
+                                            + rot[i, 1] * hull_points[v, 1]
+                                            + rot[i, 2] * hull_points[v, 2])
+        for f in range(face_start[r], face_start[r + 1]):
+            shift = 0.0
+            for i in range(3):
+                normals[f, i] = (rot[i, 0] * face_normal[f, 0] + rot[i, 1] * face_normal[f, 1]
+                                 + rot[i, 2] * face_normal[f, 2])
+                shift += normals[f, i] * pos[r, i]
+            offsets[f] = face_offset[f] + shift
 
 
 def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
@@ -417,7 +461,7 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     sep = np.empty(capacity)
     count = 0
     if len(pairs):
-        points, normals, offsets = world_hulls(pos, rotm, model)
+        points, normals, offsets = world_hulls(pos, rotm, model, np.unique(pairs))
         count = _pair_kernel(
             np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
             model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
