@@ -3,8 +3,8 @@
     python bench/step.py [--repeats 5]
 
 Same work for the peer in the same run when `mujoco` is installed (extra `bench`): free bodies
-with free joints, and bodies with the same 64-vertex hulls bouncing off the same walls (body–body
-collisions off in both, since Tumble's walls-only stage is what is measured). Target (issue 2):
+with free joints, and bodies with the same 64-vertex hulls bouncing off the same walls and off
+each other (body–body collisions on in both, as in the app; bench/pile.py measures dense piles). Target (issue 2):
 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
 medians; never fails on a timing.
 """
@@ -73,7 +73,8 @@ def mujoco_model(n: int, walls: bool):
     verts = " ".join(f"{v:.6f}" for v in hull_64().ravel())
     bodies = "\n".join(
         f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-        f'<geom type="mesh" mesh="hull" mass="1" contype="{1 if walls else 0}" conaffinity="0"/></body>'
+        f'<geom type="mesh" mesh="hull" mass="1" contype="{1 if walls else 0}" '
+        f'conaffinity="{1 if walls else 0}"/></body>'
         for p, q in zip(pos, quat))
     wall_geoms = ""
     if walls:  # floor y = 0 and four walls, Y-up like Tumble (gravity along −y)
@@ -110,6 +111,7 @@ def steps_per_second(step, steps: int, repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", choices=("free", "walls"), help="run only these cases")
     args = parser.parse_args()
     try:
         import mujoco
@@ -117,6 +119,7 @@ def main() -> None:
         mujoco = None
         print("mujoco not installed: peer column empty (pip install -e '.[bench]')")
     cases = [(n, False) for n in (1, 100, 1000, 10000)] + [(n, True) for n in (100, 1000)]
+    cases = [c for c in cases if args.only is None or c[1] == (args.only == "walls")]
     print(f"{'case':<22}{'Tumble steps/s':>16}{'MuJoCo steps/s':>16}{'ratio':>8}   target")
     for n, walls in cases:
         steps = max(20, min(240, 200_000 // (n * (8 if walls else 1))))
