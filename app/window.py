@@ -29,6 +29,7 @@ real pointer events.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import json
 import logging
@@ -49,7 +50,7 @@ from physics.simulation import Simulation
 from physics.world import World
 
 from .app_state import AppState
-from .camera import OrbitCamera
+from .camera import HOME_CENTER, HOME_RADIUS, OrbitCamera
 from .gizmos import body_radius
 from .imgui_gl import ImGuiRenderer
 from .interpolate import RENDER_DELAY, interpolate
@@ -58,7 +59,7 @@ from .panel import PANEL_WIDTH, Panel
 from .picking import pick
 from .renderer import Renderer
 from .resources import asset_path
-from .view import FrameView
+from .view import FrameView, frame_view
 
 log = logging.getLogger("tumble")
 
@@ -66,7 +67,6 @@ TITLE = "Tumble"
 SIZE = (1280, 720)
 FRAME_INTERVAL = 1.0 / 60.0   # s: redraw rate (vsync holds it to the display where there is one)
 PHYSICS_HZ = 240.0            # until a scene sets its own
-HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view, the default container
 ORBIT_PER_PIXEL = 0.008       # rad
 CLICK_SLOP = 4                # px a press may move and still count as a click
 GRAB_FREQUENCY = 4.0          # Hz: natural frequency of the grab spring with the body's mass
@@ -340,27 +340,15 @@ class App:
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
         pose = interpolate(prev, new, render_time)
-        records = self.state.bodies
-        rows = np.array([r for r, i in enumerate(pose.ids.tolist()) if i in records], dtype=int)
-        ids = pose.ids[rows]
-        shapes = tuple(records[i].shape for i in ids.tolist())
-        color = np.array([records[i].color or body_color(i) for i in ids.tolist()],
-                         dtype=float).reshape(-1, 3)
-        selected = self.state.selected
-        row_of = {i: r for r, i in enumerate(ids.tolist())}
-        sel_row = row_of.get(selected, -1)
-        self.polhode.update(selected if sel_row >= 0 else None,
-                            records[selected].shape if sel_row >= 0 else None, new)
-        polhode = {}
-        if sel_row >= 0 and self.state.gizmos.polhode:
-            polhode[selected] = self.polhode.world(pose.pos[rows][sel_row],
-                                                   pose.quat[rows][sel_row])
-        return FrameView(
-            ids=ids, shapes=shapes, pos=pose.pos[rows], quat=pose.quat[rows], color=color,
-            vel=pose.vel[rows], omega=pose.omega[rows], ang_mom=pose.ang_mom[rows],
-            selected=sel_row, contact_points=new.contact_points,
-            contact_normals=new.contact_normals, container_size=new.container_size,
-            polhode=polhode)
+        records, selected = self.state.bodies, self.state.selected
+        view = frame_view(pose, new, records, body_color, selected)
+        shown = 0 <= view.selected < view.count
+        self.polhode.update(selected if shown else None,
+                            records[selected].shape if shown else None, new)
+        if shown and self.state.gizmos.polhode:
+            view = dataclasses.replace(view, polhode={selected: self.polhode.world(
+                view.pos[view.selected], view.quat[view.selected])})
+        return view
 
     def _release_unused_meshes(self, view: FrameView) -> None:
         in_use = frozenset(id(s) for s in view.shapes)
