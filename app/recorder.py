@@ -22,7 +22,6 @@ the file and say what to do; nothing here ends the app.
 from __future__ import annotations
 
 import errno
-import logging
 import math
 import os
 import queue
@@ -34,8 +33,6 @@ from pathlib import Path
 
 import av
 import numpy as np
-
-log = logging.getLogger("tumble")
 
 CODEC = "libx264"
 PIXEL_FORMAT = "yuv420p"   # what every player decodes; needs even width and height
@@ -181,22 +178,19 @@ class VideoWriter:
                         self._encode(frame, bottom_up, repeat)
                     except (OSError, av.FFmpegError, ValueError) as e:
                         self.error = f"{self.path}: encoding stopped ({_describe(e)})"
-                        log.error("%s", self.error)
                 self._free.put(frame)
             if self.error is None:
                 for packet in stream.encode(None):  # flush the frames x264 still holds
                     container.mux(packet)
         except (OSError, av.FFmpegError, ValueError) as e:
             self.error = self.error or f"{self.path}: encoding stopped ({_describe(e)})"
-            log.error("%s", self.error)
         finally:
             try:
                 container.close()  # writes the moov atom: the file plays up to the last packet
             except (OSError, av.FFmpegError) as e:
                 self.error = self.error or f"{self.path}: the video could not be finished " \
                                            f"({_describe(e)})"
-                log.error("%s", self.error)
-
+    
     def _encode(self, frame: np.ndarray, bottom_up: bool, repeat: int) -> None:
         image = np.ascontiguousarray(frame[::-1]) if bottom_up else frame
         video_frame = av.VideoFrame.from_ndarray(image, format="rgb24")
@@ -293,3 +287,52 @@ def save_png(path: Path, image: np.ndarray) -> None:
                 f.write(bytes(packet))
     except OSError as e:
         raise RecordingError(f"{path}: cannot write the screenshot ({_describe(e)})") from None
+
+
+class ScreenRecording:
+    """A recording of the app's window (F9 / Record): each display frame, ``capture`` reads the
+    framebuffer into a pooled buffer (``glReadPixels`` waits for the frame, holding the GIL
+    only for the copy) and queues it for as many video frames as ``FrameClock`` says it
+    stands for; encoding runs on the writer thread.
+
+    size: the video's (width, height), even (the window's framebuffer, rounded down).
+    ``started`` (monotonic s) and ``frames`` are for the REC indicator and the status file.
+    """
+
+    def __init__(self, path: Path, size: tuple[int, int], fps: int, include_panel: bool):
+        self.writer = VideoWriter(path, size, fps)
+        self.clock = FrameClock(fps)
+        self.include_panel = include_panel
+        self.first_time: float | None = None   # sim time of the first frame, s
+        self.last_time: float | None = None    # sim time of the newest frame, s
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path
+
+    @property
+    def frames(self) -> int:
+        return self.writer.frames
+
+    @property
+    def seconds(self) -> float:
+        """s of video so far."""
+        return self.writer.frames / self.writer.fps
+
+    def capture(self, fbo, sim_time: float, time_scale: float) -> None:
+        """Read ``fbo`` (the frame as drawn so far, bottom-left origin) if this display frame
+        shows new video time at ``sim_time`` (s) under ``time_scale``."""
+        count = self.clock.advance(sim_time, time_scale)
+        if count == 0:
+            return
+        if self.first_time is None:
+            self.first_time = sim_time
+        self.last_time = sim_time
+        frame = self.writer.buffer()
+        width, height = self.writer.size
+        fbo.read_into(frame, viewport=(0, 0, width, height), components=3)
+        self.writer.submit(frame, bottom_up=True, repeat=count)
+
+    def stop(self) -> RecordingResult:
+        """Finish the file (see ``VideoWriter.close``)."""
+        return self.writer.close()
