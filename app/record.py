@@ -58,7 +58,9 @@ def sim_time_views(scene: Scene, fps: int, count: int):
     """Yield the FrameView of frame k = 0 … count−1: the world of ``scene`` at sim time k/fps.
 
     The world steps offline (``Simulation.run_steps``) at the scene's rate; frame k's time
-    lies between steps ⌈k·hz/fps⌉ − 1 and ⌈k·hz/fps⌉, whose snapshots are blended.
+    lies between steps ⌈k·hz/fps⌉ − 1 and ⌈k·hz/fps⌉, whose snapshots are blended — or, when
+    k·hz/fps is a whole number (hz a multiple of fps), is step k·hz/fps itself, and only that
+    snapshot is made (a snapshot costs about as much as a step of a few bodies).
     """
     world, records = build_world(scene)
     by_id = {r.body_id: r for r in records}
@@ -67,14 +69,16 @@ def sim_time_views(scene: Scene, fps: int, count: int):
     steps = 0
     for k in range(count):
         t = k / fps
-        target = math.ceil(k * scene.hz / fps - 1e-9)  # first step at or after t
-        if target - 1 > steps:
+        exact = k * scene.hz / fps
+        target = math.ceil(exact - 1e-9)  # first step at or after t
+        between = target - exact > 1e-9
+        if between and target - 1 > steps:
             new = sim.run_steps(target - 1 - steps)
             steps = target - 1
         if target > steps:
             prev, new = new, sim.run_steps(target - steps)
             steps = target
-        pose = blend(prev, new, sim_time_weight(prev, new, t))
+        pose = blend(prev, new, sim_time_weight(prev, new, t) if between else 1.0)
         yield frame_view(pose, new, by_id, body_color)
 
 
@@ -132,22 +136,44 @@ def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
                  gizmos: GizmoOptions, ctx: moderngl.Context,
                  on_frame: Callable[[int], None] = lambda done: None) -> RecordingResult:
     """Draw ``count`` FrameViews from the iterable ``views`` into ``writer`` and close it
-    (also on Ctrl+C or an error, which then propagates after the file is finalised)."""
+    (also on Ctrl+C or an error, which then propagates after the file is finalised).
+
+    Frame k is read into one of two pixel buffers (``glReadPixels`` into a GL buffer is queued
+    like a draw call), and copied out to the writer only after frame k+1 has been stepped and
+    drawn: the rasteriser finishes frame k while Python prepares the next one.
+    ``on_frame(done)`` is called as frames reach the writer.
+    """
     renderer = Renderer(ctx)
     target = OffscreenTarget(ctx, writer.size)
+    width, height = writer.size
+    pixel_buffers = [ctx.buffer(reserve=width * height * 3) for _ in range(2)]
+    done = 0
+
+    def hand_over(pixels) -> None:
+        nonlocal done
+        frame = writer.buffer()
+        pixels.read_into(frame)
+        writer.submit(frame, bottom_up=True)
+        done += 1
+        on_frame(done)
+
     try:
-        for done, view in enumerate(views, start=1):
+        queued = None
+        for index, view in enumerate(views):
+            if index == count or writer.error:
+                break
             renderer.render(view, camera, writer.size, gizmos, fbo=target.fbo)
-            frame = writer.buffer()
-            target.fbo.read_into(frame, components=3)
-            writer.submit(frame, bottom_up=True)
-            if writer.error:
-                break
-            on_frame(done)
-            if done == count:
-                break
+            pixels = pixel_buffers[index % 2]
+            target.fbo.read_into(pixels, components=3)
+            if queued is not None:
+                hand_over(queued)
+            queued = pixels
+        if queued is not None and not writer.error:
+            hand_over(queued)
     finally:
         result = writer.close()
+        for pixels in pixel_buffers:
+            pixels.release()
         target.release()
         renderer.release()
     return result
