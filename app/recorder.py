@@ -21,7 +21,10 @@ the file and say what to do; nothing here ends the app.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import errno
+import functools
 import math
 import os
 import queue
@@ -291,6 +294,18 @@ def save_png(path: Path, image: np.ndarray) -> None:
         raise RecordingError(f"{path}: cannot write the screenshot ({_describe(e)})") from None
 
 
+@functools.cache
+def _gl_finish():
+    return ctypes.CDLL(ctypes.util.find_library("OpenGL") or "libOpenGL.so.0").glFinish
+
+
+def finish_drawing() -> None:
+    """glFinish of the current context through ctypes, which releases the GIL while the
+    rasteriser (llvmpipe: several ms a frame) finishes; moderngl's ``finish()`` and ``read()``
+    keep the GIL while they wait (recipe 05b), stalling the physics and writer threads."""
+    _gl_finish()()
+
+
 class ScreenRecording:
     """A recording of the app's window (F9 / Record): each display frame, ``capture`` reads the
     framebuffer into a pooled buffer (``glReadPixels`` waits for the frame, holding the GIL
@@ -332,6 +347,7 @@ class ScreenRecording:
         self.last_time = sim_time
         frame = self.writer.buffer()
         width, height = self.writer.size
+        finish_drawing()  # the wait without the GIL; the copy below is then short
         fbo.read_into(frame, viewport=(0, 0, width, height), components=3)
         self.writer.submit(frame, bottom_up=True, repeat=count)
 
