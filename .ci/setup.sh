@@ -38,3 +38,5 @@ if [ "$with_tests" = 1 ]; then
 else
   .venv/bin/python -m pip install -q -e .
 fi
+# Compile the numba kernels now (~8 s once) so the first start of the app or the tests is warm.
+.venv/bin/python -m physics.warmup

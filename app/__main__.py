@@ -135,8 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", metavar="WxH", type=_frame_size, default=(1280, 720),
                    help="frame size in pixels; default 1280x720")
     p.add_argument("--gizmos", metavar="LIST", type=_gizmo_list, default="L,axes",
-                   help="comma-separated gizmos for every body: L,omega,axes,ellipsoid,com,contacts,v "
-                        "(angular momentum, angular velocity, principal axes, inertia "
+                   help="comma-separated gizmos for every body: "
+                        "L,omega,axes,ellipsoid,com,contacts,v (angular momentum, angular velocity, principal axes, inertia "
                         "ellipsoid, centre of mass, contacts, velocity) or none; "
                         "default L,axes (as the app starts)")
     p.add_argument("--camera", metavar="YAW,PITCH[,DIST]", type=_camera, default=None,
@@ -229,11 +229,7 @@ def _existing_file(path: str, what: str) -> Path:
 # ---- commands ------------------------------------------------------------------------------
 
 def open_app(files: list[str]) -> int:
-    """``tumble [SCENE.toml | MESH …]``: the desktop window, when this build has it."""
-    if importlib.util.find_spec("app.window") is None:
-        raise _Failure("the desktop window is not available in this build (app/window.py is not "
-                       "there yet); 'tumble inertia' and 'tumble simulate' work headless — see "
-                       "'tumble --help'", 2)
+    """``tumble [SCENE.toml | MESH …]``: the desktop window."""
     from app import window
     return window.main(files)
 

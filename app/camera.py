@@ -18,7 +18,7 @@ from pyrr import matrix44
 
 PITCH_LIMIT = math.radians(89.0)  # stay off the poles, where yaw and the up vector degenerate
 MIN_DISTANCE, MAX_DISTANCE = 0.05, 500.0  # m
-HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view frames the default container
+HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view without a container
 ZOOM_PER_STEP = 0.15  # one wheel notch changes the distance by e^0.15 ≈ 16 %
 
 
@@ -136,6 +136,15 @@ class OrbitCamera:
         near, far = ends[:, :3] / ends[:, 3:]
         direction = far - near
         return self.eye.copy(), direction / np.linalg.norm(direction)
+
+
+def home_sphere(container_size) -> tuple[tuple[float, float, float], float]:
+    """(centre (3,) m, radius m) of the start view: the container seen whole (its lower part
+    nearer the middle, where bodies come to rest), or HOME_* when there are no walls."""
+    if container_size is None:
+        return HOME_CENTER, HOME_RADIUS
+    size = np.asarray(container_size, dtype=float)
+    return (0.0, size[1] / 3.0, 0.0), 0.45 * float(np.linalg.norm(size))
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ HISTORY_SECONDS = 20.0   # s of sim time shown in the plots
 HISTORY_CAPACITY = 4096  # samples kept (two per HISTORY_SECONDS / capacity at least)
 HZ_RANGE = (30.0, 2000.0)          # physics rate slider, Hz (log)
 ARROW_SCALE_RANGE = (0.05, 20.0)   # gizmo arrow length multiplier (log)
+BEHIND_SHOWN_SECONDS = 2.0  # "BEHIND" stays red this long after sim time was last dropped
 FRICTION_MAX = 2.0       # slider end; Ctrl+click the slider to type a larger μ
 GIMBAL_WARN = 0.02       # |sin| below which Euler/Bryant angles are flagged as near gimbal lock
 DEFAULT_SIZES = {"box": (0.4, 0.3, 0.2), "sphere": (0.15,), "cylinder": (0.12, 0.4),
@@ -276,6 +277,25 @@ class History:
 # The panel
 
 
+
+class LagIndicator:
+    """What the panel says about sim time dropped to stay real-time: "BEHIND" while it grows
+    (and BEHIND_SHOWN_SECONDS after), "kept up" once it has stopped growing, None while none
+    was ever dropped. One late batch (a resize, a big mesh loading) is no alarm: a snapshot's
+    ``behind`` flag alone is not shown."""
+
+    def __init__(self):
+        self._dropped = 0.0         # sim s dropped, as last seen
+        self._grew_at = -math.inf   # wall s when that last grew
+
+    def update(self, time_dropped: float, now: float) -> str | None:
+        if time_dropped > self._dropped:
+            self._grew_at = now
+        self._dropped = time_dropped  # a reset or a new scene starts again from 0
+        if time_dropped <= 0:
+            return None
+        return "BEHIND" if now - self._grew_at < BEHIND_SHOWN_SECONDS else "kept up"
+
 class Panel:
     """The side panel and overlays for one ``AppState``.
 
@@ -297,6 +317,7 @@ class Panel:
         self._sim = state.sim
         self._recorded: Snapshot | None = None
         self._rate = (time.perf_counter(), 0, 0.0)  # (wall s, step, steps/s) for the display
+        self._lag = LagIndicator()
         self._open_all: bool | None = None
         self._listed: int | None = None  # selection the body list last scrolled to
         self._item_width = 0.0  # width of the slider about to be drawn (item_rects)
@@ -643,10 +664,11 @@ class Panel:
             rate = max(0.0, (s.step - step) / (now - wall))
             self._rate = (now, s.step, rate)
         imgui.text(f"t = {s.time:.3f} s    {rate:.0f} steps/s    dt = {1000 * s.dt:.2f} ms")
-        if s.behind or s.time_dropped > 0:
-            colour = _RED if s.behind else _DIM
-            imgui.text_colored(colour, f"{'BEHIND' if s.behind else 'kept up'}: "
-                               f"{s.time_dropped:.2f} s of sim time dropped to stay real-time")
+        lag = self._lag.update(s.time_dropped, now)
+        if lag is not None:
+            imgui.text_colored(_RED if lag == "BEHIND" else _DIM,
+                               f"{lag}: {s.time_dropped:.2f} s of sim time dropped to stay "
+                               "real-time")
             imgui.set_item_tooltip("The physics could not keep up with wall time, so the "
                                    "simulation runs in slow motion instead of spiralling.")
 

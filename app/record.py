@@ -6,7 +6,8 @@ No display: moderngl's EGL context (Mesa llvmpipe without a GPU) and the app's o
 on a software renderer). Frame k shows the world at sim time exactly k/fps: the world steps at
 the scene's fixed rate and the two steps around k/fps are blended (``app.interpolate.blend``;
 with hz a multiple of fps the blend weight is 1, the stepped state itself). Nothing depends on
-wall time, so the same scene gives the same frames on any machine.
+wall time, so the same scene gives identical frames on every run, on a fast or a slow
+machine.
 
 Pipeline (``render_video``): stepping and drawing frame k+1 on this thread overlaps with
 encoding frame k on the writer thread (``app.recorder.VideoWriter``). Ctrl+C stops at a frame
@@ -27,7 +28,7 @@ import numpy as np
 from physics.scene import Scene, build_world, load_scene
 from physics.simulation import Simulation
 
-from .camera import HOME_CENTER, HOME_RADIUS, CameraPose, OrbitCamera
+from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
 from .loader import body_color
 from .recorder import RecordingError, RecordingResult, VideoWriter
@@ -38,12 +39,13 @@ PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
 BAR_WIDTH = 30
 
 
-def make_camera(pose: CameraPose | None, size: tuple[int, int]) -> OrbitCamera:
-    """The app's start view (home framing, default yaw and pitch) for this frame size, turned
-    and moved by ``pose``."""
+def make_camera(pose: CameraPose | None, size: tuple[int, int],
+                container_size=None) -> OrbitCamera:
+    """The app's start view for a scene with this container ((3,) m or None) and frame size
+    (``home_sphere``, default yaw and pitch), turned and moved by ``pose``."""
     camera = (OrbitCamera() if pose is None
               else OrbitCamera(yaw=math.radians(pose.yaw), pitch=math.radians(pose.pitch)))
-    camera.frame(HOME_CENTER, HOME_RADIUS, size[0] / size[1])
+    camera.frame(*home_sphere(container_size), size[0] / size[1])
     if pose is not None and pose.distance is not None:
         camera.distance = pose.distance
     return camera
@@ -112,7 +114,8 @@ class Progress:
         rate = done / elapsed
         eta = (self.total - done) / rate if rate > 0 else math.inf
         filled = BAR_WIDTH * done // max(self.total, 1)
-        eta_text = "--:--" if not math.isfinite(eta) else f"{int(eta) // 60:02d}:{int(eta) % 60:02d}"
+        eta_text = ("--:--" if not math.isfinite(eta)
+                    else f"{int(eta) // 60:02d}:{int(eta) % 60:02d}")
         return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} frames  "
                 f"{rate:5.1f} fps  ETA {eta_text}")
 
@@ -193,7 +196,7 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
     ctx = offscreen_context()
     writer = VideoWriter(args.out, args.size, args.fps)
     views = sim_time_views(scene, args.fps, count)
-    camera = make_camera(args.camera, args.size)
+    camera = make_camera(args.camera, args.size, scene.container_size)
     progress = Progress(count, stream)
     try:
         result = render_video(views, count, writer, camera, args.gizmos, ctx, progress.update)

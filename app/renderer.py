@@ -630,13 +630,20 @@ class Renderer:
         ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.height)
         self.shadow_fbo.clear(depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
-        ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.disable(moderngl.BLEND)
         ctx.depth_func = "<"
         # slope-scaled offset on the casters; the receivers add a normal offset (shadow.glsl)
         ctx.polygon_offset = (1.5, 2.0)
         set_uniforms(self.depth_prog, {"u_light_vp": light_vp})
         for gpu, count in groups:
+            # a closed body's faces turned away from the light lie behind its lit ones: culling
+            # them stores the same depths for half the fragments (the pass is fill-bound here)
+            if gpu.two_sided:
+                ctx.disable(moderngl.CULL_FACE)
+            else:
+                ctx.enable(moderngl.CULL_FACE)
             gpu.vaos[1].render(moderngl.TRIANGLES, instances=count)
+        ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
 
     def _draw_walls(self, view: FrameView, frame: dict) -> None:

@@ -60,7 +60,7 @@ from physics.simulation import Simulation
 from physics.world import World
 
 from .app_state import AppState
-from .camera import HOME_CENTER, HOME_RADIUS, OrbitCamera
+from .camera import OrbitCamera, home_sphere
 from .gizmos import body_radius
 from .imgui_gl import ImGuiRenderer
 from .interpolate import RENDER_DELAY, interpolate
@@ -281,6 +281,7 @@ class App:
         self._last_frame = time.perf_counter()
         self._frame_times: collections.deque = collections.deque(maxlen=120)
         self._errors: dict[str, float] = {}
+        self._framed_container = ()   # the container size the home view was last framed for
         self.recording: ScreenRecording | None = None
         self._last_video: dict | None = None      # the status file's "last_video"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
@@ -294,7 +295,6 @@ class App:
         self.window.push_handlers(self)
         self.window.push_handlers(self.ui)
         self.ui.on_resize(*self.window.get_size())
-        self.look_at(HOME_CENTER, HOME_RADIUS)
 
         self.sim.start()
         self.loader.request(files, set_reset_point=True)
@@ -324,6 +324,7 @@ class App:
             self._frame_times.append(now)
             self.loader.poll()
             prev, new = self.sim.latest_two()
+            self._frame_new_container(new.container_size)
             self._forget_removed(new)
             view = self._frame_view(prev, new, now - RENDER_DELAY)
             self._view = view
@@ -432,11 +433,18 @@ class App:
         self.camera.frame(center, radius, (width - covered) / max(height, 1))
         self.camera.pan(-covered / 2, 0.0, height)
 
+    def _frame_new_container(self, size) -> None:
+        """A scene with another container (or none) starts in the home view that fits it."""
+        key = None if size is None else tuple(np.asarray(size, dtype=float).tolist())
+        if key != self._framed_container:
+            self._framed_container = key
+            self.look_at(*home_sphere(size))
+
     def frame_selection(self) -> None:
         """F: the selected body, else every body (else the container)."""
         view = self._view
         if view is None or view.count == 0:
-            self.look_at(HOME_CENTER, HOME_RADIUS)
+            self.look_at(*home_sphere(view.container_size if view else None))
             return
         radii = np.array([body_radius(s) for s in view.shapes])
         if 0 <= view.selected < view.count:

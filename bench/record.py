@@ -39,7 +39,8 @@ from pathlib import Path
 import av
 import numpy as np
 
-from app.record import frame_count, make_camera, offscreen_context, render_video, sim_time_views
+from app.record import (frame_count, make_camera, offscreen_context, render_video,
+                        sim_time_views)
 from app.recorder import (ENCODER_OPTIONS, PIXEL_FORMAT, ScreenRecording, VideoWriter,
                           finish_drawing)
 from app.renderer import OffscreenTarget, Renderer
@@ -75,7 +76,7 @@ def plain(scene: Scene, count: int, fps: int, size, path: Path) -> None:
     """Everything on one thread, one stage after the other."""
     ctx = offscreen_context()
     renderer, target = Renderer(ctx), OffscreenTarget(ctx, size)
-    camera, gizmos = make_camera(None, size), gizmo_options(GIZMOS)
+    camera, gizmos = make_camera(None, size, scene.container_size), gizmo_options(GIZMOS)
     frame = np.empty((size[1], size[0], 3), dtype=np.uint8)
     with av.open(str(path), mode="w") as container:
         stream = container.add_stream("libx264", rate=fps, options=dict(ENCODER_OPTIONS))
@@ -98,7 +99,8 @@ def tumble(scene: Scene, count: int, fps: int, size, path: Path) -> None:
     """``tumble record``'s own pipeline."""
     ctx = offscreen_context()
     writer = VideoWriter(path, size, fps)
-    render_video(sim_time_views(scene, fps, count), count, writer, make_camera(None, size),
+    camera = make_camera(None, size, scene.container_size)
+    render_video(sim_time_views(scene, fps, count), count, writer, camera,
                  gizmo_options(GIZMOS), ctx)
     ctx.release()
 
@@ -109,7 +111,7 @@ def app_loop(scene: Scene, count: int, size, folder: Path, record: bool) -> floa
     sim time, display frames 1/60 s of sim time apart, encoding on its writer thread)."""
     ctx = offscreen_context()
     renderer, target = Renderer(ctx), OffscreenTarget(ctx, size)
-    camera, gizmos = make_camera(None, size), gizmo_options(GIZMOS)
+    camera, gizmos = make_camera(None, size, scene.container_size), gizmo_options(GIZMOS)
     views = list(sim_time_views(scene, 60, count))
     recording = ScreenRecording(folder / "app.mp4", size, 30, False) if record else None
     start = time.perf_counter()

@@ -1,7 +1,6 @@
 """The ``tumble`` command line, run as a user would: a subprocess of ``python -m app``."""
 
 import csv
-import importlib.util
 import json
 import os
 import subprocess
@@ -211,10 +210,3 @@ def test_help_lists_every_command_and_version_prints():
         assert usage in result.stdout
     version = tumble("--version")
     assert version.returncode == 0 and version.stdout.startswith("tumble 0.")
-
-
-@pytest.mark.skipif(importlib.util.find_spec("app.window") is not None,
-                    reason="the desktop app exists: tests/app/test_window.py covers it")
-def test_without_the_desktop_app_it_says_so_instead_of_pretending():
-    assert_one_line_error(tumble(), 2, "desktop window is not available")
-    assert_one_line_error(tumble("assets/scenes/default.toml"), 2, "not available")

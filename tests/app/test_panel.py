@@ -13,8 +13,8 @@ from pyglet.extlibs import png
 
 from app.app_state import AppState
 from app.imgui_gl import ImGuiRenderer
-from app.panel import (PANEL_WIDTH, History, Panel, builtin_size, mesh_pose, scene_from_snapshot,
-                       with_density)
+from app.panel import (BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel,
+                       builtin_size, mesh_pose, scene_from_snapshot, with_density)
 from app.resources import asset_path
 from physics.meshes import builtin_shape, load_shape
 from physics.rotation import quat_from_rotvec
@@ -340,3 +340,14 @@ def test_saved_scene_loads_back_with_the_same_bodies(tmp_path):
     sphere_row = row(snapshot, sphere)
     assert world.model.restitution[sphere_row] == 0.95
     assert world.model.friction[sphere_row] == 0.1
+
+
+def test_lag_indicator_is_red_only_while_sim_time_is_being_dropped():
+    lag = LagIndicator()
+    assert lag.update(0.0, now=10.0) is None  # never behind: nothing shown
+    assert lag.update(0.3, now=11.0) == "BEHIND"
+    assert lag.update(0.3, now=11.0 + BEHIND_SHOWN_SECONDS / 2) == "BEHIND"
+    assert lag.update(0.3, now=11.0 + BEHIND_SHOWN_SECONDS + 0.1) == "kept up"
+    assert lag.update(0.5, now=20.0) == "BEHIND"  # dropping again
+    assert lag.update(0.0, now=20.5) is None  # reset: the count starts again
+    assert lag.update(0.1, now=21.0) == "BEHIND"

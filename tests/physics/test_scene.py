@@ -315,15 +315,15 @@ color = [0.2, 0.4, 0.6]
 def test_build_world_of_every_shipped_scene():
     default, default_records = build_world(load_scene(SCENES / "default.toml"))
     assert default.count == len(default_records) >= 8
-    np.testing.assert_array_equal(default.model.settings.container_size, [4, 3, 4])
+    np.testing.assert_array_equal(default.model.settings.container_size, [2.5, 2, 2.5])
     np.testing.assert_array_equal(default.model.settings.gravity, [0, -9.81, 0])
     names = {r.name for r in default_records}
     assert {"box", "sphere", "cylinder", "t_handle"} <= names
     assert sum(r.source is not None for r in default_records) >= 4  # sample meshes from assets/
     assert all(Path(r.source).is_file() for r in default_records if r.source is not None)
     # every body starts inside the container, above the floor
-    assert np.all(default.state.pos[:, 1] > 0) and np.all(default.state.pos[:, 1] < 3)
-    assert np.all(np.abs(default.state.pos[:, [0, 2]]) < 2)
+    assert np.all(default.state.pos[:, 1] > 0) and np.all(default.state.pos[:, 1] < 2)
+    assert np.all(np.abs(default.state.pos[:, [0, 2]]) < 1.25)
 
     bounce, _ = build_world(load_scene(SCENES / "bounce.toml"))
     restitutions = bounce.model.effective_restitution()

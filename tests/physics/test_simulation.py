@@ -41,15 +41,6 @@ def box_world() -> World:
     return world
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compiled_kernels():
-    """Load (or compile) numba kernels once so the first step inside a timed test is fast."""
-    world = box_world()
-    world.add_body(ball([0.0, 0.05, 0.0]))
-    for _ in range(3):
-        world.step(1 / 240)
-
-
 @pytest.fixture
 def running():
     """Start a Simulation and always stop it, even when the test fails."""
