@@ -136,8 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="frame size in pixels; default 1280x720")
     p.add_argument("--gizmos", metavar="LIST", type=_gizmo_list, default="L,axes",
                    help="comma-separated gizmos for every body: "
-                        "L,omega,axes,ellipsoid,com,contacts,v (angular momentum, angular velocity, principal axes, inertia "
-                        "ellipsoid, centre of mass, contacts, velocity) or none; "
+                        "L,omega,axes,ellipsoid,com,contacts,v (angular momentum, angular "
+                        "velocity, principal axes, inertia ellipsoid, centre of mass, "
+                        "contacts, velocity) or none; "
                         "default L,axes (as the app starts)")
     p.add_argument("--camera", metavar="YAW,PITCH[,DIST]", type=_camera, default=None,
                    help="orbit camera around the container's centre: yaw and pitch in "
