@@ -23,6 +23,7 @@ import time
 from typing import Callable, TextIO
 
 import moderngl
+import numpy as np
 
 from physics.scene import Scene, build_world, load_scene
 from physics.simulation import Simulation
@@ -30,9 +31,8 @@ from physics.simulation import Simulation
 from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
 from .loader import body_color
-from .recorder import RecordingError, RecordingResult, VideoWriter, packed_yuv_shape
-from .renderer import Renderer
-from .resources import load_program
+from .recorder import RecordingError, RecordingResult, VideoWriter
+from .renderer import OffscreenTarget, Renderer
 from .view import FrameView, GizmoOptions, frame_view
 
 PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
@@ -135,69 +135,31 @@ def offscreen_context() -> moderngl.Context:
                              "libgl1-mesa-dri)") from None
 
 
-class YuvTarget:
-    """Where ``render_video`` draws a frame (``fbo``: a colour texture and depth) and how it
-    gets it back as packed Y'CbCr 4:2:0 (``app.recorder.packed_yuv_shape``): shaders/yuv.*.glsl
-    converts and flips it on the GL side (llvmpipe's threads) into a one-channel target, read
-    with one ``glReadPixels`` of 1.5 bytes per pixel instead of 3. The writer thread then only
-    copies planes: no swscale, no flip (measured: ~4 ms less CPU per 1280×720 frame here)."""
-
-    def __init__(self, ctx: moderngl.Context, size: tuple[int, int]):
-        self.ctx, self.size = ctx, tuple(size)
-        self.colour = ctx.texture(self.size, 4)
-        self.depth = ctx.depth_renderbuffer(self.size)
-        self.fbo = ctx.framebuffer(self.colour, self.depth)
-        rows, columns = packed_yuv_shape(self.size)
-        self.planes = ctx.texture((columns, rows), 1)
-        self.planes_fbo = ctx.framebuffer(self.planes)
-        self.program = load_program(ctx, "yuv")
-        self.program["u_size"].value = self.size
-        self.program["u_image"].value = 0
-        self.vao = ctx.vertex_array(self.program, [])
-
-    def read_into(self, pixels: moderngl.Buffer) -> None:
-        """Queue the conversion of the frame drawn into ``fbo`` and its readback into the GL
-        buffer ``pixels`` (rows × columns bytes of ``packed_yuv_shape``)."""
-        ctx = self.ctx
-        self.planes_fbo.use()
-        ctx.viewport = (0, 0, *self.planes.size)
-        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
-        self.colour.use(0)
-        self.vao.render(moderngl.TRIANGLES, vertices=3)
-        self.planes_fbo.read_into(pixels, components=1)
-
-    def release(self) -> None:
-        for obj in (self.vao, self.program, self.planes_fbo, self.planes, self.fbo, self.depth,
-                    self.colour):
-            obj.release()
-
-
 def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
                  gizmos: GizmoOptions, ctx: moderngl.Context,
                  on_frame: Callable[[int], None] = lambda done: None) -> RecordingResult:
-    """Draw ``count`` FrameViews from the iterable ``views`` into ``writer`` (which takes
-    packed Y'CbCr frames, ``VideoWriter(..., packed_yuv=True)``) and close it
+    """Draw ``count`` FrameViews from the iterable ``views`` into ``writer`` and close it
     (also on Ctrl+C or an error, which then propagates after the file is finalised).
 
     The renderer keeps the unshadowed floor and sky of the fixed camera (``Renderer
     .cache_background``: same pixels, a third less work per frame on llvmpipe). Frame k is
-    converted and read into one of two pixel buffers (``glReadPixels`` into a GL buffer is queued
+    read into one of two pixel buffers (``glReadPixels`` into a GL buffer is queued
     like a draw call), and copied out to the writer only after frame k+1 has been stepped and
     drawn: the rasteriser finishes frame k while Python prepares the next one.
     ``on_frame(done)`` is called as frames reach the writer.
     """
     renderer = Renderer(ctx)
     renderer.cache_background = True  # the camera never moves here
-    target = YuvTarget(ctx, writer.size)
-    rows, columns = packed_yuv_shape(writer.size)
-    pixel_buffers = [ctx.buffer(reserve=rows * columns) for _ in range(2)]
+    target = OffscreenTarget(ctx, writer.size)
+    width, height = writer.size
+    pixel_buffers = [ctx.buffer(reserve=width * height * 3) for _ in range(2)]
     done = 0
 
     def hand_over(pixels) -> None:
         nonlocal done
         frame = writer.buffer()
         pixels.read_into(frame)
-        writer.submit(frame)
+        writer.submit(frame, bottom_up=True)
         done += 1
         on_frame(done)
 
@@ -208,7 +170,7 @@ def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
                 break
             renderer.render(view, camera, writer.size, gizmos, fbo=target.fbo)
             pixels = pixel_buffers[index % 2]
-            target.read_into(pixels)
+            target.fbo.read_into(pixels, components=3)
             if queued is not None:
                 hand_over(queued)
             queued = pixels
@@ -232,7 +194,7 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
                              f"record at least {1 / args.fps:.3g} s")
     scene = load_scene(args.scene)
     ctx = offscreen_context()
-    writer = VideoWriter(args.out, args.size, args.fps, packed_yuv=True)
+    writer = VideoWriter(args.out, args.size, args.fps)
     views = sim_time_views(scene, args.fps, count)
     camera = make_camera(args.camera, args.size, scene.container_size)
     progress = Progress(count, stream)

@@ -2,9 +2,8 @@
 
 The render thread fills a frame buffer from a small pool (``VideoWriter.buffer``: reading into
 it reuses memory, so a recording allocates nothing per frame), hands it over with
-``submit`` and goes on drawing; the writer thread converts it to YUV 4:2:0 (or takes it
-packed as YUV already, converted on the GL side: ``tumble record``), encodes it with libx264
-and muxes it — PyAV releases the GIL in swscale and x264 (recipe 07c), so both threads
+``submit`` and goes on drawing; the writer thread converts it to YUV 4:2:0, encodes it with
+libx264 and muxes it — PyAV releases the GIL in swscale and x264 (recipe 07c), so both threads
 run at once. The pool is bounded: when the encoder falls behind, ``buffer`` waits for a free
 one instead of queueing frames without limit.
 
@@ -100,16 +99,14 @@ def check_writable(path: Path) -> None:
 class VideoWriter:
     """An MP4 being written by its own thread.
 
-    path: output file (.mp4); size: (width, height) px, both even; fps: frames per second;
-    packed_yuv: frames come as packed Y'CbCr 4:2:0 (``packed_yuv_shape``: the Y plane's h rows,
-    then h/2 rows of Cb | Cr side by side, top row first), already converted (on the GPU,
-    app/record.py) instead of RGB. Use from one thread: ``buffer()`` → fill → ``submit()``, …, then ``close()`` (also as a
+    path: output file (.mp4); size: (width, height) px, both even; fps: frames per second.
+    Use from one thread: ``buffer()`` → fill → ``submit()``, …, then ``close()`` (also as a
     context manager). ``error`` is set (a one-line message) once encoding has failed; later
     submits are dropped and ``close`` reports it.
     """
 
     def __init__(self, path, size: tuple[int, int], fps: int, *,
-                 options: dict | None = None, pool: int = POOL_SIZE, packed_yuv: bool = False):
+                 options: dict | None = None, pool: int = POOL_SIZE):
         width, height = size
         if width % 2 or height % 2 or width < 2 or height < 2:
             raise RecordingError(f"video size must be even and ≥ 2, got {width}x{height}")
@@ -126,11 +123,9 @@ class VideoWriter:
             raise RecordingError(f"{self.path}: cannot start the video ({_describe(e)})") \
                 from None
         self._stream = stream
-        self.packed_yuv = packed_yuv
-        self._shape = packed_yuv_shape(self.size) if packed_yuv else (height, width, 3)
         self._free: queue.Queue = queue.Queue()
         for _ in range(pool):
-            self._free.put(np.empty(self._shape, dtype=np.uint8))
+            self._free.put(np.empty((height, width, 3), dtype=np.uint8))
         self._todo: queue.Queue = queue.Queue()
         self.frames = 0            # frames submitted (= presentation index of the next one)
         self.encoded = 0           # frames the writer thread has encoded
@@ -141,14 +136,14 @@ class VideoWriter:
 
     # ---- render thread ---------------------------------------------------------------------
     def buffer(self) -> np.ndarray:
-        """A free uint8 buffer to fill: (height, width, 3) RGB, or ``packed_yuv_shape`` (waits
-        while the encoder has every buffer; its old content is undefined)."""
+        """A free (height, width, 3) uint8 buffer to fill (waits while the encoder has every
+        buffer; its old content is undefined)."""
         while True:
             try:
                 return self._free.get(timeout=0.5)
             except queue.Empty:
                 if not self._thread.is_alive():  # the writer died: never wait forever
-                    return np.empty(self._shape, dtype=np.uint8)
+                    return np.empty((self.size[1], self.size[0], 3), dtype=np.uint8)
 
     def submit(self, frame: np.ndarray, *, bottom_up: bool = False, repeat: int = 1) -> None:
         """Queue a buffer from ``buffer()`` as the next ``repeat`` frames (RGB; ``bottom_up``:
@@ -202,37 +197,15 @@ class VideoWriter:
                                            f"({_describe(e)})"
     
     def _encode(self, frame: np.ndarray, bottom_up: bool, repeat: int) -> None:
-        if self.packed_yuv:
-            video_frame = _yuv_frame(frame, self.size)
-        else:
-            image = np.ascontiguousarray(frame[::-1]) if bottom_up else frame
-            video_frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-            # convert once, encode ``repeat`` times (a repeated frame costs x264 almost nothing)
-            video_frame = video_frame.reformat(format=PIXEL_FORMAT)
+        image = np.ascontiguousarray(frame[::-1]) if bottom_up else frame
+        video_frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+        # convert once, encode ``repeat`` times (a repeated frame costs x264 almost nothing)
+        video_frame = video_frame.reformat(format=PIXEL_FORMAT)
         for _ in range(repeat):
             video_frame.pts = self.encoded
             for packet in self._stream.encode(video_frame):
                 self._container.mux(packet)
             self.encoded += 1
-
-
-def packed_yuv_shape(size: tuple[int, int]) -> tuple[int, int]:
-    """(rows, columns) of a packed 4:2:0 frame of ``size`` = (w, h): h rows of Y, then h/2 rows
-    of Cb (w/2 columns) beside Cr (w/2 columns)."""
-    width, height = size
-    return height + height // 2, width
-
-
-def _yuv_frame(packed: np.ndarray, size: tuple[int, int]) -> av.VideoFrame:
-    """A yuv420p VideoFrame with the planes of a packed frame (one copy per plane)."""
-    width, height = size
-    frame = av.VideoFrame(width, height, PIXEL_FORMAT)
-    half = width // 2
-    for plane, data in zip(frame.planes, (packed[:height], packed[height:, :half],
-                                          packed[height:, half:])):
-        rows = np.frombuffer(plane, dtype=np.uint8).reshape(plane.height, plane.line_size)
-        rows[:, :plane.width] = data
-    return frame
 
 
 class FrameClock:

@@ -13,10 +13,9 @@ Pipelines, each producing T × fps frames at exact sim times (``app.record.sim_t
 - plain: step → render → ``read_into`` → RGB→YUV + encode, all on one thread (recipe 07b's
   loop without its writer thread): every stage waits for the one before;
 - tumble: ``app.record.render_video`` as ``tumble record`` runs it — the next frame is stepped
-  and drawn while the rasteriser finishes the previous one, converts it to Y'CbCr 4:2:0 and
-  reads it into a pixel buffer (``app.record.YuvTarget``: half the bytes, no swscale), and the
-  writer thread encodes the one before (PyAV releases the GIL); the unshadowed floor and the
-  sky of the fixed camera are drawn once (``Renderer.cache_background``).
+  and drawn while the rasteriser finishes the previous one into a pixel buffer and the writer
+  thread converts and encodes the one before (PyAV releases the GIL); the unshadowed floor and
+  the sky of the fixed camera are drawn once (``Renderer.cache_background``).
 
 Then the app's side (issue 4: "keep the app ≥ 30 fps while recording with 50 bodies"): the
 draw loop of the window (no background cache, glFinish through ctypes as the buffer swap)
@@ -99,7 +98,7 @@ def plain(scene: Scene, count: int, fps: int, size, path: Path) -> None:
 def tumble(scene: Scene, count: int, fps: int, size, path: Path) -> None:
     """``tumble record``'s own pipeline."""
     ctx = offscreen_context()
-    writer = VideoWriter(path, size, fps, packed_yuv=True)
+    writer = VideoWriter(path, size, fps)
     camera = make_camera(None, size, scene.container_size)
     render_video(sim_time_views(scene, fps, count), count, writer, camera,
                  gizmo_options(GIZMOS), ctx)

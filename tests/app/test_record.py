@@ -15,8 +15,8 @@ import av
 import numpy as np
 import pytest
 
-from app.record import YuvTarget, frame_count, offscreen_context, sim_time_views
-from app.recorder import packed_yuv_shape, save_png
+from app.record import frame_count, sim_time_views
+from app.recorder import save_png
 from physics.scene import load_scene
 
 from .test_cli import assert_one_line_error
@@ -106,37 +106,6 @@ def test_frames_show_exact_sim_times_between_steps(tmp_path):
     assert len(views) == frame_count(31 / 30, 30) == 31
     for k, view in enumerate(views):
         np.testing.assert_allclose(view.pos[0], [0.3 * k / 30, 1.0, -0.6 * k / 30], atol=1e-12)
-
-
-def test_gpu_conversion_matches_swscale_and_flips_rows():
-    """YuvTarget's shader against FFmpeg's own RGB → yuv420p conversion (swscale) of the same
-    image: Y, Cb and Cr within 1 (rounding), rows top first though the texture is bottom-up."""
-    ctx = offscreen_context()
-    size = (64, 48)
-    target = YuvTarget(ctx, size)
-    rng = np.random.default_rng(3)
-    blocks = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)  # 8×8-pixel blocks of colour:
-    image = blocks.repeat(8, axis=0).repeat(8, axis=1)       # chroma filters agree inside them
-    # the texture holds rows bottom-up, as the renderer leaves them
-    target.colour.write(np.dstack([image[::-1], np.full((48, 64), 255, np.uint8)]).tobytes())
-    rows, columns = packed_yuv_shape(size)
-    pixels = ctx.buffer(reserve=rows * columns)
-    target.read_into(pixels)
-    packed = np.frombuffer(pixels.read(), np.uint8).reshape(rows, columns).astype(int)
-    expected = av.VideoFrame.from_ndarray(image, "rgb24").reformat(format="yuv420p")
-    y, cb, cr = (np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)[:, :p.width]
-                 for p in expected.planes)
-    np.testing.assert_allclose(packed[:48], y, atol=1)
-    # chroma samples whose filter taps stay inside one colour block: swscale's downscaling
-    # filter reaches a pixel or two further than the 2×2 mean, across block edges
-    keep_rows, keep_columns = (np.flatnonzero(np.isin(np.arange(n) % 4, (1, 2)))
-                               for n in (24, 32))
-    inner = np.ix_(keep_rows, keep_columns)
-    np.testing.assert_allclose(packed[48:, :32][inner], cb[inner], atol=1)
-    np.testing.assert_allclose(packed[48:, 32:][inner], cr[inner], atol=1)
-    pixels.release()
-    target.release()
-    ctx.release()
 
 
 def test_ctrl_c_stops_and_still_leaves_a_playable_file(scene, tmp_path):

@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 
 from app.recorder import (FrameClock, RecordingError, ScreenRecording, VideoWriter, even_size,
-                          packed_yuv_shape, prepare_folder, recordings_folder, save_png,
-                          timestamped_path)
+                          prepare_folder, recordings_folder, save_png, timestamped_path)
 
 from .running_app import REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
 
@@ -73,26 +72,6 @@ def test_bottom_up_frames_are_flipped_to_image_order(tmp_path):
     image = decode(path)[0].to_ndarray(format="rgb24").astype(int)
     assert image[-4, 30, 0] > 180 and image[-4, 30, 2] < 80  # bottom: red
     assert image[3, 30, 2] > 180 and image[3, 30, 0] < 80    # top: blue
-
-
-def test_packed_yuv_frames_keep_their_planes(tmp_path):
-    """A packed 4:2:0 frame (Y rows, then Cb | Cr side by side) decodes to those planes."""
-    path = tmp_path / "yuv.mp4"
-    width, height = SIZE
-    with VideoWriter(path, SIZE, 30, packed_yuv=True) as writer:
-        frame = writer.buffer()
-        assert frame.shape == packed_yuv_shape(SIZE) == (height * 3 // 2, width)
-        frame[:height] = np.linspace(40, 200, width, dtype=np.uint8)  # Y: a ramp left → right
-        frame[height:, :width // 2] = 90                                # Cb
-        frame[height:, width // 2:] = 180                               # Cr
-        writer.submit(frame)
-    decoded = decode(path)[0]
-    y = decoded.to_ndarray(format="yuv420p")[:height].astype(float)
-    np.testing.assert_allclose(y.mean(axis=0), np.linspace(40, 200, width).astype(np.uint8),
-                               atol=4)
-    cb, cr = (np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)[:, :p.width].mean()
-              for p in decoded.planes[1:])
-    assert abs(cb - 90) < 3 and abs(cr - 180) < 3
 
 
 def test_odd_sizes_and_unwritable_folders_are_refused_with_the_path(tmp_path):
