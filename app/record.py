@@ -23,7 +23,6 @@ import time
 from typing import Callable, TextIO
 
 import moderngl
-import numpy as np
 
 from physics.scene import Scene, build_world, load_scene
 from physics.simulation import Simulation
