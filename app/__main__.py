@@ -3,7 +3,7 @@
     tumble [SCENE.toml | MESH …]     the desktop app (issue 3)
     tumble inertia MESH …            mass properties of a mesh file
     tumble simulate SCENE.toml …     headless run → CSV, one row per body per sampled step
-    tumble record SCENE.toml …       offscreen video (issue 4)
+    tumble record SCENE.toml …       offscreen video, deterministic (app/record.py)
 
 Exit status: 0 on success; 1 when a file's content cannot be used (bad mesh, invalid scene);
 2 for bad arguments (a missing file, a bad number, an output that cannot be written) and for
@@ -34,7 +34,8 @@ USAGE = """\
 tumble [-h] [--version] [SCENE.toml | MESH ...]
        tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--json]
        tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv
-       tumble record SCENE.toml --seconds T [--fps 60] [--size 1280x720] --out FILE.mp4"""
+       tumble record SCENE.toml --seconds T [--fps 60] [--size 1280x720]
+                     [--gizmos L,axes] [--camera YAW,PITCH[,DIST]] --out FILE.mp4"""
 
 log = logging.getLogger("tumble")
 
@@ -133,6 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fps", type=_positive_int, default=60, help="frames per second; default 60")
     p.add_argument("--size", metavar="WxH", type=_frame_size, default=(1280, 720),
                    help="frame size in pixels; default 1280x720")
+    p.add_argument("--gizmos", metavar="LIST", type=_gizmo_list, default="L,axes",
+                   help="comma-separated gizmos for every body: "
+                        "L,omega,axes,ellipsoid,com,contacts,v (angular momentum, angular "
+                        "velocity, principal axes, inertia ellipsoid, centre of mass, "
+                        "contacts, velocity) or none; "
+                        "default L,axes (as the app starts)")
+    p.add_argument("--camera", metavar="YAW,PITCH[,DIST]", type=_camera, default=None,
+                   help="orbit camera around the container's centre: yaw and pitch in "
+                        "degrees, optional distance in m; default 35,25 framing the "
+                        "container (the app's start view)")
     p.add_argument("--out", metavar="FILE.mp4", required=True, help="output video file")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     p.set_defaults(run=cmd_record)
@@ -191,6 +202,22 @@ def _frame_size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def _gizmo_list(text: str):
+    from app.view import gizmo_options
+    try:
+        return gizmo_options([name.strip() for name in text.split(",") if name.strip()])
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _camera(text: str):
+    from app.camera import parse_camera
+    try:
+        return parse_camera(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _existing_file(path: str, what: str) -> Path:
     p = Path(path)
     if p.is_dir():
@@ -213,8 +240,16 @@ def cmd_record(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("app.record") is None:
         raise _Failure("video recording is not available in this build (app/record.py is not "
                        "there yet); 'tumble simulate' writes the motion as CSV", 2)
+    _existing_file(args.scene, "scene file")
     from app import record
-    return record.main(args)
+    from app.recorder import RecordingError
+    from physics.scene import SceneError
+    try:
+        return record.main(args)
+    except SceneError as e:
+        raise _Failure(str(e), 1) from None
+    except RecordingError as e:
+        raise _Failure(str(e), 2) from None
 
 
 def cmd_inertia(args: argparse.Namespace) -> int:

@@ -13,7 +13,24 @@ from physics.scene import BodyRecord
 from physics.simulation import Simulation
 
 from .notifications import Notifications
+from .recorder import FPS_CHOICES, recordings_folder
 from .view import GizmoOptions
+
+
+@dataclass
+class RecordingSettings:
+    """The panel's Recording section. include_panel: record the panel too (else the 3D view
+    alone); fps: 30 or 60; folder: where videos and screenshots go; last_file: the last video
+    or screenshot saved; seconds: video length so far while recording, None when not;
+    toggle / screenshot: start-stop and F12, set by the window."""
+
+    include_panel: bool = False
+    fps: int = FPS_CHOICES[0]
+    folder: Path = field(default_factory=recordings_folder)
+    last_file: Path | None = None
+    seconds: float | None = None
+    toggle: Callable[[], None] = lambda: None
+    screenshot: Callable[[], None] = lambda: None
 
 
 @dataclass
@@ -22,7 +39,8 @@ class AppState:
     selected: selected body id or None; scene_path: the scene last opened or saved;
     request_files: call with file paths to load meshes/scenes off the render thread (the
     window sets it); loading: number of files being loaded now (progress indicator);
-    show_help: the F1 overlay; show_panel: the ImGui panel."""
+    show_help: the F1 overlay; show_panel: the ImGui panel;
+    recording: video and screenshot settings (F9, F12)."""
 
     sim: Simulation
     notifications: Notifications = field(default_factory=Notifications)
@@ -34,3 +52,4 @@ class AppState:
     loading: int = 0
     show_help: bool = False
     show_panel: bool = True
+    recording: RecordingSettings = field(default_factory=RecordingSettings)

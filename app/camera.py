@@ -11,12 +11,14 @@ Pixel coordinates follow pyglet: origin at the bottom-left of the window, y up.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from pyrr import matrix44
 
 PITCH_LIMIT = math.radians(89.0)  # stay off the poles, where yaw and the up vector degenerate
 MIN_DISTANCE, MAX_DISTANCE = 0.05, 500.0  # m
+HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view without a container
 ZOOM_PER_STEP = 0.15  # one wheel notch changes the distance by e^0.15 ≈ 16 %
 
 
@@ -134,3 +136,38 @@ class OrbitCamera:
         near, far = ends[:, :3] / ends[:, 3:]
         direction = far - near
         return self.eye.copy(), direction / np.linalg.norm(direction)
+
+
+def home_sphere(container_size) -> tuple[tuple[float, float, float], float]:
+    """(centre (3,) m, radius m) of the start view: the container seen whole (its lower part
+    nearer the middle, where bodies come to rest), or HOME_* when there are no walls."""
+    if container_size is None:
+        return HOME_CENTER, HOME_RADIUS
+    size = np.asarray(container_size, dtype=float)
+    return (0.0, size[1] / 3.0, 0.0), 0.45 * float(np.linalg.norm(size))
+
+
+@dataclass(frozen=True)
+class CameraPose:
+    """``--camera YAW,PITCH[,DISTANCE]``: degrees, degrees, m; distance None → frame the
+    container as the app's start view does."""
+
+    yaw: float
+    pitch: float
+    distance: float | None = None
+
+
+def parse_camera(text: str) -> CameraPose:
+    """``"35,25"`` or ``"35,25,6"`` → CameraPose; ValueError with what is expected."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in (2, 3) or not all(math.isfinite(v) for v in values):
+        raise ValueError(f"must be YAW,PITCH or YAW,PITCH,DISTANCE (degrees, degrees, m), "
+                         f"got {text!r}")
+    if not -89.0 <= values[1] <= 89.0:
+        raise ValueError(f"pitch must be between -89 and 89 degrees, got {values[1]:g}")
+    if len(values) == 3 and values[2] <= 0:
+        raise ValueError(f"distance must be > 0 m, got {values[2]:g}")
+    return CameraPose(*values)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 from pathlib import Path
+from typing import Callable
 
 import imgui_bundle
 import moderngl
@@ -104,13 +105,18 @@ class ImGuiRenderer:
         io.delta_time = max(float(dt), 1e-4)  # ImGui asserts delta_time > 0
         imgui.new_frame()
 
-    def render(self, fbo: moderngl.Framebuffer | None = None) -> None:
+    def render(self, fbo: moderngl.Framebuffer | None = None,
+               before_overlay: Callable[[], None] | None = None) -> None:
         """End the frame and draw it over ``fbo`` (default: the window's screen framebuffer).
+
+        ``before_overlay`` is called once the windows are drawn and before the foreground draw
+        list (notifications, the REC indicator): a recording of the panel reads the frame there.
 
         Leaves blending and the scissor test off and restores the viewport; depth test and
         face culling are left disabled (the 3D renderer sets what it needs every frame).
         """
         self._use_contexts()
+        overlay = imgui.get_foreground_draw_list()  # only valid inside the frame
         imgui.render()
         draw_data = imgui.get_draw_data()
         for tex in imgui.get_platform_io().textures:
@@ -133,6 +139,10 @@ class ImGuiRenderer:
         self._program["projection"].write(_ortho(left, top, width, height).tobytes())
         try:
             for cmd_list in draw_data.cmd_lists:
+                if cmd_list is overlay and before_overlay is not None:
+                    before_overlay()
+                    before_overlay = None
+                    target.use()
                 self._upload(cmd_list)
                 for cmd in cmd_list.cmd_buffer:
                     x1, y1, x2, y2 = cmd.clip_rect
@@ -151,6 +161,8 @@ class ImGuiRenderer:
             ctx.scissor = None
             ctx.disable(moderngl.BLEND)
             ctx.viewport = viewport
+        if before_overlay is not None:  # no overlay this frame
+            before_overlay()
 
     @property
     def wants_mouse(self) -> bool:

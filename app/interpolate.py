@@ -52,14 +52,27 @@ def blend_weight(prev: Snapshot, new: Snapshot, render_time: float) -> float:
     return float(np.clip((render_time - prev.wall_time) / span, 0.0, 1.0))
 
 
+def sim_time_weight(prev: Snapshot, new: Snapshot, sim_time: float) -> float:
+    """Weight of ``new`` that shows sim time ``sim_time`` (s): 0 at ``prev.time``, 1 at
+    ``new.time``, clamped to 0…1 (offline rendering at exact sim times, app/record.py)."""
+    span = new.time - prev.time
+    if span <= 0.0:
+        return 1.0
+    return float(np.clip((sim_time - prev.time) / span, 0.0, 1.0))
+
+
 def interpolate(prev: Snapshot, new: Snapshot, render_time: float) -> Pose:
-    """The bodies of ``new`` as they were at ``render_time``.
+    """The bodies of ``new`` as they were at wall instant ``render_time`` (see ``blend``)."""
+    return blend(prev, new, blend_weight(prev, new, render_time))
+
+
+def blend(prev: Snapshot, new: Snapshot, alpha: float) -> Pose:
+    """The bodies of ``new`` blended with ``prev`` by weight ``alpha`` (0…1) of ``new``.
 
     Bodies are matched by id: one that is only in ``new`` (just added) is shown at its new
     state; one only in ``prev`` (removed) is dropped. Orientation is slerped along the shortest
     arc (``quat_slerp``), everything else lerped.
     """
-    alpha = blend_weight(prev, new, render_time)
     n = len(new.ids)
     pos, quat = np.array(new.pos, copy=True), np.array(new.quat, copy=True)
     vel, omega = np.array(new.vel, copy=True), np.array(new.omega, copy=True)

@@ -53,6 +53,7 @@ from physics.scene import SHAPE_SIZES, BodyEntry, BodyRecord, Scene, save_scene
 from physics.simulation import MAX_TIME_SCALE, MIN_TIME_SCALE, Snapshot
 
 from .app_state import AppState
+from .recorder import FPS_CHOICES
 from .resources import asset_path
 from .view import GizmoOptions
 
@@ -77,8 +78,8 @@ HELP_KEYS = (
     ("S", "spin the selected body"),
     ("Esc", "deselect; close this help"),
     ("F1", "show / hide this help"),
-    ("F9", "record a video (issue 4)"),
-    ("F12", "save a screenshot (issue 4)"),
+    ("F9", "start / stop recording a video (Recording section)"),
+    ("F12", "save a screenshot (PNG, beside the recordings)"),
 )
 HELP_MOUSE = (
     ("left-drag on empty space", "orbit the camera"),
@@ -301,8 +302,9 @@ class Panel:
 
     item_rects: screen rectangles ((x0, y0), (x1, y1)), ImGui pixels (y down), of the slider
     frames (labels excluded) "restitution", "friction", "time_scale" and "solver_iterations" (the
-    number field with its − and + buttons at the right end) from the last draw, for
-    tests that drive them with real pointer events. materials: body id → {"restitution" or
+    number field with its − and + buttons at the right end), the "record" button and the
+    "include_panel" checkbox box from the last draw, for tests that drive them with real
+    pointer events. materials: body id → {"restitution" or
     "friction": value}, the per-body overrides made here.
     """
 
@@ -602,6 +604,7 @@ class Panel:
         if state.show_panel:
             self._draw_panel(snapshot)
         self._draw_toasts()
+        self._draw_rec_indicator()
         if state.show_help:
             self._draw_help()
 
@@ -624,14 +627,16 @@ class Panel:
         expanded, _ = imgui.begin("Tumble", None, flags)
         if expanded:
             imgui.text_colored(_DIM, "F1 help · drop meshes or scenes on the view")
-            sections = (("Simulation", self._simulation), ("Materials", self._materials_section),
+            sections = (("Simulation", self._simulation), ("Recording", self._recording),
+                        ("Materials", self._materials_section),
                         ("Bodies", self._bodies), ("Inspector", self._inspector),
                         ("Gizmos", self._gizmos), ("Plots", self._plots),
                         ("Scenes", self._scenes))
             for title, draw in sections:
                 if self._open_all is not None:
                     imgui.set_next_item_open(self._open_all, imgui.Cond_.always)
-                default = title in ("Simulation", "Materials", "Bodies", "Inspector")
+                default = title in ("Simulation", "Materials", "Bodies", "Inspector",
+                                    "Recording")
                 header_flags = imgui.TreeNodeFlags_.default_open if default else 0
                 if imgui.collapsing_header(title, header_flags):
                     imgui.push_id(title)
@@ -1005,7 +1010,56 @@ class Panel:
             self.save_scene(self._save_path)
         imgui.text_colored(_DIM, "Saves poses, velocities, materials and settings.")
 
+    def _recording(self, s: Snapshot) -> None:
+        settings = self.state.recording
+        active = settings.seconds is not None
+        if active:
+            imgui.push_style_color(imgui.Col_.button, imgui.ImVec4(0.62, 0.12, 0.12, 1.0))
+        clicked = imgui.button("Stop  (F9)" if active else "Record  (F9)", (120, 0))
+        self._item_width = 120.0
+        self._remember("record")
+        if active:
+            imgui.pop_style_color()
+        if clicked:
+            settings.toggle()
+        imgui.same_line()
+        if imgui.button("Screenshot  (F12)", (-1, 0)):
+            settings.screenshot()
+        imgui.begin_disabled(active)  # size and rate are fixed while a video is being written
+        _, settings.include_panel = imgui.checkbox("include panel", settings.include_panel)
+        self._item_width = imgui.get_frame_height()
+        self._remember("include_panel")
+        for fps in FPS_CHOICES:
+            imgui.same_line()
+            if imgui.radio_button(f"{fps} fps", settings.fps == fps):
+                settings.fps = fps
+        imgui.end_disabled()
+        imgui.set_item_tooltip("video frames per second of simulation time: slow motion "
+                               "records as slow motion, a slow machine still records smoothly")
+        imgui.push_text_wrap_pos(0.0)
+        imgui.text_colored(_DIM, f"Folder: {settings.folder}")
+        if settings.last_file is not None:
+            imgui.text(f"Last saved: {settings.last_file}")
+        imgui.pop_text_wrap_pos()
+
     # ---- overlays ----------------------------------------------------------------------------
+    def _draw_rec_indicator(self) -> None:
+        """A red "● REC mm:ss" badge at the top left of the 3D view while recording (drawn in
+        the foreground list, which a recording does not capture)."""
+        seconds = self.state.recording.seconds
+        if seconds is None:
+            return
+        text = f"REC {int(seconds) // 60:02d}:{int(seconds) % 60:02d}"
+        draw_list = imgui.get_foreground_draw_list()
+        size = imgui.calc_text_size(text)
+        x0, y0, pad, radius = 14.0, 14.0, 8.0, 6.0
+        x1, y1 = x0 + 3 * pad + 2 * radius + size.x, y0 + 2 * pad + size.y
+        draw_list.add_rect_filled((x0, y0), (x1, y1),
+                                  imgui.get_color_u32(imgui.ImVec4(0.0, 0.0, 0.0, 0.6)), 6.0)
+        red = imgui.get_color_u32(imgui.ImVec4(0.95, 0.15, 0.12, 1.0))
+        draw_list.add_circle_filled((x0 + pad + radius, (y0 + y1) / 2), radius, red)
+        draw_list.add_text((x0 + 2 * pad + 2 * radius, y0 + pad), red, text)
+
     def _draw_toasts(self) -> None:
         """Notifications as rounded cards at the bottom right of the 3D view, newest lowest,
         fading out (Notifications.visible gives the opacity)."""

@@ -12,6 +12,11 @@ import numpy as np
 
 from physics.meshes import Shape
 
+# ``tumble record --gizmos`` names → GizmoOptions fields
+GIZMO_FLAGS = {"L": "angular_momentum", "omega": "angular_velocity", "axes": "principal_axes",
+               "ellipsoid": "inertia_ellipsoid", "com": "centre_of_mass",
+               "contacts": "contacts", "v": "velocity"}
+
 
 @dataclass
 class GizmoOptions:
@@ -60,3 +65,37 @@ class FrameView:
     @property
     def count(self) -> int:
         return len(self.ids)
+
+
+def gizmo_options(names) -> GizmoOptions:
+    """GizmoOptions with exactly the gizmos named (keys of GIZMO_FLAGS; "none" or nothing
+    for none); ValueError naming an unknown one and the choices."""
+    chosen = {}
+    for name in names:
+        if name == "none":
+            continue
+        if name not in GIZMO_FLAGS:
+            raise ValueError(f"unknown gizmo {name!r}; choose from "
+                             f"{','.join(GIZMO_FLAGS)} or none")
+        chosen[GIZMO_FLAGS[name]] = True
+    off = {field: False for field in GIZMO_FLAGS.values()}
+    return GizmoOptions(**{**off, **chosen})
+
+
+def frame_view(pose, snapshot, records: dict, default_color, selected: int | None = None,
+               polhode: dict | None = None) -> FrameView:
+    """The FrameView of an interpolated ``pose`` (app.interpolate.Pose) of ``snapshot``'s
+    bodies: only bodies with a record (body id → BodyRecord) are shown, in the record's colour
+    or ``default_color(body_id)``; ``selected`` body id; ``polhode`` as in FrameView."""
+    rows = np.array([r for r, i in enumerate(pose.ids.tolist()) if i in records], dtype=int)
+    ids = pose.ids[rows]
+    shapes = tuple(records[i].shape for i in ids.tolist())
+    color = np.array([records[i].color or default_color(i) for i in ids.tolist()],
+                     dtype=float).reshape(-1, 3)
+    row_of = {i: r for r, i in enumerate(ids.tolist())}
+    return FrameView(
+        ids=ids, shapes=shapes, pos=pose.pos[rows], quat=pose.quat[rows], color=color,
+        vel=pose.vel[rows], omega=pose.omega[rows], ang_mom=pose.ang_mom[rows],
+        selected=row_of.get(selected, -1), contact_points=snapshot.contact_points,
+        contact_normals=snapshot.contact_normals, container_size=snapshot.container_size,
+        polhode=polhode or {})

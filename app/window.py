@@ -13,15 +13,24 @@ Input goes to ImGui first (its ``wants_mouse`` / ``wants_keyboard``); the 3D vie
     Ctrl+left-drag  grab the body with a spring (release to throw it)
     F  frame the selection (or the scene)     S  spin the selection about its intermediate axis
     Space  pause/run    →  single step    R  reset    Del  remove selection    F1  help
+    F9  start/stop recording a video          F12  screenshot (PNG beside the recordings)
     Esc  clear the selection (pyglet's default, closing the window, is not wanted here)
 
 Nothing that goes wrong in a frame, an input handler or a file ends the app: the error is logged
 with its traceback, shown as a notification, and the loop goes on.
 
+Recording (F9 or the panel's Record button): the frame is read back after the 3D view, or
+after the panel with "include panel", and always before the overlay (notifications, the red
+REC indicator); ``app.recorder.ScreenRecording`` places it in the video by simulation time and
+encodes it on its writer thread. Closing the window, a resize or an encoder error finishes the
+file; failures are notifications and the app goes on.
+
 Testing/diagnostics hook: with the environment variable ``TUMBLE_STATUS_FILE=PATH`` the app
 writes a small JSON object to PATH once a second (atomically; see ``App.status``): body count,
 world restitution and friction, sim time, pause state, files loading, the selected body and its
-centre of mass, frame rate, window size and the panel's widget rectangles ``[x0, y0, x1, y1]``
+centre of mass, frame rate, window size, the recording (``recording``: frames so far or null;
+``last_video``: path, frames, fps and the sim times of its first and last frames; ``last_file``)
+and the panel's widget rectangles ``[x0, y0, x1, y1]``
 (window pixels from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with
 real pointer events.
 """
@@ -29,12 +38,14 @@ real pointer events.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import json
 import logging
 import math
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -49,16 +60,18 @@ from physics.simulation import Simulation
 from physics.world import World
 
 from .app_state import AppState
-from .camera import OrbitCamera
+from .camera import OrbitCamera, home_sphere
 from .gizmos import body_radius
 from .imgui_gl import ImGuiRenderer
 from .interpolate import RENDER_DELAY, interpolate
 from .loader import Loader, body_color
 from .panel import PANEL_WIDTH, Panel
 from .picking import pick
+from .recorder import (RecordingError, ScreenRecording, even_size, prepare_folder, save_png,
+                       timestamped_path)
 from .renderer import Renderer
 from .resources import asset_path
-from .view import FrameView
+from .view import FrameView, frame_view
 
 log = logging.getLogger("tumble")
 
@@ -66,7 +79,6 @@ TITLE = "Tumble"
 SIZE = (1280, 720)
 FRAME_INTERVAL = 1.0 / 60.0   # s: redraw rate (vsync holds it to the display where there is one)
 PHYSICS_HZ = 240.0            # until a scene sets its own
-HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view without a container
 ORBIT_PER_PIXEL = 0.008       # rad
 CLICK_SLOP = 4                # px a press may move and still count as a click
 GRAB_FREQUENCY = 4.0          # Hz: natural frequency of the grab spring with the body's mass
@@ -77,15 +89,6 @@ SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of 
 STATUS_ENV = "TUMBLE_STATUS_FILE"
 ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
 
-
-
-def home_sphere(container_size) -> tuple[tuple[float, float, float], float]:
-    """(centre (3,) m, radius m) of the start view: the container seen whole (its lower part
-    nearer the middle, where bodies come to rest), or HOME_* when there are no walls."""
-    if container_size is None:
-        return HOME_CENTER, HOME_RADIUS
-    size = np.asarray(container_size, dtype=float)
-    return (0.0, size[1] / 3.0, 0.0), 0.45 * float(np.linalg.norm(size))
 
 def main(files: list[str]) -> int:
     """``tumble [FILES…]``: open the window with the files (default scene when none); returns
@@ -279,6 +282,12 @@ class App:
         self._frame_times: collections.deque = collections.deque(maxlen=120)
         self._errors: dict[str, float] = {}
         self._framed_container = ()   # the container size the home view was last framed for
+        self.recording: ScreenRecording | None = None
+        self._last_video: dict | None = None      # the status file's "last_video"
+        self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
+        self._screenshot_wanted = False
+        self.state.recording.toggle = self.toggle_recording
+        self.state.recording.screenshot = self.request_screenshot
 
         # the app's handlers first, ImGui's pushed on top: ImGui sees every event first and
         # passes it on (its handlers return None); bound methods are held weakly by pyglet,
@@ -323,12 +332,16 @@ class App:
             width, height = self.window.get_framebuffer_size()
             self.renderer.render(view, self.camera, size=(width, height),
                                  gizmos=self.state.gizmos)
+            capture = self._capture_hook(new.time_scale, (width, height))
+            with_panel = self.state.recording.include_panel
+            if capture is not None and not with_panel:
+                capture()
             self.panel.record_plots(new)  # once per snapshot (it skips repeats)
             self.ui.new_frame(self.window.get_size(), dt)
             ui_open = True
             self.panel.draw(new)
             ui_open = False
-            self.ui.render()
+            self.ui.render(before_overlay=capture if with_panel else None)
         except Exception as e:
             self.report(e, "frame")
             if ui_open:  # close the ImGui frame (error recovery ends unmatched Begin/Push)
@@ -350,27 +363,16 @@ class App:
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
         pose = interpolate(prev, new, render_time)
-        records = self.state.bodies
-        rows = np.array([r for r, i in enumerate(pose.ids.tolist()) if i in records], dtype=int)
-        ids = pose.ids[rows]
-        shapes = tuple(records[i].shape for i in ids.tolist())
-        color = np.array([records[i].color or body_color(i) for i in ids.tolist()],
-                         dtype=float).reshape(-1, 3)
-        selected = self.state.selected
-        row_of = {i: r for r, i in enumerate(ids.tolist())}
-        sel_row = row_of.get(selected, -1)
-        self.polhode.update(selected if sel_row >= 0 else None,
-                            records[selected].shape if sel_row >= 0 else None, new)
-        polhode = {}
-        if sel_row >= 0 and self.state.gizmos.polhode:
-            polhode[selected] = self.polhode.world(pose.pos[rows][sel_row],
-                                                   pose.quat[rows][sel_row])
-        return FrameView(
-            ids=ids, shapes=shapes, pos=pose.pos[rows], quat=pose.quat[rows], color=color,
-            vel=pose.vel[rows], omega=pose.omega[rows], ang_mom=pose.ang_mom[rows],
-            selected=sel_row, contact_points=new.contact_points,
-            contact_normals=new.contact_normals, container_size=new.container_size,
-            polhode=polhode)
+        self._shown_time = pose.time
+        records, selected = self.state.bodies, self.state.selected
+        view = frame_view(pose, new, records, body_color, selected)
+        shown = 0 <= view.selected < view.count
+        self.polhode.update(selected if shown else None,
+                            records[selected].shape if shown else None, new)
+        if shown and self.state.gizmos.polhode:
+            view = dataclasses.replace(view, polhode={selected: self.polhode.world(
+                view.pos[view.selected], view.quat[view.selected])})
+        return view
 
     def _release_unused_meshes(self, view: FrameView) -> None:
         in_use = frozenset(id(s) for s in view.shapes)
@@ -463,6 +465,104 @@ class App:
         for impulse, point in spin_impulses(view.pos[row], view.quat[row], moments):
             self.sim.apply_impulse(body_id, impulse, point)
 
+    # ---- recording and screenshots -----------------------------------------------------------
+    def toggle_recording(self) -> None:
+        """F9 / Record: start a video, or finish the one being recorded."""
+        if self.recording is None:
+            self.start_recording()
+        else:
+            self.stop_recording()
+
+    def start_recording(self) -> None:
+        settings = self.state.recording
+        try:
+            folder = prepare_folder(settings.folder)
+            path = timestamped_path(folder, self._scene_name(), ".mp4")
+            size = even_size(*self.window.get_framebuffer_size())
+            self.recording = ScreenRecording(path, size, settings.fps, settings.include_panel)
+        except RecordingError as e:
+            self.state.notifications.error(f"cannot record: {e}")
+            return
+        settings.seconds = 0.0
+        self.state.notifications.info(f"recording {size[0]}x{size[1]} at {settings.fps} fps "
+                                      f"to {path}")
+
+    def stop_recording(self, reason: str | None = None) -> None:
+        """Finish the video being recorded (if any): a playable file in every case, and a
+        notification saying where it is (and why it stopped, when not by the user)."""
+        recording, self.recording = self.recording, None
+        if recording is None:
+            return
+        settings = self.state.recording
+        settings.seconds = None
+        result = recording.stop()
+        settings.last_file = result.path
+        self._last_video = {"path": str(result.path), "frames": result.frames,
+                            "fps": result.fps, "first_time": recording.first_time,
+                            "last_time": recording.last_time, "error": result.error}
+        because = f" ({reason})" if reason else ""
+        if result.error:
+            self.state.notifications.error(f"{result.error}; {result.path} holds the first "
+                                           f"{result.seconds:.1f} s")
+        else:
+            self.state.notifications.info(f"video saved{because}: {result.path} "
+                                          f"({result.frames} frames, {result.seconds:.1f} s)")
+
+    def request_screenshot(self) -> None:
+        """F12: save the next frame as PNG (3D view, with the panel if "include panel")."""
+        self._screenshot_wanted = True
+
+    def _scene_name(self) -> str:
+        path = self.state.scene_path
+        return path.stem if path is not None else "tumble"
+
+    def _capture_hook(self, time_scale: float, size: tuple[int, int]):
+        """What reads this frame back (recording, screenshot), or None when nothing does."""
+        recording = self.recording
+        if recording is not None and even_size(*size) != recording.writer.size:
+            self.stop_recording("the window was resized")
+            recording = None
+        if recording is None and not self._screenshot_wanted:
+            return None
+
+        def capture():
+            if recording is not None:
+                recording.capture(self.ctx.screen, self._shown_time, time_scale)
+                self.state.recording.seconds = recording.seconds
+                if recording.writer.error:
+                    self.stop_recording()
+            if self._screenshot_wanted:
+                self._screenshot_wanted = False
+                self._screenshot(size)
+            # moderngl selects GL_COLOR_ATTACHMENT0 as the read buffer, which the window's own
+            # framebuffer does not have: the pixels come from its back buffer all the same, but
+            # GL_INVALID_OPERATION stays pending and pyglet would raise it at its next checked
+            # call (closing the window). Reading the error clears it.
+            error = self.ctx.error
+            if error not in ("GL_NO_ERROR", "GL_INVALID_OPERATION"):
+                log.warning("OpenGL error after reading the frame back: %s", error)
+        return capture
+
+    def _screenshot(self, size: tuple[int, int]) -> None:
+        """Read the frame now; encode and write the PNG on a thread (the frame goes on)."""
+        width, height = size
+        pixels = np.frombuffer(self.ctx.screen.read(viewport=(0, 0, width, height),
+                                                    components=3), dtype=np.uint8)
+        image = pixels.reshape(height, width, 3)[::-1]
+        settings, notifications = self.state.recording, self.state.notifications
+
+        def write():
+            try:
+                folder = prepare_folder(settings.folder)
+                path = timestamped_path(folder, self._scene_name(), ".png")
+                save_png(path, image)
+            except RecordingError as e:
+                notifications.error(f"no screenshot: {e}")
+                return
+            settings.last_file = path
+            notifications.info(f"screenshot saved: {path}")
+        threading.Thread(target=write, name="tumble-screenshot", daemon=True).start()
+
     # ---- pyglet events (pyglet.window is imported once _create_window set pyglet's options) --
     @_guarded
     def on_mouse_press(self, x, y, button, modifiers):
@@ -523,6 +623,10 @@ class App:
             panel.delete(self.state.selected)
         elif symbol == key.F1:
             self.state.show_help = not self.state.show_help
+        elif symbol == key.F9:
+            self.toggle_recording()
+        elif symbol == key.F12:
+            self.request_screenshot()
         elif symbol == key.F:
             self.frame_selection()
         elif symbol == key.S:
@@ -540,6 +644,7 @@ class App:
     def on_close(self):
         """Release GL objects while the context exists; pyglet then closes the window."""
         self.closed = True
+        self.stop_recording("the window was closed")
         try:
             self.renderer.release()
             self.ui.shutdown()
@@ -549,6 +654,7 @@ class App:
     def shutdown(self) -> None:
         """Stop the loader and the physics thread (after the event loop ended)."""
         pyglet.clock.unschedule(self._write_status)
+        self.stop_recording("the app ended")
         self.loader.close(timeout=1.0)  # a file still being read is abandoned (daemon thread)
         try:
             self.sim.stop()
@@ -573,6 +679,10 @@ class App:
             "selected": self.state.selected,
             "selected_position": snapshot.pos[rows[0]].tolist() if len(rows) else None,
             "fps": round(fps, 1),
+            "recording": None if self.recording is None else self.recording.frames,
+            "last_video": self._last_video,
+            "last_file": None if self.state.recording.last_file is None
+            else str(self.state.recording.last_file),
             "window": list(self.window.get_size()),
             "widgets": {name: [*rect[0], *rect[1]]
                         for name, rect in self.panel.item_rects.items()},

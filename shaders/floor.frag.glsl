@@ -11,6 +11,10 @@ in vec3 v_shadow;
 out vec4 f_color;
 
 void main() {
+#ifdef DEPTH_ONLY
+    // the floor's depth alone (Renderer.cache_background): colour writes are masked off
+    f_color = vec4(0.0);
+#else
     vec2 q = v_position.xz * 4.0;                   // in minor cells (0.25 m)
     vec2 w = max(fwidth(q), vec2(1e-6));            // cells per pixel
     vec2 minor = abs(fract(q - 0.5) - 0.5) / w;     // distance to a line, px
@@ -25,4 +29,5 @@ void main() {
            * (u_sky_ambient + u_light_color * (u_light_dir.y * shadow_lit(v_shadow)));
     float fog = smoothstep(u_fog.x, u_fog.y, distance(v_position, u_eye));
     f_color = display(mix(c, u_horizon, fog), 1.0);
+#endif
 }

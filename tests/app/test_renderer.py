@@ -129,6 +129,38 @@ def test_shadow_falls_on_the_floor_under_a_lifted_body(gl):
     assert luminance(pixel(moved, cam, shadow)) > 0.95 * luminance(pixel(without, cam, shadow))
 
 
+def test_cached_background_gives_the_same_pixels_and_follows_the_camera(gl):
+    """``cache_background`` (tumble record's fixed camera): the same frames as drawing the
+    floor and sky every time — shadows and gizmos included, arrows through the floor still
+    hidden under it — for a first frame, a frame with moved bodies, and a moved camera (the
+    cache is redrawn); a camera under the floor draws everything as before."""
+    _, renderer, _ = gl
+    shapes = [builtin_shape("t_handle", [2.0]), builtin_shape("box", [0.4, 0.3, 0.2])]
+    options = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True)
+
+    def scene(shift):
+        view = make_view(shapes, [(0.2 + shift, 0.9, 0.0), (-0.8, 0.16, 0.5 - shift)],
+                         [RED, GREEN], container=(4, 3, 4))
+        spin = np.array([[0.0, -9.0, 1.0], [2.0, -5.0, 0.0]])  # arrows down through the floor
+        return FrameView(**{**view.__dict__, "omega": spin, "ang_mom": spin})
+
+    above = OrbitCamera(target=(0.0, 0.8, 0.0), yaw=0.6, pitch=0.45, distance=6.0)
+    turned = OrbitCamera(target=(0.2, 0.6, 0.1), yaw=2.2, pitch=0.3, distance=5.0)
+    below = OrbitCamera(target=(0.0, 0.3, 0.0), yaw=0.6, pitch=-0.3, distance=5.0)
+    frames = [(scene(0.0), above), (scene(0.4), above), (scene(0.4), turned),
+              (scene(0.0), below)]
+    plain = [render(gl, view, cam, options) for view, cam in frames]
+    renderer.cache_background = True
+    try:
+        cached = [render(gl, view, cam, options) for view, cam in frames]
+    finally:
+        renderer.cache_background = False
+    for a, b in zip(plain, cached):
+        differ = np.abs(a - b).max(axis=2) > 2
+        assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
+    assert np.abs(plain[0] - plain[1]).max(axis=2).astype(bool).sum() > 100  # bodies moved
+
+
 def test_container_walls_are_translucent(gl):
     box = builtin_shape("box", [0.4, 0.4, 0.4])
     inside = np.array([0.0, 0.2, -1.2])

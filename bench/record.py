@@ -1,0 +1,187 @@
+"""Offline video speed: ``tumble record``'s pipeline against the plain one, same scene, same run.
+
+    python bench/record.py [--seconds 10] [--fps 60] [--size 1280x720] [--bodies 50]
+                           [--repeats 3]
+
+The scene: ``--bodies`` builtin bodies (boxes, spheres, cylinders, T-handles of 0.1–0.2 m,
+spinning, on a jittered grid) in the 4 × 3 × 4 m container, with the L, ω and principal-axes
+gizmos on every body, rendered headless (EGL; Mesa llvmpipe on a machine without a GPU) and
+encoded to H.264 (libx264, yuv420p).
+
+Pipelines, each producing T × fps frames at exact sim times (``app.record.sim_time_views``):
+
+- plain: step → render → ``read_into`` → RGB→YUV + encode, all on one thread (recipe 07b's
+  loop without its writer thread): every stage waits for the one before;
+- tumble: ``app.record.render_video`` as ``tumble record`` runs it — the next frame is stepped
+  and drawn while the rasteriser finishes the previous one into a pixel buffer and the writer
+  thread converts and encodes the one before (PyAV releases the GIL); the unshadowed floor and
+  the sky of the fixed camera are drawn once (``Renderer.cache_background``).
+
+Then the app's side (issue 4: "keep the app ≥ 30 fps while recording with 50 bodies"): the
+draw loop of the window (no background cache, glFinish through ctypes as the buffer swap)
+with and without the F9 recorder capturing every frame.
+
+Prints, per pipeline, the median over ``--repeats`` runs of frames/s and of the ratio to real
+time (video seconds per wall second: ≥ 1 is faster than real time), the CPU time per frame of
+all the process's threads (llvmpipe's and x264's included: what bounds frames/s on a machine
+whose cores are shared), and tumble ÷ plain. Never fails on a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import av
+import numpy as np
+
+from app.record import (frame_count, make_camera, offscreen_context, render_video,
+                        sim_time_views)
+from app.recorder import (ENCODER_OPTIONS, PIXEL_FORMAT, ScreenRecording, VideoWriter,
+                          finish_drawing)
+from app.renderer import OffscreenTarget, Renderer
+from app.view import gizmo_options
+from physics.rotation import quat_from_axis_angle
+from physics.scene import BodyEntry, Scene
+
+CONTAINER = (4.0, 3.0, 4.0)
+GIZMOS = ("L", "omega", "axes")
+SHAPES = (("box", (0.2, 0.12, 0.16)), ("sphere", (0.09,)), ("cylinder", (0.06, 0.2)),
+          ("t_handle", (0.6,)))
+
+
+def bench_scene(count: int, seed: int = 1) -> Scene:
+    """``count`` spinning builtin bodies on a jittered grid inside the container."""
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(count ** (1 / 3)))
+    cells = np.stack(np.meshgrid(*[np.arange(side)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    cells = cells[rng.permutation(len(cells))[:count]]
+    size = np.array(CONTAINER) - 0.5
+    pos = (cells + 0.5) / side * size - [size[0] / 2, -0.25, size[2] / 2]
+    pos += rng.uniform(-0.03, 0.03, pos.shape)
+    quat = quat_from_axis_angle(rng.normal(size=(count, 3)), rng.uniform(0, np.pi, count))
+    bodies = tuple(
+        BodyEntry(shape=SHAPES[i % 4][0], size=SHAPES[i % 4][1], position=tuple(pos[i]),
+                  orientation=tuple(quat[i]), velocity=tuple(rng.normal(0, 0.5, 3)),
+                  angular_velocity=tuple(rng.normal(0, 4.0, 3)))
+        for i in range(count))
+    return Scene(container_size=CONTAINER, bodies=bodies)
+
+
+def plain(scene: Scene, count: int, fps: int, size, path: Path) -> None:
+    """Everything on one thread, one stage after the other."""
+    ctx = offscreen_context()
+    renderer, target = Renderer(ctx), OffscreenTarget(ctx, size)
+    camera, gizmos = make_camera(None, size, scene.container_size), gizmo_options(GIZMOS)
+    frame = np.empty((size[1], size[0], 3), dtype=np.uint8)
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=fps, options=dict(ENCODER_OPTIONS))
+        stream.width, stream.height, stream.pix_fmt = *size, PIXEL_FORMAT
+        stream.thread_type = "AUTO"
+        for view in sim_time_views(scene, fps, count):
+            renderer.render(view, camera, size, gizmos, fbo=target.fbo)
+            target.fbo.read_into(frame, components=3)
+            video_frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(frame[::-1]), "rgb24")
+            for packet in stream.encode(video_frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    target.release()
+    renderer.release()
+    ctx.release()
+
+
+def tumble(scene: Scene, count: int, fps: int, size, path: Path) -> None:
+    """``tumble record``'s own pipeline."""
+    ctx = offscreen_context()
+    writer = VideoWriter(path, size, fps)
+    camera = make_camera(None, size, scene.container_size)
+    render_video(sim_time_views(scene, fps, count), count, writer, camera,
+                 gizmo_options(GIZMOS), ctx)
+    ctx.release()
+
+
+def app_loop(scene: Scene, count: int, size, folder: Path, record: bool) -> float:
+    """frames/s of the app's draw (background not cached: its camera moves) with, if
+    ``record``, the F9 recorder reading every frame (``ScreenRecording.capture`` at 30 fps of
+    sim time, display frames 1/60 s of sim time apart, encoding on its writer thread)."""
+    ctx = offscreen_context()
+    renderer, target = Renderer(ctx), OffscreenTarget(ctx, size)
+    camera, gizmos = make_camera(None, size, scene.container_size), gizmo_options(GIZMOS)
+    views = list(sim_time_views(scene, 60, count))
+    recording = ScreenRecording(folder / "app.mp4", size, 30, False) if record else None
+    start = time.perf_counter()
+    for k, view in enumerate(views):
+        renderer.render(view, camera, size, gizmos, fbo=target.fbo)
+        if recording is not None:
+            recording.capture(target.fbo, k / 60, 1.0)
+        finish_drawing()  # as the window's buffer swap: without the GIL
+    rate = count / (time.perf_counter() - start)
+    if recording is not None:
+        recording.stop()
+    target.release()
+    renderer.release()
+    ctx.release()
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--fps", type=int, default=60)
+    parser.add_argument("--size", default="1280x720")
+    parser.add_argument("--bodies", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    size = tuple(int(v) for v in args.size.lower().split("x"))
+    count = frame_count(args.seconds, args.fps)
+    scene = bench_scene(args.bodies)
+    print(f"{args.bodies} bodies, gizmos {','.join(GIZMOS)}, {count} frames "
+          f"({args.seconds:g} s at {args.fps} fps), {size[0]}x{size[1]}, libx264 "
+          f"{ENCODER_OPTIONS}; median of {args.repeats}")
+    rates: dict[str, list[float]] = {"plain": [], "tumble": []}
+    cpu_ms: dict[str, list[float]] = {"plain": [], "tumble": []}  # all threads of the process
+    with tempfile.TemporaryDirectory() as folder:
+        tumble(scene, args.fps, args.fps, size, Path(folder) / "warm.mp4")  # shader JIT, numba
+        for _ in range(args.repeats):  # interleaved, so machine load hits both alike
+            for name, run in (("plain", plain), ("tumble", tumble)):
+                path = Path(folder) / f"{name}.mp4"
+                start, cpu = time.perf_counter(), time.process_time()
+                run(scene, count, args.fps, size, path)
+                rates[name].append(count / (time.perf_counter() - start))
+                cpu_ms[name].append(1000.0 * (time.process_time() - cpu) / count)
+                with av.open(str(path)) as container:
+                    assert container.streams.video[0].frames == count
+    medians = {name: statistics.median(r) for name, r in rates.items()}
+    for name, rate in medians.items():
+        runs = " ".join(f"{r:.1f}" for r in rates[name])
+        cpu = statistics.median(cpu_ms[name])
+        print(f"  {name:7s} {rate:6.1f} frames/s  = {rate / args.fps:4.2f}× real time  "
+              f"(runs: {runs});  CPU {cpu:5.1f} ms/frame, all threads")
+    print(f"  tumble ÷ plain: {medians['tumble'] / medians['plain']:.2f}× frames/s, "
+          f"{statistics.median(cpu_ms['plain']) / statistics.median(cpu_ms['tumble']):.2f}× "
+          "less CPU per frame")
+    count_app = min(count, 300)
+    app = {"draw": [], "draw + F9": []}
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(args.repeats):
+            for name in app:
+                app[name].append(app_loop(scene, count_app, size, Path(folder),
+                                          record=name != "draw"))
+    print(f"In the app ({count_app} display frames, 30 fps video, encoded on the writer "
+          "thread):")
+    for name, runs in app.items():
+        print(f"  {name:10s} {statistics.median(runs):6.1f} frames/s  "
+              f"(runs: {' '.join(f'{r:.1f}' for r in runs)})")
+    print(f"  draw + F9 ÷ draw: "
+          f"{statistics.median(app['draw + F9']) / statistics.median(app['draw']):.2f}×")
+    print(f"  load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+          "(other processes take their share of the cores)")
+
+
+if __name__ == "__main__":
+    main()

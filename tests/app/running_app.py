@@ -1,0 +1,117 @@
+"""The real app (``python -m app``) in a private Xvfb server, watched through its status file
+(``TUMBLE_STATUS_FILE``, see app/window.py) and its log, driven with xdotool — shared by the
+window tests and the in-app recording tests."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = Path(__file__).with_name("xdnd_source.py")
+DEFAULT_BODIES = 12  # assets/scenes/default.toml
+START_TIMEOUT = 40.0  # s: imports, numba kernels and the default scene on a busy 2-core machine
+
+
+def require(tool: str, package: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        pytest.fail(f"{tool} is not installed; the window tests need it "
+                    f"(apt-get install {package}; CI: .ci/setup.sh --test)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def xvfb():
+    """A private X server; Xvfb picks a free display number itself (-displayfd)."""
+    binary = require("Xvfb", "xvfb")
+    require("xdotool", "xdotool")
+    read, write = os.pipe()
+    server = subprocess.Popen([binary, "-displayfd", str(write), "-screen", "0", "1600x900x24",
+                               "-nolisten", "tcp"], pass_fds=(write,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        number = pipe.readline().strip()  # written once the server accepts clients
+    if not number:
+        server.kill()
+        pytest.fail("Xvfb did not start")
+    yield f":{number}"
+    server.terminate()
+    server.wait(10)
+
+
+class RunningApp:
+    """``python -m app`` on the Xvfb display, with its status file and log."""
+
+    def __init__(self, display: str, folder: Path, **env: str):
+        self.display = display
+        self.status_path = folder / "status.json"
+        self.log_path = folder / "app.log"
+        self.env = dict(os.environ, DISPLAY=display, PYTHONPATH=str(REPO),
+                        TUMBLE_STATUS_FILE=str(self.status_path), **env)
+        self.log_file = open(self.log_path, "w")
+        self.process = subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=self.env,
+                                        stdout=subprocess.DEVNULL, stderr=self.log_file)
+        self.window = None
+
+    def wait_until_ready(self) -> None:
+        self.wait_for("the default scene", lambda s: s["bodies"] == DEFAULT_BODIES
+                      and s["loading"] == 0, timeout=START_TIMEOUT)
+        # the app is up, so its window is the one on screen (a probe window for the GL
+        # configuration may have come and gone before)
+        found = self.xdotool("search", "--onlyvisible", "--name", "^Tumble$").split()
+        assert len(found) == 1, found
+        self.window = int(found[0])
+
+    def xdotool(self, *args, timeout=10.0) -> str:
+        result = subprocess.run(["xdotool", *map(str, args)], env=self.env, timeout=timeout,
+                                capture_output=True, text=True, check=True)
+        return result.stdout
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def status(self) -> dict:
+        try:
+            return json.loads(self.status_path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+
+    def wait_for(self, what: str, check, timeout=15.0) -> dict:
+        """Poll the status file (written every second) until check(status) holds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, f"the app ended:\n{self.log()}"
+            status = self.status()
+            if status and check(status):
+                return status
+            time.sleep(0.2)
+        pytest.fail(f"timed out waiting for {what}; last status {self.status()}\n{self.log()}")
+
+    def wait_for_log(self, text: str, timeout=15.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.log().splitlines():
+                if text in line:
+                    return line
+            time.sleep(0.2)
+        pytest.fail(f"no log line with {text!r}:\n{self.log()}")
+
+    def drop(self, files, x, y, types: int) -> None:
+        """A real XDND drop from the python-xlib source, at window pixel (x, y)."""
+        result = subprocess.run([sys.executable, str(SOURCE), str(self.window), str(x), str(y),
+                                 *map(str, files), "--types", str(types)],
+                                env=self.env, capture_output=True, text=True, timeout=20)
+        assert result.returncode == 0, result.stderr
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self.log_file.close()
