@@ -463,15 +463,26 @@ class Renderer:
             # also as depth (no colour writes: llvmpipe then skips its shading), so what lies
             # under the floor stays hidden as before
             ctx.copy_framebuffer(target, background)
-            target.color_mask = (False, False, False, False)
-            target.use()  # moderngl applies a framebuffer's colour mask when it is bound
+            # the window's default framebuffer takes no colour mask (binding it with one is
+            # GL_INVALID_OPERATION, which pyglet raises at close): there blending keeps the
+            # colour (0·src + 1·dst) while the depth is written
+            masked = target is not ctx.screen
+            if masked:
+                target.color_mask = (False, False, False, False)
+                target.use()  # moderngl applies a framebuffer's colour mask when it is bound
+            else:
+                ctx.enable(moderngl.BLEND)
+                ctx.blend_func = moderngl.ZERO, moderngl.ONE
             ctx.enable(moderngl.DEPTH_TEST)
             ctx.depth_func = "<"
             set_uniforms(self.floor_depth_prog, frame)
             self.floor_depth_vao.render(moderngl.TRIANGLES, first=6 if casting else 0,
                                         vertices=len(inner) - 6 if casting else 6)
-            target.color_mask = (True, True, True, True)
-            target.use()
+            if masked:
+                target.color_mask = (True, True, True, True)
+                target.use()
+            else:
+                ctx.disable(moderngl.BLEND)
 
         # opaque front to back-ish: bodies and gizmos first, so the floor and the background
         # (the costly full-screen shaders on llvmpipe) skip the pixels they cover
@@ -538,9 +549,12 @@ class Renderer:
         ctx.depth_func = "<"
         self._floor_vbo.write(_floor_quads(None))
         self._draw_far_floor_and_sky(frame, floor, frame["u_vp"], first=0, vertices=6)
+        # the colour-only framebuffer is made while ``image`` is still bound: moderngl binds
+        # the previous framebuffer again after making one, and a released one is
+        # GL_INVALID_OPERATION (which pyglet raises when the window closes)
+        self._background = (key, ctx.framebuffer(colour))
         image.release()
         depth.release()
-        self._background = (key, ctx.framebuffer(colour))
         return self._background[1]
 
     def _drop_background(self) -> None:

@@ -28,7 +28,8 @@ file; failures are notifications and the app goes on.
 Testing/diagnostics hook: with the environment variable ``TUMBLE_STATUS_FILE=PATH`` the app
 writes a small JSON object to PATH once a second (atomically; see ``App.status``): body count,
 world restitution and friction, sim time, pause state, files loading, the selected body and its
-centre of mass, frame rate, window size, the recording (``recording``: frames so far or null;
+centre of mass, frame rate, whether the floor and sky come from the still camera's cache,
+window size, the recording (``recording``: frames so far or null;
 ``last_video``: path, frames, fps and the sim times of its first and last frames; ``last_file``)
 and the panel's widget rectangles ``[x0, y0, x1, y1]``
 (window pixels from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with
@@ -282,6 +283,7 @@ class App:
         self._frame_times: collections.deque = collections.deque(maxlen=120)
         self._errors: dict[str, float] = {}
         self._framed_container = ()   # the container size the home view was last framed for
+        self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
         self.recording: ScreenRecording | None = None
         self._last_video: dict | None = None      # the status file's "last_video"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
@@ -330,6 +332,7 @@ class App:
             self._view = view
             self._release_unused_meshes(view)
             width, height = self.window.get_framebuffer_size()
+            self._cache_background_while_still((width, height))
             self.renderer.render(view, self.camera, size=(width, height),
                                  gizmos=self.state.gizmos)
             capture = self._capture_hook(new.time_scale, (width, height))
@@ -350,6 +353,16 @@ class App:
                 except Exception as e2:
                     log.error("ImGui could not recover from the frame error", exc_info=e2)
         return pyglet.event.EVENT_HANDLED
+
+    def _cache_background_while_still(self, size) -> None:
+        """While the camera stays put, the renderer starts frames from a copy of the floor and
+        sky (Renderer.cache_background: the same pixels for less work on a software renderer);
+        while it moves, caching would redraw the copy every frame, so it is off. Not on a
+        multisampled screen, which a copy from a single-sampled image cannot fill."""
+        cam = self.camera
+        pose = (cam.yaw, cam.pitch, cam.distance, cam.fov_y, *cam.target.tolist(), *size)
+        still, self._last_pose = pose == self._last_pose, pose
+        self.renderer.cache_background = still and not self.window.config.samples
 
     def _forget_removed(self, snapshot) -> None:
         """Drop records of bodies that were shown before and are gone now (removed, reset):
@@ -678,7 +691,7 @@ class App:
             "paused": snapshot.paused, "loading": self.state.loading,
             "selected": self.state.selected,
             "selected_position": snapshot.pos[rows[0]].tolist() if len(rows) else None,
-            "fps": round(fps, 1),
+            "fps": round(fps, 1), "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
             "last_video": self._last_video,
             "last_file": None if self.state.recording.last_file is None

@@ -238,6 +238,8 @@ def test_screenshot_of_the_running_app(app):
     from Xlib import X, display
 
     time.sleep(1.0)  # the bodies dropped above have settled a little
+    # the camera is still: frames start from the cached floor and sky, and look as below
+    app.wait_for("the background cache", lambda s: s["background_cached"])
     d = display.Display(app.display)
     root = d.screen().root
     window = d.create_resource_object("window", app.window)
