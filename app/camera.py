@@ -18,6 +18,7 @@ from pyrr import matrix44
 
 PITCH_LIMIT = math.radians(89.0)  # stay off the poles, where yaw and the up vector degenerate
 MIN_DISTANCE, MAX_DISTANCE = 0.05, 500.0  # m
+MIN_BODIES_RADIUS = 0.6  # m: the least view around bodies without walls (a 0.3 m body + arrows)
 HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view without a container
 ZOOM_PER_STEP = 0.15  # one wheel notch changes the distance by e^0.15 ≈ 16 %
 
@@ -138,11 +139,17 @@ class OrbitCamera:
         return self.eye.copy(), direction / np.linalg.norm(direction)
 
 
-def home_sphere(container_size) -> tuple[tuple[float, float, float], float]:
+def home_sphere(container_size, bodies=None) -> tuple[tuple[float, float, float], float]:
     """(centre (3,) m, radius m) of the start view: the container seen whole (its lower part
-    nearer the middle, where bodies come to rest), or HOME_* when there are no walls."""
+    nearer the middle, where bodies come to rest); without walls the bodies' centres ``bodies``
+    (k, 3) m with room for their gizmo arrows (a zero-g scene of one small body fills the view
+    instead of being a speck over the floor); with neither, HOME_*."""
     if container_size is None:
-        return HOME_CENTER, HOME_RADIUS
+        if bodies is None or len(bodies) == 0:
+            return HOME_CENTER, HOME_RADIUS
+        low, high = np.min(bodies, axis=0), np.max(bodies, axis=0)
+        centre = tuple(float(v) for v in (low + high) / 2)
+        return centre, max(0.75 * float(np.linalg.norm(high - low)), MIN_BODIES_RADIUS)
     size = np.asarray(container_size, dtype=float)
     return (0.0, size[1] / 3.0, 0.0), 0.45 * float(np.linalg.norm(size))
 

@@ -39,12 +39,13 @@ BAR_WIDTH = 30
 
 
 def make_camera(pose: CameraPose | None, size: tuple[int, int],
-                container_size=None) -> OrbitCamera:
-    """The app's start view for a scene with this container ((3,) m or None) and frame size
-    (``home_sphere``, default yaw and pitch), turned and moved by ``pose``."""
+                container_size=None, bodies=None) -> OrbitCamera:
+    """The app's start view for a scene with this container ((3,) m or None), bodies ((k, 3) m
+    start positions, framed when there are no walls) and frame size (``home_sphere``, default
+    yaw and pitch), turned and moved by ``pose``."""
     camera = (OrbitCamera() if pose is None
               else OrbitCamera(yaw=math.radians(pose.yaw), pitch=math.radians(pose.pitch)))
-    camera.frame(*home_sphere(container_size), size[0] / size[1])
+    camera.frame(*home_sphere(container_size, bodies), size[0] / size[1])
     if pose is not None and pose.distance is not None:
         camera.distance = pose.distance
     return camera
@@ -195,7 +196,8 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
     ctx = offscreen_context()
     writer = VideoWriter(args.out, args.size, args.fps)
     views = sim_time_views(scene, args.fps, count)
-    camera = make_camera(args.camera, args.size, scene.container_size)
+    camera = make_camera(args.camera, args.size, scene.container_size,
+                         [body.position for body in scene.bodies])
     progress = Progress(count, stream)
     try:
         result = render_video(views, count, writer, camera, args.gizmos, ctx, progress.update)

@@ -282,7 +282,7 @@ class App:
         self._last_frame = time.perf_counter()
         self._frame_times: collections.deque = collections.deque(maxlen=120)
         self._errors: dict[str, float] = {}
-        self._framed_container = ()   # the container size the home view was last framed for
+        self._framed_container = ()   # (container size, bodies framed) of the last home view
         self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
         self.recording: ScreenRecording | None = None
         self._last_video: dict | None = None      # the status file's "last_video"
@@ -326,7 +326,7 @@ class App:
             self._frame_times.append(now)
             self.loader.poll()
             prev, new = self.sim.latest_two()
-            self._frame_new_container(new.container_size)
+            self._frame_new_container(new)
             self._forget_removed(new)
             view = self._frame_view(prev, new, now - RENDER_DELAY)
             self._view = view
@@ -446,18 +446,21 @@ class App:
         self.camera.frame(center, radius, (width - covered) / max(height, 1))
         self.camera.pan(-covered / 2, 0.0, height)
 
-    def _frame_new_container(self, size) -> None:
-        """A scene with another container (or none) starts in the home view that fits it."""
-        key = None if size is None else tuple(np.asarray(size, dtype=float).tolist())
+    def _frame_new_container(self, snapshot) -> None:
+        """A scene with another container starts in the home view that fits it; one without
+        walls, once its bodies are there, in the view that fits them."""
+        size = snapshot.container_size
+        key = (None if size is None else tuple(np.asarray(size, dtype=float).tolist()),
+               size is None and len(snapshot.ids) > 0)
         if key != self._framed_container:
             self._framed_container = key
-            self.look_at(*home_sphere(size))
+            self.look_at(*home_sphere(size, snapshot.pos))
 
     def frame_selection(self) -> None:
         """F: the selected body, else every body (else the container)."""
         view = self._view
         if view is None or view.count == 0:
-            self.look_at(*home_sphere(view.container_size if view else None))
+            self.look_at(*home_sphere(view.container_size if view else None))  # no bodies
             return
         radii = np.array([body_radius(s) for s in view.shapes])
         if 0 <= view.selected < view.count:

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.camera import MAX_DISTANCE, MIN_DISTANCE, PITCH_LIMIT, OrbitCamera
+from app.camera import (HOME_CENTER, HOME_RADIUS, MAX_DISTANCE, MIN_BODIES_RADIUS, MIN_DISTANCE,
+                        PITCH_LIMIT, OrbitCamera, home_sphere)
 
 W, H = 1280, 720
 angles = st.floats(-3.0, 3.0)
@@ -128,3 +129,16 @@ def test_world_per_pixel_matches_projection():
     size = cam.world_per_pixel(cam.distance, H)
     shifted = cam.target + size * 10.0 * cam.right
     assert cam.project(shifted, W, H)[0] - cam.project(cam.target, W, H)[0] == pytest.approx(10.0)
+
+
+def test_home_sphere_frames_the_container_else_the_bodies_else_the_default():
+    centre, radius = home_sphere([4.0, 3.0, 4.0])
+    assert centre == (0.0, 1.0, 0.0) and radius == pytest.approx(0.45 * np.sqrt(41.0))
+    assert home_sphere(None) == (HOME_CENTER, HOME_RADIUS)
+    assert home_sphere(None, np.zeros((0, 3))) == (HOME_CENTER, HOME_RADIUS)
+    # zero g, one small body far from the origin: the view is around it, not a speck
+    centre, radius = home_sphere(None, [[5.0, 2.0, -1.0]])
+    assert centre == (5.0, 2.0, -1.0) and radius == MIN_BODIES_RADIUS
+    bodies = np.array([[-3.0, 1.0, 0.0], [3.0, 1.0, 0.0], [0.0, 5.0, 2.0]])
+    centre, radius = home_sphere(None, bodies)
+    assert np.all(np.linalg.norm(bodies - centre, axis=1) < radius)  # every body in view
