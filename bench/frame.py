@@ -38,13 +38,12 @@ from app.camera import OrbitCamera
 from app.gizmos import arrow_vectors
 from app.renderer import Renderer, palette_color
 from app.view import FrameView, GizmoOptions
-from physics.meshes import builtin_shape
-from physics.model import WorldDef
-from physics.rotation import quat_from_axis_angle, quat_to_matrix
+from physics.rotation import quat_to_matrix
+from physics.scene import build_world
 from physics.simulation import Simulation
 from physics.world import World
+from record import bench_scene  # bench/record.py: the same 50/500-body scene
 
-CONTAINER = (4.0, 3.0, 4.0)
 TRAIL = 64  # polhode points kept per body
 ALL_GIZMOS = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
                           inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
@@ -54,26 +53,10 @@ GIZMO_SETS = {"all": ALL_GIZMOS, "default": GizmoOptions(),
 
 
 def build(count: int, seed: int = 1) -> tuple[World, dict]:
-    """A world with ``count`` spinning bodies on a jittered grid in the container, and
-    body id → Shape."""
-    rng = np.random.default_rng(seed)
-    shapes = [builtin_shape("box", [0.2, 0.12, 0.16]), builtin_shape("sphere", [0.09]),
-              builtin_shape("cylinder", [0.06, 0.2]), builtin_shape("t_handle", [0.6])]
-    side = int(np.ceil(count ** (1 / 3)))
-    cells = np.stack(np.meshgrid(*[np.arange(side)] * 3, indexing="ij"), -1).reshape(-1, 3)
-    cells = cells[rng.permutation(len(cells))[:count]]
-    size = np.array(CONTAINER) - 0.5
-    pos = (cells + 0.5) / side * size - [size[0] / 2, -0.25, size[2] / 2]
-    pos += rng.uniform(-0.03, 0.03, pos.shape)
-    quat = quat_from_axis_angle(rng.normal(size=(count, 3)), rng.uniform(0, np.pi, count))
-    world = World(WorldDef(container_size=CONTAINER))
-    by_id = {}
-    for i in range(count):
-        shape = shapes[i % len(shapes)]
-        body = shape.body_def(pos[i], quat[i], velocity=rng.normal(0, 0.5, 3),
-                              angular_velocity=rng.normal(0, 4.0, 3))
-        by_id[world.add_body(body)] = shape
-    return world, by_id
+    """A world with ``count`` spinning bodies on a jittered grid in the container (the scene
+    bench/record.py records), and body id → Shape."""
+    world, records = build_world(bench_scene(count, seed))
+    return world, {record.body_id: record.shape for record in records}
 
 
 class Trails:
