@@ -23,7 +23,7 @@ def reach(vel, omega, bound, h) -> np.ndarray:
     return bound + SPECULATIVE_MARGIN + 1.5 * h * speed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sweep(pos, radius, order, out):
     """Fill out (capacity, 2) with candidate pairs (i < j rows); return how many there were
     (may exceed the capacity: the caller retries with a bigger buffer)."""

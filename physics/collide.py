@@ -326,7 +326,7 @@ def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     return low - high
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
                  face_start, loop_start, face_vertex, edge, edge_faces, edge_start, h,
                  out_body, out_other, out_key, out_point, out_normal, out_sep):
@@ -427,7 +427,7 @@ def world_hulls(pos, rotm, model, rows) -> tuple[np.ndarray, np.ndarray, np.ndar
     return points, normals, offsets
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_normal,
                      face_offset, points, normals, offsets):
     for r in rows:

@@ -82,7 +82,7 @@ def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t1, t2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
                          h, out_body, out_key, out_point, out_plane, out_sep):
     """Fill the out_* buffers (capacity n·planes·MAX_POINTS_PER_PLANE); return the count."""
@@ -221,7 +221,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     return Contacts(body[:count], key[:count], point[:count], normal, sep[:count], t1, t2)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _deepest_kernel(pos, rotm, radius, bound, hull_points, hull_start, planes, cutoff, out):
     for b in range(pos.shape[0]):
         r = rotm[b]

@@ -224,7 +224,7 @@ def _principal_frame(inertia: np.ndarray, warnings: list) -> tuple[np.ndarray, n
     return moments, axes
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _corner_counts(vertices, faces, counts, ref):
     """counts[v] = number of face corners at vertex v and ref (3,) = the mean of the corners;
     returns the first face row with an index out of range, or -1."""
@@ -243,7 +243,7 @@ def _corner_counts(vertices, faces, counts, ref):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _closed_and_oriented(faces, counts, link):
     """True when every edge is shared by exactly two faces with opposite orientation.
 
@@ -288,7 +288,7 @@ def _closed_and_oriented(faces, counts, link):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _face_sums(vertices, faces, ref, shell, out):
     """Per block of _BLOCK faces (rows of out (k, 11)): Σd, Σ|n|, Σ w·s (3), Σ w·Q (6: xx yy zz
     xy yz zx), with a, b, c the corners minus ref, n = (b−a)×(c−a), d = a·n = a·(b×c),

@@ -32,7 +32,7 @@ def _solve3(a, b, x):
             + a[0, 1] * (b[1] * a[2, 0] - b[2] * a[1, 0]) + b[0] * c2) * inv_det
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
     """Loop body of ``rotate_free`` (one compiled pass over all bodies; see its docstring)."""
     jac = np.empty((3, 3))

@@ -18,7 +18,7 @@ def _root(parent, i):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _union_kernel(parent, first, second):
     for c in range(first.shape[0]):
         if second[c] < 0:

@@ -85,7 +85,7 @@ def _apply_pair(b, o, r, r2, c, px, py, pz, vel, ang_mom, omega, inv_mass, inv_i
                inv_iw)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, mu, bounce,
                   target, impulses, collide, restitution, threshold, collision, impact,
                   vel, ang_mom, omega, inv_mass, inv_iw, h, iterations):
@@ -176,7 +176,7 @@ def _angular_term(b, rx, ry, rz, d, inv_iw):
             + cz * (m[2, 0] * cx + m[2, 1] * cy + m[2, 2] * cz))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _prepare_kernel(body, other, point, n, t1, t2, pos, vel, omega, accel, inv_mass, inv_iw,
                     r, r2, vn, accel_n, mass_n, mass_t1, mass_t2):
     """Per contact: offsets r, r2 (k, 3) from the centres of mass; relative normal velocity vn
@@ -260,7 +260,7 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     return ContactResult(impulses, bounced, np.where(bounced, tau, 1.0), collision)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _push_kernel(body, other, n, depth, inv_mass, shift, iterations):
     for _ in range(iterations):
         for c in range(body.shape[0]):
