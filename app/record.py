@@ -32,7 +32,7 @@ from .interpolate import blend, sim_time_weight
 from .loader import body_color
 from .recorder import RecordingError, RecordingResult, VideoWriter
 from .renderer import OffscreenTarget, Renderer
-from .view import FrameView, GizmoOptions, frame_view
+from .view import GizmoOptions, frame_view
 
 PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
 BAR_WIDTH = 30

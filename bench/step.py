@@ -1,11 +1,11 @@
 """Steps per second of World.step: N free bodies, and N bodies bouncing in the container.
 
-    python bench/step.py [--repeats 5]
+    python bench/step.py [--repeats 5] [--only free|walls]
 
 Same work for the peer in the same run when `mujoco` is installed (extra `bench`): free bodies
 with free joints, and bodies with the same 64-vertex hulls bouncing off the same walls and off
-each other (body–body collisions on in both, as in the app; bench/pile.py measures dense piles). Target (issue 2):
-10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
+each other (body–body collisions on in both, as in the app; bench/pile.py measures dense
+piles). Target (issue 2): 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
 medians; never fails on a timing.
 """
 

@@ -27,8 +27,9 @@ def compile_kernels() -> float:
     """Run each compiled stage once on a tiny scene; returns the seconds it took.
 
     The scene touches every stage: mass properties of a closed mesh, free rotation, and in a
-    container a stack of two boxes (overlapping) on the floor with two touching balls on top (wall, hull-hull,
-    sphere-hull and sphere-sphere contacts, the solver's passes, islands, the energy guard).
+    container a stack of two boxes (overlapping) on the floor with two touching balls on top
+    (wall, hull-hull, sphere-hull and sphere-sphere contacts, the solver's passes, islands,
+    the energy guard).
     """
     start = time.perf_counter()
     box = builtin_shape("box", [0.4, 0.2, 0.3])
