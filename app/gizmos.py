@@ -37,7 +37,6 @@ import weakref
 
 import moderngl
 import numpy as np
-import trimesh
 
 from physics.meshes import Shape
 from physics.polytope import polytope
@@ -197,29 +196,33 @@ def _cone(n: int) -> tuple[np.ndarray, np.ndarray]:
                             np.stack([np.full(n - 2, 2 * n), 2 * n + k, 2 * n + k + 1], 1)]))
 
 
-def _sphere(subdivisions: int) -> tuple[np.ndarray, np.ndarray]:
-    mesh = trimesh.creation.icosphere(subdivisions=subdivisions)
-    v = np.asarray(mesh.vertices)
-    return np.hstack([v, v]), np.asarray(mesh.faces)
-
-
 def _unit_meshes() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Indexed unit meshes: name → (vertices (k, 6) float32 position + normal, indices (t, 3)
-    uint32), each in a fine and a coarse level: a gizmo is drawn with the coarse one when it is
-    only a few pixels wide. llvmpipe sets up ~2·10⁶ triangles/s on the render thread, and 500
-    bodies with every gizmo are ~4000 arrows, so triangles are the budget; smooth normals hide
-    the facets."""
-    meshes = {"cylinder": _cylinder(8), "thin_cylinder": _cylinder(3),
-              "cone": _cone(8), "thin_cone": _cone(3),
-              "fine_sphere": _sphere(2), "sphere": _sphere(1), "tiny_sphere": _sphere(0)}
+    """Indexed unit meshes: name → (vertices (k, 6) float32 position + normal, or (k, 2)
+    float32 quad corners, indices (t, 3) uint32). llvmpipe sets up ~2·10⁶ triangles/s on the
+    render thread, and 500 bodies with every gizmo are ~4000 arrows and ~1800 balls, so
+    triangles are the budget: arrows close enough to be thick are a cylinder and a cone of 8
+    segments (smooth normals hide the facets); thin arrows, balls and ellipsoids are impostors,
+    two triangles each (``arrow.*.glsl``, ``ellipsoid.*.glsl``)."""
+    square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    quad = np.array([[0, 1, 2], [0, 2, 3]])  # counter-clockwise: facing the camera
+    # an arrow's outline (arrow.vert.glsl): (side, 0 tail / 1 neck of shaft / 2 neck of head /
+    # 3 tip)
+    outline = np.array([[-1.0, 0.0], [1.0, 0.0], [1.0, 1.0], [-1.0, 1.0], [-1.0, 2.0],
+                        [1.0, 2.0], [0.0, 3.0]])
+    meshes = {"cylinder": _cylinder(8), "cone": _cone(8), "square": (square, quad),
+              "outline": (outline, np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6]]))}
     return {k: (v.astype(np.float32), f.astype(np.uint32)) for k, (v, f) in meshes.items()}
 
 
 class _Batch:
-    """Instances of one unit mesh: a growable per-instance buffer and its vertex array."""
+    """Instances of one unit mesh drawn by one program: a growable per-instance buffer and its
+    vertex array. ``corners``: the mesh is an impostor's quad (2 floats a vertex) instead of
+    position + normal."""
 
-    def __init__(self, ctx: moderngl.Context, program, vbo, ibo):
+    def __init__(self, ctx: moderngl.Context, program, vbo, ibo, corners: bool):
         self.ctx, self.program, self.vbo, self.ibo = ctx, program, vbo, ibo
+        self.vertex_format = ("2f", "in_corner") if corners else ("3f 3f", "in_position",
+                                                                  "in_normal")
         self.capacity, self.count = 0, 0
         self.buffer = self.vao = None
 
@@ -230,7 +233,7 @@ class _Batch:
             self.capacity = 1 << (self.count - 1).bit_length()
             self.buffer = self.ctx.buffer(reserve=self.capacity * 19 * 4, dynamic=True)
             self.vao = self.ctx.vertex_array(self.program, [
-                (self.vbo, "3f 3f", "in_position", "in_normal"),
+                (self.vbo, *self.vertex_format),
                 (self.buffer, "9f 3f 3f 4f/i", "i_rotation", "i_scale", "i_offset", "i_color"),
             ], index_buffer=self.ibo, index_element_size=4)
         if self.count:
@@ -247,13 +250,12 @@ class _Batch:
             self.buffer = self.vao = None
 
 
-_BATCHES = (  # instance batch → unit mesh
-    ("shafts", "cylinder"), ("thin_shafts", "thin_cylinder"), ("heads", "cone"),
-    ("thin_heads", "thin_cone"), ("dots", "tiny_sphere"), ("ellipsoids", "fine_sphere"),
-    ("small_ellipsoids", "sphere"), ("tiny_ellipsoids", "tiny_sphere"), ("markers", "sphere"),
-    ("small_markers", "tiny_sphere"))
-OPAQUE = ("shafts", "thin_shafts", "heads", "thin_heads", "dots")
-THIN_PIXELS = 2.5  # arrows thinner than this radius on screen use the 3-sided meshes
+_BATCHES = {  # instance batch → (program, unit mesh)
+    "shafts": ("gizmo", "cylinder"), "heads": ("gizmo", "cone"),
+    "thin_arrows": ("arrow", "outline"), "dots": ("ellipsoid", "square"),
+    "ellipsoids": ("ellipsoid", "square"), "markers": ("ellipsoid", "square")}
+OPAQUE = ("shafts", "heads", "thin_arrows", "dots")
+THIN_PIXELS = 2.5  # arrows thinner than this radius on screen are drawn as impostors
 
 
 class Gizmos:
@@ -263,15 +265,15 @@ class Gizmos:
 
     def __init__(self, ctx: moderngl.Context):
         self.ctx = ctx
-        self.program = load_program(ctx, "gizmo")
+        self.programs = {name: load_program(ctx, name) for name in ("gizmo", "arrow", "ellipsoid")}
         self.line_program = load_program(ctx, "line")
         self._buffers = []
         meshes = {}
         for name, (vertices, indices) in _unit_meshes().items():
-            meshes[name] = (ctx.buffer(vertices), ctx.buffer(indices))
-            self._buffers += meshes[name]
-        self.batches = {name: _Batch(ctx, self.program, *meshes[mesh])
-                        for name, mesh in _BATCHES}
+            meshes[name] = (ctx.buffer(vertices), ctx.buffer(indices), vertices.shape[1] == 2)
+            self._buffers += meshes[name][:2]
+        self.batches = {name: _Batch(ctx, self.programs[program], *meshes[mesh])
+                        for name, (program, mesh) in _BATCHES.items()}
         self._lines = ctx.buffer(reserve=4096, dynamic=True)
         self._lines_vao = self._line_vao()
         self._line_count = 0
@@ -340,15 +342,17 @@ class Gizmos:
         head = np.minimum(HEAD_LENGTH * radius, 0.45 * length)   # short arrows: smaller head
         head_radius = HEAD_RADIUS * radius * head / (HEAD_LENGTH * radius)
         shaft_radius = np.minimum(radius, head_radius / 1.5)
-        shafts = _instances(rotation, np.stack([shaft_radius, length - head, shaft_radius], 1),
-                            origin, color)
-        heads = _instances(rotation, np.stack([head_radius, head, head_radius], 1),
-                           origin + direction * (length - head)[:, None], color)
         thin = self._pixels(origin, radius) < THIN_PIXELS
-        parts["shafts"].append(shafts[~thin])
-        parts["thin_shafts"].append(shafts[thin])
-        parts["heads"].append(heads[~thin])
-        parts["thin_heads"].append(heads[thin])
+        thick = ~thin
+        parts["shafts"].append(_instances(
+            rotation[thick], np.stack([shaft_radius, length - head, shaft_radius], 1)[thick],
+            origin[thick], color[thick]))
+        parts["heads"].append(_instances(
+            rotation[thick], np.stack([head_radius, head, head_radius], 1)[thick],
+            (origin + direction * (length - head)[:, None])[thick], color[thick]))
+        parts["thin_arrows"].append(_instances(
+            rotation[thin], np.stack([shaft_radius, length, head_radius], 1)[thin], origin[thin],
+            color[thin]))
 
     def _body_gizmos(self, view: FrameView, rows: np.ndarray, options: GizmoOptions,
                      parts) -> None:
@@ -372,18 +376,11 @@ class Gizmos:
             # Poinsot: semi-axes ∝ 1/√I_k; the longest (axis 1, I1 smallest) just outside the
             # body, so the translucent shell shows around it
             semi = ELLIPSOID_SIZE * radius[:, None] * np.sqrt(moments[:, :1] / moments)
-            rows = _instances(rotation, semi, pos, ELLIPSOID_COLOR)
-            # 20, 80 or 320 faces: round enough (translucent) below 15 px, 40 px, and above
-            level = np.searchsorted([15.0, 40.0], self._pixels(pos, semi[:, 0]))
-            for index, name in enumerate(("tiny_ellipsoids", "small_ellipsoids", "ellipsoids")):
-                parts[name].append(rows[level == index])
+            parts["ellipsoids"].append(_instances(rotation, semi, pos, ELLIPSOID_COLOR))
         if options.centre_of_mass:
             marker = self._thickness(pos, 0.06 * radius) * 2.5
-            balls = _instances(np.broadcast_to(np.eye(3), (len(pos), 3, 3)),
-                               np.repeat(marker[:, None], 3, 1), pos, COM_COLOR)
-            small = self._pixels(pos, marker) < 8.0
-            parts["small_markers"].append(balls[small])
-            parts["markers"].append(balls[~small])
+            parts["markers"].append(_instances(np.broadcast_to(np.eye(3), (len(pos), 3, 3)),
+                                               np.repeat(marker[:, None], 3, 1), pos, COM_COLOR))
 
     def _polhode(self, view: FrameView, options: GizmoOptions) -> np.ndarray | None:
         """(2s, 7) float32 line-segment vertices (position, RGBA) of the ω-tip trails, fading
@@ -480,7 +477,8 @@ class Gizmos:
     def draw_opaque(self, frame: dict) -> None:
         """Arrows, triads, polhode and contacts: depth-tested and lit, like the bodies."""
         ctx = self.ctx
-        set_uniforms(self.program, frame)
+        for program in self.programs.values():
+            set_uniforms(program, frame, u_head_ratio=HEAD_LENGTH / HEAD_RADIUS)
         ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         ctx.disable(moderngl.BLEND)
         for name in OPAQUE:
@@ -498,20 +496,15 @@ class Gizmos:
         if self._line_count:
             set_uniforms(self.line_program, frame, u_viewport=self._size, u_width=LINE_PIXELS)
             self._lines_vao.render(moderngl.LINES, vertices=self._line_count)
-        set_uniforms(self.program, frame)
-        ctx.enable(moderngl.CULL_FACE)
-        for name in ("ellipsoids", "small_ellipsoids", "tiny_ellipsoids"):
-            self.batches[name].render()
+        self.batches["ellipsoids"].render()
         ctx.fbo.depth_mask = True
         ctx.disable(moderngl.BLEND | moderngl.DEPTH_TEST)
         self.batches["markers"].render()
-        self.batches["small_markers"].render()
         ctx.enable(moderngl.DEPTH_TEST)
-        ctx.disable(moderngl.CULL_FACE)
 
     def release(self) -> None:
         for batch in self.batches.values():
             batch.release()
-        for obj in (*self._buffers, self._lines_vao, self._lines, self.program,
+        for obj in (*self._buffers, self._lines_vao, self._lines, *self.programs.values(),
                     self.line_program):
             obj.release()

@@ -33,3 +33,13 @@ vec4 display(vec3 c, float alpha) {
     vec3 s3 = sqrt(s2);
     return vec4(0.585122381 * s1 + 0.783140355 * s2 - 0.368262736 * s3, alpha);
 }
+
+// Gizmo surfaces (arrows, balls, ellipsoids; gizmo, arrow and ellipsoid programs): lit like the
+// bodies but unshadowed; a translucent one (alpha < 1: the inertia ellipsoid) gets denser
+// towards its outline, so its shape reads while the body shows through.
+vec4 gizmo_shade(vec4 color, vec3 n, vec3 p) {
+    vec3 c = shade(color.rgb, n, p, 1.0, 32.0, 0.35);
+    float facing = abs(dot(n, normalize(u_eye - p)));
+    float alpha = color.a < 1.0 ? mix(color.a, 1.0, 0.6 * pow(1.0 - facing, 3.0)) : 1.0;
+    return display(c, alpha);
+}

@@ -1,0 +1,25 @@
+#version 330 core
+#include "lighting.glsl"
+uniform float u_head_ratio;   // head length / head radius
+in vec3 v_position;
+in vec2 v_arrow;
+flat in vec3 v_side;
+flat in vec3 v_facing;
+flat in vec3 v_axis;
+flat in vec3 v_shape;         // shaft radius, length, head radius, m
+flat in vec4 v_color;
+out vec4 f_color;
+
+void main() {
+    float head = u_head_ratio * v_shape.z;
+    float neck = v_shape.y - head;  // where the head starts, m from the tail
+    bool in_head = v_arrow.y >= neck;
+    float radius = in_head ? v_shape.z * (v_shape.y - v_arrow.y) / head : v_shape.x;
+    // the surface under this pixel: across the silhouette a cylinder's (or cone's) normal turns
+    // from the side through the camera-facing direction; a cone's also leans along the axis by
+    // its radius/length slope
+    float u = clamp(v_arrow.x / radius, -1.0, 1.0);
+    vec3 n = v_side * u + v_facing * sqrt(max(1.0 - u * u, 0.0));
+    if (in_head) n += v_axis * (v_shape.z / head);
+    f_color = gizmo_shade(v_color, normalize(n), v_position);
+}
