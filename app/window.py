@@ -39,7 +39,6 @@ real pointer events.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import json
 import logging
@@ -56,7 +55,7 @@ import pyglet
 from imgui_bundle import imgui
 
 from physics.model import WorldDef
-from physics.rotation import quat_rotate, quat_to_matrix
+from physics.rotation import quat_to_matrix
 from physics.simulation import Simulation
 from physics.world import World
 
@@ -68,6 +67,7 @@ from .interpolate import RENDER_DELAY, interpolate
 from .loader import Loader, body_color
 from .panel import PANEL_WIDTH, Panel
 from .picking import pick
+from .polhode import PolhodeTrail
 from .recorder import (RecordingError, ScreenRecording, even_size, prepare_folder, save_png,
                        timestamped_path)
 from .renderer import Renderer
@@ -85,7 +85,6 @@ CLICK_SLOP = 4                # px a press may move and still count as a click
 GRAB_FREQUENCY = 4.0          # Hz: natural frequency of the grab spring with the body's mass
 SPIN_RATE = 2.0 * 2.0 * math.pi   # rad/s about the intermediate axis given by S (2 turns/s)
 SPIN_WOBBLE = 0.02            # fraction about the major axis: seeds the flip (Dzhanibekov)
-POLHODE_SECONDS = 4.0         # s of sim time kept in the ω-tip trail
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of Mesa's CPU paths
 STATUS_ENV = "TUMBLE_STATUS_FILE"
 ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
@@ -163,46 +162,6 @@ def _guarded(handler):
             self.report(e, f"{handler.__name__}")
             return pyglet.event.EVENT_HANDLED
     return run
-
-
-class PolhodeTrail:
-    """The ω-tip trail of one body on its Poinsot inertia ellipsoid (the polhode).
-
-    Samples are kept in the BODY frame, scaled onto the ellipsoid the gizmos draw
-    (xᵀ I x = c with the longest semi-axis = body radius R, so c = R² I1): the point is
-    ω·√(c / ωᵀIω) — Poinsot's construction (Landau–Lifshitz, Mechanics §37). Drawn with
-    the body's current pose, the curve rides on the ellipsoid as the body turns.
-    """
-
-    def __init__(self):
-        self.body_id: int | None = None
-        self._points: collections.deque = collections.deque()  # (sim time, (3,) body frame)
-
-    def update(self, body_id: int | None, shape, snapshot) -> None:
-        """Add the newest snapshot's ω of ``body_id`` (restart on a new body or a reset)."""
-        if body_id != self.body_id or (self._points and snapshot.time < self._points[-1][0]):
-            self._points.clear()
-            self.body_id = body_id
-        if body_id is None or shape is None:
-            return
-        rows = np.flatnonzero(snapshot.ids == body_id)
-        if not len(rows) or (self._points and snapshot.time == self._points[-1][0]):
-            return
-        omega = snapshot.omega_body[rows[0]]
-        moments = shape.properties.principal_moments
-        energy2 = float(omega @ (moments * omega))  # ωᵀIω = 2 T_rot
-        if energy2 > 0.0:
-            c = body_radius(shape) ** 2 * moments[0]
-            self._points.append((snapshot.time, omega * math.sqrt(c / energy2)))
-        while self._points and self._points[0][0] < snapshot.time - POLHODE_SECONDS:
-            self._points.popleft()
-
-    def world(self, pos, quat) -> np.ndarray:
-        """(m,3) trail points in the world for a body at pos (3,), quat (4,)."""
-        if not self._points:
-            return np.zeros((0, 3))
-        body = np.array([p for _, p in self._points])
-        return pos + quat_rotate(np.asarray(quat)[None], body)
 
 
 def grab_spring(mass: float) -> tuple[float, float]:
@@ -379,13 +338,7 @@ class App:
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
         view = frame_view(pose, new, records, body_color, selected)
-        shown = 0 <= view.selected < view.count
-        self.polhode.update(selected if shown else None,
-                            records[selected].shape if shown else None, new)
-        if shown and self.state.gizmos.polhode:
-            view = dataclasses.replace(view, polhode={selected: self.polhode.world(
-                view.pos[view.selected], view.quat[view.selected])})
-        return view
+        return self.polhode.attach(view, new, self.state.gizmos.polhode)
 
     def _release_unused_meshes(self, view: FrameView) -> None:
         in_use = frozenset(id(s) for s in view.shapes)

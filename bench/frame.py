@@ -5,9 +5,10 @@
 
 For each body count: a World with that many builtin bodies (boxes, spheres, cylinders and
 T-handles of 0.1–0.2 m, spinning) in the 4 × 3 × 4 m container runs on its
-``physics.simulation.Simulation`` thread at 240 Hz; the main thread builds a ``FrameView`` from
-the newest snapshot (with a 64-point polhode trail per body, kept in the body frame) and renders
-it with ``app.renderer`` into an offscreen framebuffer (1280×720 unless ``--size``).
+``physics.simulation.Simulation`` thread at 240 Hz; the main thread builds each frame's
+``FrameView`` as the window does (``App._frame_view``: the two newest snapshots interpolated
+``RENDER_DELAY`` behind, one body selected, its polhode trail attached) and renders it with
+``app.renderer`` into an offscreen framebuffer (1280×720 unless ``--size``).
 
 Rendering is headless (moderngl's EGL context, Mesa llvmpipe here): the window is not needed to
 measure the renderer, and presenting a frame through pyglet adds only the buffer swap. MSAA is
@@ -35,16 +36,16 @@ import moderngl
 import numpy as np
 
 from app.camera import OrbitCamera
-from app.gizmos import arrow_vectors
-from app.renderer import Renderer, palette_color
-from app.view import FrameView, GizmoOptions
-from physics.rotation import quat_to_matrix
+from app.interpolate import RENDER_DELAY, interpolate
+from app.loader import body_color
+from app.polhode import PolhodeTrail
+from app.renderer import Renderer
+from app.view import GizmoOptions, frame_view
 from physics.scene import build_world
 from physics.simulation import Simulation
 from physics.world import World
 from record import bench_scene  # bench/record.py: the same 50/500-body scene
 
-TRAIL = 64  # polhode points kept per body
 ALL_GIZMOS = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
                           inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
                           contacts=True, velocity=True)
@@ -54,44 +55,9 @@ GIZMO_SETS = {"all": ALL_GIZMOS, "default": GizmoOptions(),
 
 def build(count: int, seed: int = 1) -> tuple[World, dict]:
     """A world with ``count`` spinning bodies on a jittered grid in the container (the scene
-    bench/record.py records), and body id → Shape."""
+    bench/record.py records), and its body records (body id → BodyRecord)."""
     world, records = build_world(bench_scene(count, seed))
-    return world, {record.body_id: record.shape for record in records}
-
-
-class Trails:
-    """The last TRAIL tips of every body's ω arrow in its body frame — the polhode, Poinsot's
-    curve on the inertia ellipsoid — in one ring buffer (bodies never change here, so rows
-    follow the snapshot's row order); drawn at each body's current pose."""
-
-    def __init__(self, count: int):
-        self.points = np.zeros((count, TRAIL, 3))
-        self.filled = 0
-
-    def add(self, quat: np.ndarray, omega_arrows: np.ndarray) -> None:
-        self.points = np.roll(self.points, -1, axis=1)
-        self.points[:, -1] = np.einsum("nji,nj->ni", quat_to_matrix(quat), omega_arrows)
-        self.filled = min(self.filled + 1, TRAIL)
-
-    def polhode(self, snap) -> dict:
-        if self.filled < 2:
-            return {}
-        body = self.points[:, TRAIL - self.filled:]
-        world = snap.pos[:, None] + np.einsum("nij,nkj->nki", quat_to_matrix(snap.quat), body)
-        return dict(zip(snap.ids.tolist(), world))
-
-
-def frame_view(snap, shapes: tuple, colors: np.ndarray, trails: Trails,
-               options: GizmoOptions) -> FrameView:
-    """The FrameView of a snapshot (what the window builds, without interpolation); adds each
-    body's ω tip to its trail."""
-    view = FrameView(
-        ids=snap.ids, shapes=shapes, pos=snap.pos, quat=snap.quat, color=colors, vel=snap.vel,
-        omega=snap.omega, ang_mom=snap.ang_mom, contact_points=snap.contact_points,
-        contact_normals=snap.contact_normals, container_size=snap.container_size,
-        polhode=trails.polhode(snap))
-    trails.add(snap.quat, arrow_vectors(view, options.arrow_scale)["angular_velocity"])
-    return view
+    return world, {record.body_id: record for record in records}
 
 
 def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: str,
@@ -106,17 +72,18 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
     renderer.cache_background = not moving  # as the window does while its camera is still
     camera = OrbitCamera()
     camera.frame((0.0, 1.2, 0.0), 3.2, size[0] / size[1])
-    world, by_id = build(count)
-    ids = world.ids.copy()
-    shapes = tuple(by_id[int(i)] for i in ids)
-    colors = np.array([palette_color(i) for i in ids])
-    trails = Trails(count)
+    world, records = build(count)
+    selected = int(world.ids[0])
+    trail = PolhodeTrail()
     times = []
     with Simulation(world) as sim:
         start_time, start_wall = sim.latest().time, time.perf_counter()
         for i in range(frames + 20):  # the first 20 frames warm up (shader JIT, uploads)
             t0 = time.perf_counter()
-            view = frame_view(sim.latest(), shapes, colors, trails, options)
+            prev, new = sim.latest_two()
+            view = frame_view(interpolate(prev, new, t0 - RENDER_DELAY), new, records,
+                              body_color, selected)
+            view = trail.attach(view, new, options.polhode)
             renderer.render(view, camera, size, options, fbo=fbo)
             finish()
             if i >= 20:

@@ -4,7 +4,7 @@ a garbage file, a slider dragged with real pointer events — watched through th
 file (``TUMBLE_STATUS_FILE``, see app/window.py) and its log, a screenshot saved to
 ``artifacts/``, and a window close that ends the process with status 0.
 
-The window's geometry helpers (grab spring, floor point, spin couple, polhode trail) are
+The window's geometry helpers (grab spring, floor point, spin couple) are
 tested first, without X. The app tests share one app process and run in file order.
 """
 
@@ -19,13 +19,11 @@ import numpy as np
 import pytest
 import trimesh
 
-from app.gizmos import body_radius
-from app.window import (GRAB_FREQUENCY, SPIN_RATE, SPIN_WOBBLE, PolhodeTrail, floor_point,
-                        grab_spring, ray_plane, spin_impulses)
+from app.window import (GRAB_FREQUENCY, SPIN_RATE, SPIN_WOBBLE, floor_point, grab_spring,
+                        ray_plane, spin_impulses)
 from physics.meshes import builtin_shape
 from physics.model import WorldDef
 from physics.rotation import quat_from_axis_angle
-from physics.simulation import Simulation
 from physics.world import World
 
 from .running_app import DEFAULT_BODIES, REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
@@ -77,28 +75,6 @@ def test_spin_couple_spins_about_the_intermediate_axis_without_pushing():
         world.step(1 / 240)
         w2.append(world.body_angular_velocity()[row][1])
     assert min(w2) < -0.5 * SPIN_RATE, "no flip within 4 s"
-
-
-def test_polhode_points_lie_on_the_drawn_inertia_ellipsoid():
-    """Trail points in the body frame satisfy xᵀ I x = R² I1: Poinsot's ellipsoid as the
-    gizmos draw it (longest semi-axis = body radius R); they move with the body."""
-    shape = builtin_shape("t_handle")
-    world = World(WorldDef(gravity=(0.0, 0.0, 0.0), container_size=None))
-    body = world.add_body(shape.body_def([0.0, 1.0, 0.0], angular_velocity=[0.3, 5.0, 0.2]))
-    sim = Simulation(world, hz=240.0)
-    trail = PolhodeTrail()
-    snapshot = sim.latest()
-    for _ in range(60):
-        snapshot = sim.run_steps(8)
-        trail.update(body, shape, snapshot)
-    moments = shape.properties.principal_moments
-    points = trail.world(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))  # body frame
-    assert len(points) == 60
-    np.testing.assert_allclose(np.einsum("ij,j,ij->i", points, moments, points),
-                               body_radius(shape) ** 2 * moments[0], rtol=1e-9)
-    assert np.ptp(points[:, 0]) > 0.1 * body_radius(shape)  # a curve, not one point
-    trail.update(None, None, snapshot)  # deselected: the trail is gone
-    assert len(trail.world(np.zeros(3), [1.0, 0, 0, 0])) == 0
 
 
 # ---- the app under Xvfb ------------------------------------------------------------------------
