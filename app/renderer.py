@@ -33,6 +33,7 @@ Shape that reaches the renderer unprepared is prepared on the renderer's worker 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import weakref
@@ -366,6 +367,7 @@ class Renderer:
         # cleared now because frames without casters still sample it (branch-free shader), and
         # uninitialised memory can hold denormals that make llvmpipe's lookups several × slower
         self.shadow_fbo.clear(depth=1.0)
+        self._shadow_key: bytes | None = None  # what the shadow map holds (_shadow_pass)
         self.gizmos = Gizmos(ctx)
         self._meshes: dict[int, tuple[Shape, list[_GpuMesh], np.ndarray]] = {}
         self._pending: dict[int, tuple[Shape, Future]] = {}
@@ -440,6 +442,8 @@ class Renderer:
         casting = self.shadows and bool(groups)
         if casting:
             self._shadow_pass(groups, light_vp)
+        else:
+            self._shadow_key = None
 
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
@@ -490,12 +494,12 @@ class Renderer:
         ctx.disable(moderngl.BLEND)
         ctx.depth_func = "<"
         set_uniforms(self.body_prog, frame, u_highlight_color=HIGHLIGHT_COLOR)
-        for gpu, count in groups:
+        for gpu, instances in groups:
             if gpu.two_sided:
                 ctx.disable(moderngl.CULL_FACE)
             else:
                 ctx.enable(moderngl.CULL_FACE)
-            gpu.vaos[0].render(moderngl.TRIANGLES, instances=count)
+            gpu.vaos[0].render(moderngl.TRIANGLES, instances=len(instances))
         ctx.disable(moderngl.CULL_FACE)
 
         options = gizmos if gizmos is not None else GizmoOptions()
@@ -565,9 +569,9 @@ class Renderer:
             self._background = None
 
     def _upload_instances(self, view: FrameView, camera: OrbitCamera,
-                          height: int) -> list[tuple[_GpuMesh, int]]:
+                          height: int) -> list[tuple[_GpuMesh, np.ndarray]]:
         """Write the instance buffers of each (Shape, level of detail) in view;
-        [(mesh level, instance count)] of those ready to draw."""
+        [(mesh level, its instances (k, INSTANCE_FLOATS) float32)] of those ready to draw."""
         n = view.count
         if n == 0:
             return []
@@ -604,7 +608,7 @@ class Renderer:
                 gpu = levels[index]
                 gpu.reserve(len(chosen))
                 gpu.instances.write(chosen)
-                groups.append((gpu, len(chosen)))
+                groups.append((gpu, chosen))
         return groups
 
     def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, tuple]:
@@ -638,7 +642,17 @@ class Renderer:
                                                      0.0, 4.0 * radius)
         return (light_view @ proj).astype(np.float32), texel, footprint
 
-    def _shadow_pass(self, groups, light_vp: np.ndarray) -> None:
+    def _shadow_pass(self, groups, light_vp: np.ndarray) -> bool:
+        """Draw the casters into the shadow map — unless the map already holds exactly these
+        casters (same meshes, levels, instances and light), as when everything rests: the
+        camera may move, the map depends on the bodies alone. True if it drew."""
+        key = hashlib.blake2b(light_vp.tobytes(), digest_size=16)
+        for gpu, instances in groups:
+            key.update(np.array([id(gpu)], dtype=np.int64).tobytes())
+            key.update(instances.tobytes())
+        if key.digest() == self._shadow_key:
+            return False
+        self._shadow_key = key.digest()
         ctx = self.ctx
         self.shadow_fbo.use()
         ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.height)
@@ -649,16 +663,17 @@ class Renderer:
         # slope-scaled offset on the casters; the receivers add a normal offset (shadow.glsl)
         ctx.polygon_offset = (1.5, 2.0)
         set_uniforms(self.depth_prog, {"u_light_vp": light_vp})
-        for gpu, count in groups:
+        for gpu, instances in groups:
             # a closed body's faces turned away from the light lie behind its lit ones: culling
             # them stores the same depths for half the fragments (the pass is fill-bound here)
             if gpu.two_sided:
                 ctx.disable(moderngl.CULL_FACE)
             else:
                 ctx.enable(moderngl.CULL_FACE)
-            gpu.vaos[1].render(moderngl.TRIANGLES, instances=count)
+            gpu.vaos[1].render(moderngl.TRIANGLES, instances=len(instances))
         ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
+        return True
 
     def _draw_walls(self, view: FrameView, frame: dict) -> None:
         """Translucent container: far (back) faces first, then near (front) faces, blended

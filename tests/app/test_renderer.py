@@ -129,6 +129,52 @@ def test_shadow_falls_on_the_floor_under_a_lifted_body(gl):
     assert luminance(pixel(moved, cam, shadow)) > 0.95 * luminance(pixel(without, cam, shadow))
 
 
+def test_shadow_map_is_reused_while_the_casters_rest(gl, monkeypatch):
+    """The shadow pass is skipped when the casters and the light are as last drawn (a pile at
+    rest, an orbiting camera): the same pixels as a fresh renderer; a moved body, a new body
+    or shadows switched off and on draw it again. (Boxes: one level of detail whatever the
+    camera distance; the key includes the levels drawn.)"""
+    ctx, renderer, _ = gl
+    shapes = [builtin_shape("box", [0.5, 0.3, 0.4]), builtin_shape("box", [0.4, 0.3, 0.2])]
+    pos = np.array([(0.0, 1.2, 0.0), (-0.8, 0.6, 0.4)])
+    cam = OrbitCamera(target=(0.3, 0.0, -0.2), yaw=2.4, pitch=0.9, distance=4.0)
+    drawn = []
+    monkeypatch.setattr(renderer, "_shadow_key", None)
+    original = Renderer._shadow_pass
+
+    def counting(self, groups, light_vp):
+        did = original(self, groups, light_vp)
+        if self is renderer:
+            drawn.append(did)
+        return did
+    monkeypatch.setattr(Renderer, "_shadow_pass", counting)
+    first = render(gl, make_view(shapes, pos, [RED, GREEN]), cam)
+    orbit = OrbitCamera(target=(0.3, 0.0, -0.2), yaw=2.0, pitch=0.7, distance=4.5)
+    again = render(gl, make_view(shapes, pos, [RED, GREEN]), cam)
+    turned = render(gl, make_view(shapes, pos, [RED, GREEN]), orbit)
+    assert drawn == [True, False, False]
+    assert np.array_equal(first, again)
+    fresh = Renderer(ctx)
+    try:
+        target = OffscreenTarget(ctx, SIZE)
+        fresh.render(make_view(shapes, pos, [RED, GREEN]), orbit, SIZE, NO_GIZMOS, fbo=target.fbo)
+        assert np.array_equal(turned, target.read().astype(int))
+        target.release()
+    finally:
+        fresh.release()
+    moved = pos + [(0.0, 0.0, 0.0), (0.0, 0.0, 0.3)]
+    render(gl, make_view(shapes, moved, [RED, GREEN]), cam)
+    render(gl, make_view(shapes + [shapes[0]], np.vstack([moved, [(1.0, 0.5, 1.0)]]),
+                         [RED, GREEN, BLUE]), cam)
+    renderer.shadows = False
+    try:
+        render(gl, make_view(shapes, moved, [RED, GREEN]), cam)
+    finally:
+        renderer.shadows = True
+    render(gl, make_view(shapes, moved, [RED, GREEN]), cam)
+    assert drawn == [True, False, False, True, True, True]
+
+
 def test_cached_background_gives_the_same_pixels_and_follows_the_camera(gl):
     """``cache_background`` (tumble record's fixed camera): the same frames as drawing the
     floor and sky every time — shadows and gizmos included, arrows through the floor still
