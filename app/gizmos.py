@@ -162,10 +162,12 @@ def _basis(direction: np.ndarray) -> np.ndarray:
 def _instances(rotation, scale, offset, color) -> np.ndarray:
     """(k, 19) float32 rows: rotation (k,3,3) as a GLSL mat3 (columns first), scale (k,3),
     offset (k,3), colour (k,4)."""
-    k = len(offset)
-    return np.hstack([np.swapaxes(rotation, 1, 2).reshape(k, 9),
-                      np.broadcast_to(scale, (k, 3)), offset,
-                      np.broadcast_to(color, (k, 4))]).astype(np.float32)
+    rows = np.empty((len(offset), 19), dtype=np.float32)
+    rows[:, :9] = np.swapaxes(rotation, 1, 2).reshape(-1, 9)
+    rows[:, 9:12] = scale
+    rows[:, 12:15] = offset
+    rows[:, 15:] = color
+    return rows
 
 
 def _cylinder(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -330,29 +332,37 @@ class Gizmos:
 
     def _arrows(self, parts, origin, vector, nominal_radius, color) -> None:
         """Instances of all queued arrows at once; zero vectors are skipped."""
-        length = np.linalg.norm(vector, axis=1)
+        length = np.sqrt(np.einsum("ij,ij->i", vector, vector))
         keep = length > 1e-9
-        if not keep.any():
+        if not keep.all():
+            origin, vector, length = origin[keep], vector[keep], length[keep]
+            nominal_radius, color = nominal_radius[keep], color[keep]
+        if not len(length):
             return
-        origin, vector, length = origin[keep], vector[keep], length[keep]
-        color = color[keep]
-        radius = self._thickness(origin, nominal_radius[keep])
+        cam = self._camera
+        per_pixel = cam.world_per_pixel(
+            np.maximum((origin - cam.eye) @ -cam.back, cam.clip_range()[0]), self._height)
+        radius = np.maximum(nominal_radius, MIN_PIXELS * per_pixel)   # as _thickness
         direction = vector / length[:, None]
         rotation = _basis(direction)
         head = np.minimum(HEAD_LENGTH * radius, 0.45 * length)   # short arrows: smaller head
-        head_radius = HEAD_RADIUS * radius * head / (HEAD_LENGTH * radius)
+        head_radius = (HEAD_RADIUS / HEAD_LENGTH) * head
         shaft_radius = np.minimum(radius, head_radius / 1.5)
-        thin = self._pixels(origin, radius) < THIN_PIXELS
-        thick = ~thin
-        parts["shafts"].append(_instances(
-            rotation[thick], np.stack([shaft_radius, length - head, shaft_radius], 1)[thick],
-            origin[thick], color[thick]))
-        parts["heads"].append(_instances(
-            rotation[thick], np.stack([head_radius, head, head_radius], 1)[thick],
-            (origin + direction * (length - head)[:, None])[thick], color[thick]))
+        thin = radius < THIN_PIXELS * per_pixel
         parts["thin_arrows"].append(_instances(
-            rotation[thin], np.stack([shaft_radius, length, head_radius], 1)[thin], origin[thin],
-            color[thin]))
+            rotation[thin], np.stack([shaft_radius[thin], length[thin], head_radius[thin]], 1),
+            origin[thin], color[thin]))
+        if thin.all():
+            return
+        thick = ~thin
+        rotation, origin, color = rotation[thick], origin[thick], color[thick]
+        length, head = length[thick], head[thick]
+        head_radius, shaft_radius = head_radius[thick], shaft_radius[thick]
+        parts["shafts"].append(_instances(
+            rotation, np.stack([shaft_radius, length - head, shaft_radius], 1), origin, color))
+        parts["heads"].append(_instances(
+            rotation, np.stack([head_radius, head, head_radius], 1),
+            origin + direction[thick] * (length - head)[:, None], color))
 
     def _body_gizmos(self, view: FrameView, rows: np.ndarray, options: GizmoOptions,
                      parts) -> None:

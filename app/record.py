@@ -29,9 +29,8 @@ from physics.simulation import Simulation
 
 from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
-from .loader import body_color
 from .recorder import RecordingError, RecordingResult, VideoWriter
-from .renderer import OffscreenTarget, Renderer
+from .renderer import OffscreenTarget, Renderer, palette_color
 from .view import GizmoOptions, frame_view
 
 PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
@@ -81,7 +80,7 @@ def sim_time_views(scene: Scene, fps: int, count: int):
             prev, new = new, sim.run_steps(target - steps)
             steps = target
         pose = blend(prev, new, sim_time_weight(prev, new, t) if between else 1.0)
-        yield frame_view(pose, new, by_id, body_color)
+        yield frame_view(pose, new, by_id, palette_color)
 
 
 class Progress:

@@ -85,9 +85,10 @@ PALETTE = (np.array([[int(h[i:i + 2], 16) for i in (0, 2, 4)] for h in _PALETTE_
            / 255.0) ** 2.2
 
 
-def palette_color(body_id: int) -> np.ndarray:
-    """(3,) linear RGB default colour of a body (when its BodyRecord.color is None)."""
-    return PALETTE[int(body_id) % len(PALETTE)].copy()
+def palette_color(body_id) -> np.ndarray:
+    """(3,) linear RGB default colour of a body (when its BodyRecord.color is None), or (k, 3)
+    for an array of k body ids."""
+    return PALETTE[np.asarray(body_id, dtype=np.int64) % len(PALETTE)].copy()
 
 
 # ---- meshes (CPU side, any thread) -------------------------------------------------------------

@@ -82,16 +82,21 @@ def gizmo_options(names) -> GizmoOptions:
     return GizmoOptions(**{**off, **chosen})
 
 
-def frame_view(pose, snapshot, records: dict, default_color, selected: int | None = None,
+def frame_view(pose, snapshot, records: dict, default_colors, selected: int | None = None,
                polhode: dict | None = None) -> FrameView:
     """The FrameView of an interpolated ``pose`` (app.interpolate.Pose) of ``snapshot``'s
     bodies: only bodies with a record (body id → BodyRecord) are shown, in the record's colour
-    or ``default_color(body_id)``; ``selected`` body id; ``polhode`` as in FrameView."""
-    rows = np.array([r for r, i in enumerate(pose.ids.tolist()) if i in records], dtype=int)
+    or else ``default_colors(ids)`` ((k,) body ids → (k, 3)); ``selected`` body id;
+    ``polhode`` as in FrameView."""
+    rows = np.flatnonzero(np.isin(pose.ids, np.fromiter(records, dtype=np.int64,
+                                                        count=len(records))))
     ids = pose.ids[rows]
-    shapes = tuple(records[i].shape for i in ids.tolist())
-    color = np.array([records[i].color or default_color(i) for i in ids.tolist()],
-                     dtype=float).reshape(-1, 3)
+    shown = [records[i] for i in ids.tolist()]
+    shapes = tuple(record.shape for record in shown)
+    color = np.array(default_colors(ids), dtype=float).reshape(-1, 3)
+    for row, record in enumerate(shown):
+        if record.color:
+            color[row] = record.color
     row_of = {i: r for r, i in enumerate(ids.tolist())}
     return FrameView(
         ids=ids, shapes=shapes, pos=pose.pos[rows], quat=pose.quat[rows], color=color,

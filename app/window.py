@@ -64,13 +64,13 @@ from .camera import OrbitCamera, home_sphere
 from .gizmos import body_radius
 from .imgui_gl import ImGuiRenderer
 from .interpolate import RENDER_DELAY, interpolate
-from .loader import Loader, body_color
+from .loader import Loader
 from .panel import PANEL_WIDTH, Panel
 from .picking import pick
 from .polhode import PolhodeTrail
 from .recorder import (RecordingError, ScreenRecording, even_size, prepare_folder, save_png,
                        timestamped_path)
-from .renderer import Renderer
+from .renderer import Renderer, palette_color
 from .resources import asset_path
 from .view import FrameView, frame_view
 
@@ -337,7 +337,7 @@ class App:
         pose = interpolate(prev, new, render_time)
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
-        view = frame_view(pose, new, records, body_color, selected)
+        view = frame_view(pose, new, records, palette_color, selected)
         return self.polhode.attach(view, new, self.state.gizmos.polhode)
 
     def _release_unused_meshes(self, view: FrameView) -> None:

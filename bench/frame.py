@@ -37,9 +37,8 @@ import numpy as np
 
 from app.camera import OrbitCamera
 from app.interpolate import RENDER_DELAY, interpolate
-from app.loader import body_color
 from app.polhode import PolhodeTrail
-from app.renderer import Renderer
+from app.renderer import Renderer, palette_color
 from app.view import GizmoOptions, frame_view
 from physics.scene import build_world
 from physics.simulation import Simulation
@@ -82,7 +81,7 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
             t0 = time.perf_counter()
             prev, new = sim.latest_two()
             view = frame_view(interpolate(prev, new, t0 - RENDER_DELAY), new, records,
-                              body_color, selected)
+                              palette_color, selected)
             view = trail.attach(view, new, options.polhode)
             renderer.render(view, camera, size, options, fbo=fbo)
             finish()
