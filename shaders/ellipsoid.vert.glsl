@@ -1,6 +1,6 @@
 #version 330 core
 // Balls and ellipsoids as impostors (centre-of-mass markers, contact dots, inertia ellipsoids):
-// one camera-facing quad per instance that covers the bounding sphere; ellipsoid.frag.glsl
+// one camera-facing quad per instance around its outline; ellipsoid.frag.glsl
 // intersects each pixel's view ray with the exact ellipsoid. Two triangles instead of the 20–320
 // of a tessellated sphere: llvmpipe's cost is mostly per triangle, and the surface is smooth
 // at any size.
@@ -25,11 +25,17 @@ void main() {
     vec3 helper = abs(forward.y) < 0.99 ? vec3(0.0, 1.0, 0.0) : vec3(1.0, 0.0, 0.0);
     vec3 right = normalize(cross(helper, forward));
     vec3 up = cross(forward, right);
-    // on the bounding sphere's front tangent plane (d − r from the eye) the cone of rays
-    // tangent to the sphere has radius r·√((d − r)/(d + r)); the quad's depth there lets the
-    // depth test run before shading. An eye inside the sphere gets an empty quad.
-    float half_size = d > 1.0001 * r ? r * sqrt((d - r) / (d + r)) : 0.0;
-    v_position = i_offset + forward * r + (right * in_corner.x + up * in_corner.y) * half_size;
+    // the quad lies on the plane that touches the bounding sphere in front (d − r from the
+    // eye), so the depth test runs before shading and the shell is drawn over its body. The
+    // ellipsoid reaches sqrt(uᵀ R S² Rᵀ u) from the eye-centre line along a unit direction u
+    // (its support function), and every point of it is at least as far as that plane, so it
+    // projects onto the plane within that reach. An eye within r of the centre gets an empty
+    // quad (nothing to see from in there).
+    mat3 to_local = transpose(i_rotation);
+    vec2 reach = vec2(length(i_scale * (to_local * right)), length(i_scale * (to_local * up)));
+    vec2 half_size = d > 1.0001 * r ? reach : vec2(0.0);
+    v_position = i_offset + forward * r + right * (in_corner.x * half_size.x)
+               + up * (in_corner.y * half_size.y);
     v_rotation = i_rotation;
     v_scale = i_scale;
     v_centre = i_offset;
