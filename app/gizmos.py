@@ -203,8 +203,8 @@ def _unit_meshes() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     float32 quad corners, indices (t, 3) uint32). llvmpipe sets up ~2·10⁶ triangles/s on the
     render thread, and 500 bodies with every gizmo are ~4000 arrows and ~1800 balls, so
     triangles are the budget: arrows close enough to be thick are a cylinder and a cone of 8
-    segments (smooth normals hide the facets); thin arrows, balls and ellipsoids are impostors,
-    two triangles each (``arrow.*.glsl``, ``ellipsoid.*.glsl``)."""
+    segments (smooth normals hide the facets); thin arrows and tubes, balls and ellipsoids are
+    impostors of two or three triangles (``arrow.*.glsl``, ``ellipsoid.*.glsl``)."""
     square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
     quad = np.array([[0, 1, 2], [0, 2, 3]])  # counter-clockwise: facing the camera
     # an arrow's outline (arrow.vert.glsl): (side, 0 tail / 1 neck of shaft / 2 neck of head /
@@ -212,7 +212,8 @@ def _unit_meshes() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     outline = np.array([[-1.0, 0.0], [1.0, 0.0], [1.0, 1.0], [-1.0, 1.0], [-1.0, 2.0],
                         [1.0, 2.0], [0.0, 3.0]])
     meshes = {"cylinder": _cylinder(8), "cone": _cone(8), "square": (square, quad),
-              "outline": (outline, np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6]]))}
+              "outline": (outline, np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6]])),
+              "tube": (outline[:4], quad)}  # an outline without a head
     return {k: (v.astype(np.float32), f.astype(np.uint32)) for k, (v, f) in meshes.items()}
 
 
@@ -254,10 +255,11 @@ class _Batch:
 
 _BATCHES = {  # instance batch → (program, unit mesh)
     "shafts": ("gizmo", "cylinder"), "heads": ("gizmo", "cone"),
-    "thin_arrows": ("arrow", "outline"), "dots": ("ellipsoid", "square"),
+    "thin_arrows": ("arrow", "outline"), "thin_tubes": ("arrow", "tube"),
+    "dots": ("ellipsoid", "square"),
     "ellipsoids": ("ellipsoid", "square"), "markers": ("ellipsoid", "square")}
-OPAQUE = ("shafts", "heads", "thin_arrows", "dots")
-THIN_PIXELS = 2.5  # arrows thinner than this radius on screen are drawn as impostors
+OPAQUE = ("shafts", "heads", "thin_arrows", "thin_tubes", "dots")
+THIN_PIXELS = 2.5  # arrows and tubes thinner than this radius on screen are impostors
 
 
 class Gizmos:
@@ -469,8 +471,12 @@ class Gizmos:
         keep = length > 1e-9
         start, step, length = start[keep], step[keep], length[keep]
         radius = self._thickness(start + 0.5 * step, np.full(len(start), nominal_radius)) * 0.6
-        parts["shafts"].append(_instances(_basis(step / length[:, None]),
-                                          np.stack([radius, length, radius], 1), start, color))
+        rows = _instances(_basis(step / length[:, None]),
+                          np.stack([radius, length, radius], 1), start, color)
+        thin = self._pixels(start + 0.5 * step, radius) < THIN_PIXELS
+        rows[thin, 11] = 0.0  # as an impostor: head radius 0, no head
+        parts["thin_tubes"].append(rows[thin])
+        parts["shafts"].append(rows[~thin])
 
     def _container_edges(self, size: np.ndarray, parts) -> None:
         """The 12 edges of the container as thin lit tubes (part of the walls, always drawn)."""

@@ -13,7 +13,7 @@ out vec4 f_color;
 void main() {
     float head = u_head_ratio * v_shape.z;
     float neck = v_shape.y - head;  // where the head starts, m from the tail
-    bool in_head = v_arrow.y >= neck;
+    bool in_head = head > 0.0 && v_arrow.y >= neck;  // a tube has no head
     float radius = in_head ? v_shape.z * (v_shape.y - v_arrow.y) / head : v_shape.x;
     // the surface under this pixel: across the silhouette a cylinder's (or cone's) normal turns
     // from the side through the camera-facing direction; a cone's also leans along the axis by

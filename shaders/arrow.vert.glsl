@@ -1,5 +1,5 @@
 #version 330 core
-// Thin arrows (a few pixels wide) as impostors: a flat outline in the plane through the axis
+// Thin arrows and tubes (a few pixels wide) as impostors: a flat outline in the plane through the axis
 // that faces the camera (the shaft a quad as wide as the shaft, the head a triangle as wide as
 // the head), shaded by arrow.frag.glsl as a cylinder and a cone. Three triangles instead of
 // the ten of a three-sided prism and pyramid: on llvmpipe each small triangle costs the setup
@@ -9,7 +9,7 @@ uniform mat4 u_vp;
 uniform float u_head_ratio;   // head length / head radius
 in vec2 in_corner;          // (side −1, 0, 1; 0 tail, 1 neck of shaft, 2 neck of head, 3 tip)
 in mat3 i_rotation;         // column 1: the arrow's direction (unit), world
-in vec3 i_scale;            // shaft radius, length, head radius, m
+in vec3 i_scale;            // shaft radius, length, head radius (0: a tube), m
 in vec3 i_offset;           // tail, world, m
 in vec4 i_color;            // linear RGB, alpha
 out vec3 v_position;        // world, m
@@ -29,9 +29,11 @@ void main() {
     float head = u_head_ratio * i_scale.z;
     float along = in_corner.y < 0.5 ? 0.0 : (in_corner.y < 2.5 ? i_scale.y - head : i_scale.y);
     v_arrow = vec2(in_corner.x * (in_corner.y < 1.5 ? i_scale.x : i_scale.z), along);
-    v_position = i_offset + axis * v_arrow.y + side * v_arrow.x;
-    v_side = side;
     v_facing = cross(side, axis);
+    // the outline stands in front of the axis by the shaft's radius, where the tube's surface
+    // faces the camera: an edge tube of a box wireframe shows over both faces at the edge
+    v_position = i_offset + axis * v_arrow.y + side * v_arrow.x + v_facing * i_scale.x;
+    v_side = side;
     v_axis = axis;
     v_shape = i_scale;
     v_color = i_color;

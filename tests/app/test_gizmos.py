@@ -288,3 +288,23 @@ def test_collision_hulls_show_as_wireframes_along_the_hull_edges(gl):
     # away from every edge, the box's face looks the same with and without the wireframe
     face = np.array(pos[0]) + [0.08, 0.05, 0.1]
     assert np.abs(pixels(off, CAMERA, [face]) - pixels(on, CAMERA, [face])).max() < 10
+
+
+def test_thin_arrows_and_tubes_are_impostors_thick_ones_meshes(gl):
+    """Below THIN_PIXELS of radius on screen, arrows and wireframe tubes are flat impostors
+    (llvmpipe pays per triangle); close up they are real cylinders and cones."""
+    renderer, _ = gl
+    shape = box()
+    ang_mom = np.array([[0.0, 1.0, 0.0]]) * 8.0 * shape.properties.principal_moments.mean()
+    view = make_view([shape], [(0.0, 0.6, 0.0)], ang_mom=ang_mom)
+    options = GizmoOptions(angular_momentum=True, principal_axes=False, collision_hulls=True)
+    batches = renderer.gizmos.batches
+    far = OrbitCamera(target=(0.0, 0.6, 0.0), yaw=0.6, pitch=0.45, distance=40.0)
+    render(gl, view, far, options)
+    assert batches["thin_arrows"].count == 1 and batches["thin_tubes"].count >= 12
+    assert batches["shafts"].count == batches["heads"].count == 0
+    near = OrbitCamera(target=(0.0, 0.6, 0.0), yaw=0.6, pitch=0.45, distance=0.9)
+    image = render(gl, view, near, options)
+    assert batches["thin_arrows"].count == 0 and batches["heads"].count == 1
+    assert batches["shafts"].count >= 1 + 12 - batches["thin_tubes"].count
+    assert gold(image.reshape(-1, 3)).sum() > 200  # the thick L arrow is drawn
