@@ -40,8 +40,10 @@ import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+import fast_simplification
 import moderngl
 import numpy as np
+import trimesh
 from pyrr import matrix44
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -60,6 +62,9 @@ COARSE_CREASE_ANGLE = math.radians(60.0)  # the same on coarser levels, whose fa
 PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a worker thread
 MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
 PIXELS_PER_TRIANGLE = 10.0         # level of detail: coarsest level with triangles ≤ this size
+MIN_COARSE_FACES = 16              # levels of detail stop above this many faces
+COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's coarser level
+                                   # may stray from it (≤ 1 px where levels switch)
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower)
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
@@ -141,9 +146,38 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
             break
         vertices, faces = coarse_vertices, coarse_faces
         levels.append(_split_normals(vertices, faces, COARSE_CREASE_ANGLE))
+    # below that, clustering merges whole features (a cylinder's rim into a few points):
+    # quadric edge collapse (M. Garland and P. Heckbert, SIGGRAPH 1997) halves the faces while
+    # the surface stays within COARSE_DEVIATION of the body's size (a T-handle's arms do not)
+    size = np.ptp(vertices, axis=0).max()
+    while len(faces) >= 2 * MIN_COARSE_FACES:
+        coarse_vertices, coarse_faces = fast_simplification.simplify(
+            # fresh writable arrays: the extension refuses read-only ones (a Shape's are)
+            np.array(vertices, dtype=np.float64), np.array(faces, dtype=np.int64),
+            target_count=len(faces) // 2)
+        if (len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < MIN_COARSE_FACES
+                or _deviation(vertices, faces, coarse_vertices, coarse_faces)
+                > COARSE_DEVIATION * size):
+            break
+        vertices, faces = coarse_vertices, coarse_faces
+        levels.append(_split_normals(vertices, faces, COARSE_CREASE_ANGLE))
     arrays = MeshArrays(tuple(levels), two_sided=not props.watertight)
     with _prepared_lock:
         return _prepared.setdefault(shape, arrays)
+
+
+def _deviation(vertices: np.ndarray, faces: np.ndarray, coarse_vertices: np.ndarray,
+               coarse_faces: np.ndarray) -> float:
+    """Largest distance, m, from the vertices and face centres of a small mesh (vertices
+    (n, 3), faces (m, 3)) to the surface of its coarser version: every point against every
+    coarse triangle (meshes of a few hundred faces)."""
+    points = np.vstack([vertices, vertices[faces].mean(axis=1)])               # (p, 3)
+    triangles = coarse_vertices[coarse_faces]                                  # (t, 3, 3)
+    pairs = np.broadcast_to(triangles[None], (len(points), *triangles.shape))
+    closest = trimesh.triangles.closest_point(
+        pairs.reshape(-1, 3, 3), np.repeat(points, len(triangles), axis=0))
+    distance = np.linalg.norm(closest.reshape(len(points), -1, 3) - points[:, None], axis=2)
+    return float(distance.min(axis=1).max())
 
 
 def _cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.ndarray,

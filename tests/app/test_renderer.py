@@ -19,8 +19,8 @@ from pyglet.extlibs import png
 
 from app import resources
 from app.camera import OrbitCamera
-from app.renderer import (LIGHT_DIR, MAX_DRAWN_FACES, PREPARE_INLINE_FACES, OffscreenTarget,
-                          Renderer, palette_color, prepare_mesh)
+from app.renderer import (COARSE_DEVIATION, LIGHT_DIR, MAX_DRAWN_FACES, PREPARE_INLINE_FACES,
+                          OffscreenTarget, Renderer, palette_color, prepare_mesh)
 from app.view import FrameView, GizmoOptions
 from physics.meshes import Mesh, builtin_shape, shape_from_mesh
 from physics.rotation import quat_from_axis_angle
@@ -288,6 +288,24 @@ def test_levels_of_detail_get_coarser_and_keep_the_shape():
         assert np.median(radial) > 0.97  # and shaded smooth, not faceted
     # a box has no coarser level and keeps its sharp edges
     assert len(prepare_mesh(builtin_shape("box")).levels) == 1
+
+
+def test_small_meshes_get_coarser_levels_only_while_they_keep_their_shape():
+    """Below the clustered levels, quadric edge collapse: a 128-face cylinder halves twice and
+    stays a cylinder of its radius and length (within COARSE_DEVIATION of its size); a
+    T-handle's arms cannot be halved that closely, so it keeps its one level."""
+    shape = builtin_shape("cylinder", [0.2, 0.5])  # radius 0.2 m, length 0.5 m
+    faces = prepare_mesh(shape).face_counts
+    assert list(faces) == [128, 64, 32]
+    size = 0.5
+    axis = np.argmax(np.ptp(prepare_mesh(shape).levels[0][0][:, :3], axis=0))  # its length
+    for vertices, indices in prepare_mesh(shape).levels[1:]:
+        axial = vertices[:, axis]
+        radial = np.linalg.norm(np.delete(vertices[:, :3], axis, axis=1), axis=1)
+        assert np.ptp(axial) == pytest.approx(0.5, abs=COARSE_DEVIATION * size)
+        assert np.abs(radial.max() - 0.2) < COARSE_DEVIATION * size
+        assert indices.max() < len(vertices)
+    assert len(prepare_mesh(builtin_shape("t_handle")).levels) == 1
 
 
 def test_a_big_mesh_is_capped_for_drawing():
