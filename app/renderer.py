@@ -45,6 +45,7 @@ import moderngl
 import numpy as np
 import trimesh
 from pyrr import matrix44
+from scipy.spatial import cKDTree
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -63,6 +64,7 @@ PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a 
 MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
 PIXELS_PER_TRIANGLE = 10.0         # level of detail: coarsest level with triangles ≤ this size
 MIN_COARSE_FACES = 16              # levels of detail stop above this many faces
+QUADRIC_BELOW = 2048               # coarser levels of meshes this small by quadric collapse
 COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's coarser level
                                    # may stray from it (≤ 1 px where levels switch)
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
@@ -125,9 +127,10 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
     so the render thread only uploads. Normals are area-weighted averages over the faces around
     a vertex that meet at less than ``CREASE_ANGLE``; a vertex on a sharper crease is split, so
     a box is flat-shaded and an icosphere smooth. Levels: the mesh itself (clustered down to
-    ``MAX_DRAWN_FACES`` if bigger), then clustered to a quarter of the faces each, while that
-    still removes at least a third and leaves ≥ 40 faces; those split only at creases sharper
-    than ``COARSE_CREASE_ANGLE``, so a coarse sphere still shades smooth.
+    ``MAX_DRAWN_FACES`` if bigger), then clustered to a quarter of the faces each down to
+    ``QUADRIC_BELOW``, then halved by quadric edge collapse while within ``COARSE_DEVIATION``;
+    those split only at creases sharper than ``COARSE_CREASE_ANGLE``, so a coarse sphere still
+    shades smooth.
     """
     with _prepared_lock:
         cached = _prepared.get(shape)
@@ -140,23 +143,26 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
     if len(faces) > MAX_DRAWN_FACES:
         vertices, faces = _cluster(vertices, faces, MAX_DRAWN_FACES)
     levels = [_split_normals(vertices, faces, CREASE_ANGLE)]
-    while len(faces) >= 160:
+    while len(faces) > QUADRIC_BELOW:
         coarse_vertices, coarse_faces = _cluster(vertices, faces, len(faces) // 4)
         if len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < 40:
             break
         vertices, faces = coarse_vertices, coarse_faces
         levels.append(_split_normals(vertices, faces, COARSE_CREASE_ANGLE))
-    # below that, clustering merges whole features (a cylinder's rim into a few points):
-    # quadric edge collapse (M. Garland and P. Heckbert, SIGGRAPH 1997) halves the faces while
-    # the surface stays within COARSE_DEVIATION of the body's size (a T-handle's arms do not)
+    # below that, clustering merges whole features (a sphere goes lumpy, a cylinder's rim
+    # collapses): quadric edge collapse (M. Garland and P. Heckbert, SIGGRAPH 1997) halves the
+    # faces while the surface stays within COARSE_DEVIATION of the mesh's size from points of
+    # this level (a T-handle's arms do not)
     size = np.ptp(vertices, axis=0).max()
+    reference = _surface_points(vertices, faces)
     while len(faces) >= 2 * MIN_COARSE_FACES:
+        # at unit size (the simplifier's thresholds are absolute), in fresh writable arrays
+        # (the extension refuses read-only ones, and a Shape's are)
         coarse_vertices, coarse_faces = fast_simplification.simplify(
-            # fresh writable arrays: the extension refuses read-only ones (a Shape's are)
-            np.array(vertices, dtype=np.float64), np.array(faces, dtype=np.int64),
-            target_count=len(faces) // 2)
+            vertices / size, np.array(faces, dtype=np.int64), target_count=len(faces) // 2)
+        coarse_vertices = coarse_vertices * size
         if (len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < MIN_COARSE_FACES
-                or _deviation(vertices, faces, coarse_vertices, coarse_faces)
+                or _deviation(reference, coarse_vertices, coarse_faces)
                 > COARSE_DEVIATION * size):
             break
         vertices, faces = coarse_vertices, coarse_faces
@@ -166,17 +172,25 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
         return _prepared.setdefault(shape, arrays)
 
 
-def _deviation(vertices: np.ndarray, faces: np.ndarray, coarse_vertices: np.ndarray,
-               coarse_faces: np.ndarray) -> float:
-    """Largest distance, m, from the vertices and face centres of a small mesh (vertices
-    (n, 3), faces (m, 3)) to the surface of its coarser version: every point against every
-    coarse triangle (meshes of a few hundred faces)."""
-    points = np.vstack([vertices, vertices[faces].mean(axis=1)])               # (p, 3)
+def _surface_points(vertices: np.ndarray, faces: np.ndarray, count: int = 256) -> np.ndarray:
+    """(≤ count, 3) vertices and face centres of a mesh, spread evenly over its lists."""
+    points = np.vstack([vertices, vertices[faces].mean(axis=1)])
+    return points[np.unique(np.linspace(0, len(points) - 1, count).astype(np.int64))]
+
+
+def _deviation(points: np.ndarray, coarse_vertices: np.ndarray,
+               coarse_faces: np.ndarray, candidates: int = 32) -> float:
+    """Largest distance, m, from ``points`` (p, 3) to the surface of a coarser mesh (vertices
+    (n, 3), faces (t, 3)), each point measured against the triangles of the ``candidates``
+    face centres nearest to it (a large triangle whose centre is farther can only make the
+    estimate too high: a level is then kept back, never passed wrongly)."""
     triangles = coarse_vertices[coarse_faces]                                  # (t, 3, 3)
-    pairs = np.broadcast_to(triangles[None], (len(points), *triangles.shape))
+    k = min(candidates, len(triangles))
+    _, nearest = cKDTree(triangles.mean(axis=1)).query(points, k=k)            # (p, k)
+    nearest = np.asarray(nearest).reshape(len(points), k)
     closest = trimesh.triangles.closest_point(
-        pairs.reshape(-1, 3, 3), np.repeat(points, len(triangles), axis=0))
-    distance = np.linalg.norm(closest.reshape(len(points), -1, 3) - points[:, None], axis=2)
+        triangles[nearest.ravel()], np.repeat(points, k, axis=0))
+    distance = np.linalg.norm(closest.reshape(len(points), k, 3) - points[:, None], axis=2)
     return float(distance.min(axis=1).max())
 
 
