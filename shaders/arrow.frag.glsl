@@ -18,7 +18,7 @@ void main() {
     // the surface under this pixel: across the silhouette a cylinder's (or cone's) normal turns
     // from the side through the camera-facing direction; a cone's also leans along the axis by
     // its radius/length slope
-    float u = clamp(v_arrow.x / radius, -1.0, 1.0);
+    float u = clamp(v_arrow.x / max(radius, 1e-12), -1.0, 1.0);  // 0/0 at the very tip
     vec3 n = v_side * u + v_facing * sqrt(max(1.0 - u * u, 0.0));
     if (in_head) n += v_axis * (v_shape.z / head);
     f_color = gizmo_shade(v_color, normalize(n), v_position);

@@ -1,9 +1,9 @@
 #version 330 core
-// Thin arrows and tubes (a few pixels wide) as impostors: a flat outline in the plane through the axis
-// that faces the camera (the shaft a quad as wide as the shaft, the head a triangle as wide as
-// the head), shaded by arrow.frag.glsl as a cylinder and a cone. Three triangles instead of
-// the ten of a three-sided prism and pyramid: on llvmpipe each small triangle costs the setup
-// and the partly covered pixel blocks it shades.
+// Thin arrows and tubes (a few pixels wide) as impostors: a flat outline in the plane through
+// the axis that faces the camera (the shaft a quad as wide as the shaft, the head a triangle as
+// wide as the head), shaded by arrow.frag.glsl as a cylinder and a cone. Three triangles
+// instead of the ten of a three-sided prism and pyramid: on llvmpipe each small triangle costs
+// the setup and the partly covered pixel blocks it shades.
 #include "lighting.glsl"
 uniform mat4 u_vp;
 uniform float u_head_ratio;   // head length / head radius

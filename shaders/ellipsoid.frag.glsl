@@ -1,6 +1,7 @@
 #version 330 core
-// The nearer intersection of the view ray with the ellipsoid {x : |S⁻¹ Rᵀ (x − c)| = 1}:
-// in the unit-sphere frame the ray o + t·k meets the sphere where |k|²t² + 2(o·k)t + |o|² − 1 = 0.
+// The nearer intersection of the view ray with the ellipsoid {x : |S⁻¹ Rᵀ (x − c)| = 1}: in
+// the unit-sphere frame the ray o + t·k meets the sphere where
+// |k|²t² + 2(o·k)t + |o|² − 1 = 0.
 #include "lighting.glsl"
 in vec3 v_position;
 flat in mat3 v_rotation;
