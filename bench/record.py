@@ -12,10 +12,11 @@ Pipelines, each producing T × fps frames at exact sim times (``app.record.sim_t
 
 - plain: step → render → ``read_into`` → RGB→YUV + encode, all on one thread (recipe 07b's
   loop without its writer thread): every stage waits for the one before;
-- tumble: ``app.record.render_video`` as ``tumble record`` runs it — the next frame is stepped
-  and drawn while the rasteriser finishes the previous one into a pixel buffer and the writer
-  thread converts and encodes the one before (PyAV releases the GIL); the unshadowed floor and
-  the sky of the fixed camera are drawn once (``Renderer.cache_background``).
+- tumble: ``app.record.render_video`` as ``tumble record`` runs it — the world is stepped a
+  couple of frames ahead on a physics thread, the drawing thread waits for the rasteriser
+  without the GIL and reads RGBA top row first, and the writer thread converts and encodes the
+  frame before (PyAV releases the GIL); the unshadowed floor and the sky of the fixed camera
+  are drawn once (``Renderer.cache_background``).
 
 Then the app's side (issue 4: "keep the app ≥ 30 fps while recording with 50 bodies"): the
 draw loop of the window (no background cache, glFinish through ctypes as the buffer swap)
@@ -39,8 +40,8 @@ from pathlib import Path
 import av
 import numpy as np
 
-from app.record import (frame_count, make_camera, offscreen_context, render_video,
-                        sim_time_views)
+from app.record import (READ_FORMAT, frame_count, make_camera, offscreen_context,
+                        render_video, sim_time_views)
 from app.recorder import (ENCODER_OPTIONS, PIXEL_FORMAT, ScreenRecording, VideoWriter,
                           finish_drawing)
 from app.renderer import OffscreenTarget, Renderer
@@ -98,7 +99,7 @@ def plain(scene: Scene, count: int, fps: int, size, path: Path) -> None:
 def tumble(scene: Scene, count: int, fps: int, size, path: Path) -> None:
     """``tumble record``'s own pipeline."""
     ctx = offscreen_context()
-    writer = VideoWriter(path, size, fps)
+    writer = VideoWriter(path, size, fps, input_format=READ_FORMAT)
     camera = make_camera(None, size, scene.container_size)
     render_video(sim_time_views(scene, fps, count), count, writer, camera,
                  gizmo_options(GIZMOS), ctx)
