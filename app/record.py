@@ -9,16 +9,21 @@ with hz a multiple of fps the blend weight is 1, the stepped state itself). Noth
 wall time, so the same scene gives identical frames on every run, on a fast or a slow
 machine.
 
-Pipeline (``render_video``): stepping and drawing frame k+1 on this thread overlaps with
-encoding frame k on the writer thread (``app.recorder.VideoWriter``). Ctrl+C stops at a frame
-boundary and the file is still finalised.
+Pipeline (``render_video``), three threads and llvmpipe's rasteriser threads: the world is
+stepped a couple of frames ahead on a physics thread (``Prefetched``), this thread draws frame
+k and waits for the rasteriser without holding the GIL (so the physics and writer threads run
+meanwhile), and the writer thread (``app.recorder.VideoWriter``) converts and encodes frame
+k−1. Ctrl+C stops at a frame boundary and the file is still finalised.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
+import queue
 import sys
+import threading
 import time
 from typing import Callable, TextIO
 
@@ -29,12 +34,15 @@ from physics.simulation import Simulation
 
 from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
-from .recorder import RecordingError, RecordingResult, VideoWriter
+from .recorder import (RecordingError, RecordingResult, VideoWriter, finish_drawing,
+                       read_top_down)
 from .renderer import OffscreenTarget, Renderer, palette_color
 from .view import GizmoOptions, frame_view
 
 PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
 BAR_WIDTH = 30
+VIEWS_AHEAD = 2           # frames the physics thread may step ahead of the drawing
+READ_FORMAT = "rgba"      # the writer's buffers: llvmpipe's cheapest read (app.recorder)
 
 
 def make_camera(pose: CameraPose | None, size: tuple[int, int],
@@ -81,6 +89,58 @@ def sim_time_views(scene: Scene, fps: int, count: int):
             steps = target
         pose = blend(prev, new, sim_time_weight(prev, new, t) if between else 1.0)
         yield frame_view(pose, new, by_id, palette_color)
+
+
+class Prefetched:
+    """The items of ``iterable``, made up to ``depth`` ahead on a daemon thread and handed out
+    in order (an iterator); an exception raised while making one is raised here, in its place.
+
+    For the world's steps: its kernels release the GIL, and the rest runs while the drawing
+    thread waits for the rasteriser. ``close()`` stops the thread (it finishes the item it is
+    making); the iterable is then left part-way.
+    """
+
+    def __init__(self, iterable, depth: int = VIEWS_AHEAD, name: str = "tumble-physics"):
+        self._items: queue.Queue = queue.Queue(depth)
+        self._stop = threading.Event()
+        self._end: BaseException | None = None  # StopIteration or the producer's error
+        self._thread = threading.Thread(target=self._run, args=(iter(iterable),), name=name,
+                                        daemon=True)
+        self._thread.start()
+
+    def __iter__(self) -> Prefetched:
+        return self
+
+    def __next__(self):
+        if self._end is None:
+            item, self._end = self._items.get()
+            if self._end is None:
+                return item
+        raise self._end
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self, items) -> None:
+        try:
+            for item in items:
+                if not self._put((item, None)):
+                    return
+        except Exception as e:  # not swallowed: ``__next__`` raises it in the consumer
+            self._put((None, e))
+            return
+        self._put((None, StopIteration()))
+
+    def _put(self, entry) -> bool:
+        """Queue ``entry`` once there is room; False if closed first."""
+        while not self._stop.is_set():
+            try:
+                self._items.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
 
 
 class Progress:
@@ -137,48 +197,36 @@ def offscreen_context() -> moderngl.Context:
 def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
                  gizmos: GizmoOptions, ctx: moderngl.Context,
                  on_frame: Callable[[int], None] = lambda done: None) -> RecordingResult:
-    """Draw ``count`` FrameViews from the iterable ``views`` into ``writer`` and close it
-    (also on Ctrl+C or an error, which then propagates after the file is finalised).
+    """Draw ``count`` FrameViews from the iterable ``views`` into ``writer`` and close it (also
+    on Ctrl+C or an error, which then propagates after the file is finalised). ``on_frame(done)``
+    is called as frames reach the writer.
 
-    The renderer keeps the unshadowed floor and sky of the fixed camera (``Renderer
-    .cache_background``: same pixels, a third less work per frame on llvmpipe). Frame k is
-    read into one of two pixel buffers (``glReadPixels`` into a GL buffer is queued
-    like a draw call), and copied out to the writer only after frame k+1 has been stepped and
-    drawn: the rasteriser finishes frame k while Python prepares the next one.
-    ``on_frame(done)`` is called as frames reach the writer.
+    ``views`` is consumed on a physics thread (``Prefetched``). The renderer keeps the
+    unshadowed floor and sky of the fixed camera (``Renderer.cache_background``: same pixels, a
+    third less work per frame on llvmpipe). Each frame is waited for with the GIL released
+    (``finish_drawing``; moderngl's read would wait holding it) and then copied in the writer's
+    layout (``READ_FORMAT`` is the copy that costs least on llvmpipe), top row first where the
+    driver can (``read_top_down``), leaving no flip to the writer.
     """
     renderer = Renderer(ctx)
     renderer.cache_background = True  # the camera never moves here
     target = OffscreenTarget(ctx, writer.size)
-    width, height = writer.size
-    pixel_buffers = [ctx.buffer(reserve=width * height * 3) for _ in range(2)]
-    done = 0
-
-    def hand_over(pixels) -> None:
-        nonlocal done
-        frame = writer.buffer()
-        pixels.read_into(frame)
-        writer.submit(frame, bottom_up=True)
-        done += 1
-        on_frame(done)
-
+    top_down = read_top_down(ctx, True)
+    ahead = Prefetched(views)
     try:
-        queued = None
-        for index, view in enumerate(views):
-            if index == count or writer.error:
+        for done, view in enumerate(itertools.islice(ahead, count), start=1):
+            if writer.error:
                 break
             renderer.render(view, camera, writer.size, gizmos, fbo=target.fbo)
-            pixels = pixel_buffers[index % 2]
-            target.fbo.read_into(pixels, components=3)
-            if queued is not None:
-                hand_over(queued)
-            queued = pixels
-        if queued is not None and not writer.error:
-            hand_over(queued)
+            finish_drawing()
+            frame = writer.buffer()
+            target.fbo.read_into(frame, components=writer.channels)
+            writer.submit(frame, bottom_up=not top_down)
+            on_frame(done)
     finally:
+        ahead.close()
+        read_top_down(ctx, False)
         result = writer.close()
-        for pixels in pixel_buffers:
-            pixels.release()
         target.release()
         renderer.release()
     return result
@@ -193,7 +241,7 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
                              f"record at least {1 / args.fps:.3g} s")
     scene = load_scene(args.scene)
     ctx = offscreen_context()
-    writer = VideoWriter(args.out, args.size, args.fps)
+    writer = VideoWriter(args.out, args.size, args.fps, input_format=READ_FORMAT)
     views = sim_time_views(scene, args.fps, count)
     camera = make_camera(args.camera, args.size, scene.container_size,
                          [body.position for body in scene.bodies])

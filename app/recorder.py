@@ -5,7 +5,9 @@ it reuses memory, so a recording allocates nothing per frame), hands it over wit
 ``submit`` and goes on drawing; the writer thread converts it to YUV 4:2:0, encodes it with
 libx264 and muxes it — PyAV releases the GIL in swscale and x264 (recipe 07c), so both threads
 run at once. The pool is bounded: when the encoder falls behind, ``buffer`` waits for a free
-one instead of queueing frames without limit.
+one instead of queueing frames without limit. Buffers are RGB or RGBA (``INPUT_FORMATS``):
+RGBA is what ``glReadPixels`` copies fastest (Mesa: a plain copy, ~0.1 ms for 1280×720, against
+~1.2 ms for RGB, which it packs pixel by pixel while the caller holds the GIL).
 
 Time: frame k of a video has presentation time k/fps exactly (time base 1/fps). What frame k
 shows is the caller's choice; ``FrameClock`` makes it follow *simulation* time: the video
@@ -36,14 +38,28 @@ from pathlib import Path
 
 import av
 import numpy as np
+from av.video.reformatter import VideoReformatter
 
 CODEC = "libx264"
 PIXEL_FORMAT = "yuv420p"   # what every player decodes; needs even width and height
-# superfast at crf 20: measured on this 2-core machine for 1280×720 frames of the 50-body
-# benchmark scene, x264 costs ~7 ms of CPU per frame against ~16 ms for veryfast, for ~16 kB
-# per frame instead of ~7 kB (7.7 Mbit/s at 60 fps): the CPU goes to rendering, which is what
-# keeps recording real-time, and the flat-shaded scenes stay clean at this quality
-ENCODER_OPTIONS = {"preset": "superfast", "crf": "20"}
+# ultrafast at crf 20, tuned for animation (on ultrafast that adds 2 B-frames): measured on
+# this 2-core machine, one encoder thread, 1280×720 frames of the 50-body benchmark scene —
+#   superfast             ~6.1 ms of CPU per frame, 12.4 kB per frame, Y PSNR 46.6 dB
+#   ultrafast             ~3.8 ms                   17.3 kB              46.4 dB
+#   ultrafast + animation ~3.6 ms                   15.9 kB (7.6 Mbit/s at 60 fps), 46.3 dB
+# (PSNR against the YUV input: the encoder's loss; 4:2:0 chroma alone caps RGB PSNR at ~37.6
+# dB for all three). The CPU goes to rendering, which is what keeps recording real-time; the
+# flat-shaded scenes stay clean at this quality, for files ~30 % bigger than superfast's.
+ENCODER_OPTIONS = {"preset": "ultrafast", "tune": "animation", "crf": "20"}
+# One encoder thread: x264's frame threads (and swscale's slice threads) cost more CPU in
+# hand-overs than they save on 2 cores that llvmpipe already keeps busy — measured at
+# 1280×720: x264 superfast 7.3 → 5.0 ms, RGB→YUV 3.0 → 2.3 ms of CPU per frame. One thread
+# also keeps 1280×720 at 60 fps within its budget (~7 ms of the 16.7 ms per frame).
+ENCODER_THREADS = 1
+INPUT_FORMATS = {"rgb24": 3, "rgba": 4}  # buffer layouts ``submit`` takes: bytes per pixel
+# swscale's area filter averages each 2×2 block into its chroma sample (the default bilinear
+# one is off by up to 18 levels at colour edges), at the same cost: no resizing happens here
+CHROMA_FILTER = "AREA"
 POOL_SIZE = 4              # frame buffers: one being filled, the rest queued or encoding
 FPS_CHOICES = (30, 60)     # the app's frame-rate choice
 
@@ -99,33 +115,40 @@ def check_writable(path: Path) -> None:
 class VideoWriter:
     """An MP4 being written by its own thread.
 
-    path: output file (.mp4); size: (width, height) px, both even; fps: frames per second.
-    Use from one thread: ``buffer()`` → fill → ``submit()``, …, then ``close()`` (also as a
-    context manager). ``error`` is set (a one-line message) once encoding has failed; later
-    submits are dropped and ``close`` reports it.
+    path: output file (.mp4); size: (width, height) px, both even; fps: frames per second;
+    input_format: the buffers' layout, "rgb24" (height, width, 3) or "rgba" (height, width,
+    4; alpha is ignored), with ``channels`` 3 or 4. Use from one thread: ``buffer()`` → fill
+    → ``submit()``, …, then ``close()`` (also as a context manager). ``error`` is set (a
+    one-line message) once encoding has failed; later submits are dropped and ``close``
+    reports it.
     """
 
     def __init__(self, path, size: tuple[int, int], fps: int, *,
-                 options: dict | None = None, pool: int = POOL_SIZE):
+                 options: dict | None = None, pool: int = POOL_SIZE,
+                 input_format: str = "rgb24"):
         width, height = size
         if width % 2 or height % 2 or width < 2 or height < 2:
             raise RecordingError(f"video size must be even and ≥ 2, got {width}x{height}")
         self.path, self.size, self.fps = Path(path), (int(width), int(height)), int(fps)
+        self.input_format, self.channels = input_format, INPUT_FORMATS[input_format]
+        shape = (height, width, self.channels)
         check_writable(self.path)
         try:
             self._container = av.open(str(self.path), mode="w")
             stream = self._container.add_stream(CODEC, rate=self.fps,
                                                 options=dict(options or ENCODER_OPTIONS))
             stream.width, stream.height, stream.pix_fmt = width, height, PIXEL_FORMAT
-            stream.thread_type = "AUTO"  # frame + slice threads inside x264
+            stream.codec_context.thread_count = ENCODER_THREADS
             stream.codec_context.time_base = stream.time_base = Fraction(1, self.fps)
         except (OSError, av.FFmpegError) as e:
             raise RecordingError(f"{self.path}: cannot start the video ({_describe(e)})") \
                 from None
         self._stream = stream
+        self._reformatter = VideoReformatter()  # keeps its SwsContext
+        self._flipped = np.empty(shape, dtype=np.uint8)  # a bottom-up buffer in image order
         self._free: queue.Queue = queue.Queue()
         for _ in range(pool):
-            self._free.put(np.empty((height, width, 3), dtype=np.uint8))
+            self._free.put(np.empty(shape, dtype=np.uint8))
         self._todo: queue.Queue = queue.Queue()
         self.frames = 0            # frames submitted (= presentation index of the next one)
         self.encoded = 0           # frames the writer thread has encoded
@@ -136,17 +159,17 @@ class VideoWriter:
 
     # ---- render thread ---------------------------------------------------------------------
     def buffer(self) -> np.ndarray:
-        """A free (height, width, 3) uint8 buffer to fill (waits while the encoder has every
-        buffer; its old content is undefined)."""
+        """A free (height, width, 3 or 4) uint8 buffer to fill (waits while the encoder has
+        every buffer; its old content is undefined)."""
         while True:
             try:
                 return self._free.get(timeout=0.5)
             except queue.Empty:
                 if not self._thread.is_alive():  # the writer died: never wait forever
-                    return np.empty((self.size[1], self.size[0], 3), dtype=np.uint8)
+                    return np.empty_like(self._flipped)
 
     def submit(self, frame: np.ndarray, *, bottom_up: bool = False, repeat: int = 1) -> None:
-        """Queue a buffer from ``buffer()`` as the next ``repeat`` frames (RGB; ``bottom_up``:
+        """Queue a buffer from ``buffer()`` as the next ``repeat`` frames (``bottom_up``:
         rows in OpenGL order, last row first, as ``glReadPixels`` gives them). The buffer goes
         back to the pool once encoded."""
         if self._closed:
@@ -197,10 +220,14 @@ class VideoWriter:
                                            f"({_describe(e)})"
     
     def _encode(self, frame: np.ndarray, bottom_up: bool, repeat: int) -> None:
-        image = np.ascontiguousarray(frame[::-1]) if bottom_up else frame
-        video_frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+        if bottom_up:  # swscale takes no negative row stride through PyAV: one copy
+            np.copyto(self._flipped, frame[::-1])
+            frame = self._flipped
+        image = av.VideoFrame.from_numpy_buffer(frame, format=self.input_format)  # no copy
         # convert once, encode ``repeat`` times (a repeated frame costs x264 almost nothing)
-        video_frame = video_frame.reformat(format=PIXEL_FORMAT)
+        video_frame = self._reformatter.reformat(image, format=PIXEL_FORMAT,
+                                                 interpolation=CHROMA_FILTER,
+                                                 threads=ENCODER_THREADS)
         for _ in range(repeat):
             video_frame.pts = self.encoded
             for packet in self._stream.encode(video_frame):
@@ -294,16 +321,31 @@ def save_png(path: Path, image: np.ndarray) -> None:
         raise RecordingError(f"{path}: cannot write the screenshot ({_describe(e)})") from None
 
 
+GL_PACK_INVERT_MESA = 0x8758  # GL_MESA_pack_invert's glPixelStorei parameter
+
+
 @functools.cache
-def _gl_finish():
-    return ctypes.CDLL(ctypes.util.find_library("OpenGL") or "libOpenGL.so.0").glFinish
+def _gl() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("OpenGL") or "libOpenGL.so.0")
 
 
 def finish_drawing() -> None:
     """glFinish of the current context through ctypes, which releases the GIL while the
     rasteriser (llvmpipe: several ms a frame) finishes; moderngl's ``finish()`` and ``read()``
     keep the GIL while they wait (recipe 05b), stalling the physics and writer threads."""
-    _gl_finish()()
+    _gl().glFinish()
+
+
+def read_top_down(ctx, enable: bool) -> bool:
+    """Make reads of the current context ``ctx`` (moderngl) return the top row first
+    (``enable``) or OpenGL's bottom row first again; True if that is now how they come.
+    Uses GL_MESA_pack_invert (Mesa, llvmpipe included), whose copy just runs backwards: the
+    writer then needs no flip of its own (a copy of the whole frame). Without the extension
+    nothing changes and this returns False for ``enable``."""
+    if "GL_MESA_pack_invert" not in ctx.extensions:
+        return False
+    _gl().glPixelStorei(GL_PACK_INVERT_MESA, int(enable))
+    return enable
 
 
 class ScreenRecording:
@@ -317,7 +359,7 @@ class ScreenRecording:
     """
 
     def __init__(self, path: Path, size: tuple[int, int], fps: int, include_panel: bool):
-        self.writer = VideoWriter(path, size, fps)
+        self.writer = VideoWriter(path, size, fps, input_format="rgba")  # the fast read
         self.clock = FrameClock(fps)
         self.include_panel = include_panel
         self.first_time: float | None = None   # sim time of the first frame, s
@@ -348,7 +390,7 @@ class ScreenRecording:
         frame = self.writer.buffer()
         width, height = self.writer.size
         finish_drawing()  # the wait without the GIL; the copy below is then short
-        fbo.read_into(frame, viewport=(0, 0, width, height), components=3)
+        fbo.read_into(frame, viewport=(0, 0, width, height), components=self.writer.channels)
         self.writer.submit(frame, bottom_up=True, repeat=count)
 
     def stop(self) -> RecordingResult:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import av
 import numpy as np
 import pytest
 
-from app.record import frame_count, sim_time_views
+from app.record import Prefetched, frame_count, sim_time_views
 from app.recorder import save_png
 from physics.scene import load_scene
 
@@ -106,6 +107,49 @@ def test_frames_show_exact_sim_times_between_steps(tmp_path):
     assert len(views) == frame_count(31 / 30, 30) == 31
     for k, view in enumerate(views):
         np.testing.assert_allclose(view.pos[0], [0.3 * k / 30, 1.0, -0.6 * k / 30], atol=1e-12)
+
+
+def test_prefetched_items_come_in_order_made_on_another_thread():
+    makers = []
+
+    def squares():
+        for k in range(50):
+            makers.append(threading.current_thread())
+            yield k * k
+
+    assert list(Prefetched(squares(), depth=3)) == [k * k for k in range(50)]
+    assert set(makers) == {makers[0]} and makers[0] is not threading.current_thread()
+
+
+def test_prefetched_raises_the_error_of_the_item_it_could_not_make():
+    def failing():
+        yield 1
+        raise ValueError("scene.toml:3: bad")
+
+    items = Prefetched(failing())
+    assert next(items) == 1
+    with pytest.raises(ValueError, match="scene.toml:3: bad"):
+        next(items)
+    with pytest.raises(ValueError):  # and again, never a hang
+        next(items)
+    empty = Prefetched(iter(()))
+    assert list(empty) == [] and list(empty) == []
+
+
+def test_closing_prefetched_stops_its_thread_part_way():
+    made = []
+
+    def endless():
+        while True:
+            made.append(len(made))
+            yield made[-1]
+
+    items = Prefetched(endless(), depth=2)
+    assert [next(items) for _ in range(5)] == [0, 1, 2, 3, 4]
+    items.close()
+    stopped = len(made)
+    time.sleep(0.3)
+    assert len(made) == stopped <= 5 + 2 + 1  # the ones taken, the queue, the one being made
 
 
 def test_ctrl_c_stops_and_still_leaves_a_playable_file(scene, tmp_path):

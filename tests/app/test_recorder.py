@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from app.recorder import (FrameClock, RecordingError, ScreenRecording, VideoWriter, even_size,
-                          prepare_folder, recordings_folder, save_png, timestamped_path)
+                          prepare_folder, read_top_down, recordings_folder, save_png,
+                          timestamped_path)
 
 from .running_app import REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
 
@@ -72,6 +73,52 @@ def test_bottom_up_frames_are_flipped_to_image_order(tmp_path):
     image = decode(path)[0].to_ndarray(format="rgb24").astype(int)
     assert image[-4, 30, 0] > 180 and image[-4, 30, 2] < 80  # bottom: red
     assert image[3, 30, 2] > 180 and image[3, 30, 0] < 80    # top: blue
+
+
+def test_rgba_buffers_give_the_same_video_as_rgb_ones(tmp_path):
+    """The same pictures as (h, w, 4) RGBA buffers (alpha ignored), bottom-up or not, decode
+    to exactly the frames of the RGB buffers: only the layout differs."""
+    rng = np.random.default_rng(3)
+    blocks = [rng.integers(0, 255, (SIZE[1] // 8, SIZE[0] // 8, 3)) for _ in range(3)]
+    pictures = [np.kron(b, np.ones((8, 8, 1))).astype(np.uint8) for b in blocks]  # 8×8 tiles
+    videos = []
+    for input_format in ("rgb24", "rgba"):
+        path = tmp_path / f"{input_format}.mp4"
+        with VideoWriter(path, SIZE, 30, input_format=input_format) as writer:
+            assert writer.channels == (3 if input_format == "rgb24" else 4)
+            for k, picture in enumerate(pictures):
+                frame = writer.buffer()
+                assert frame.shape == (SIZE[1], SIZE[0], writer.channels)
+                frame[..., :3] = picture[::-1] if k % 2 else picture
+                frame[..., 3:] = rng.integers(0, 255, frame[..., 3:].shape)  # alpha: noise
+                writer.submit(frame, bottom_up=bool(k % 2))
+        videos.append([f.to_ndarray(format="rgb24") for f in decode(path)])
+    rgb, rgba = videos
+    assert len(rgb) == len(rgba) == 3
+    for a, b, picture in zip(rgb, rgba, pictures):
+        np.testing.assert_array_equal(a, b)
+        assert np.abs(a.astype(int) - picture).mean() < 12  # the picture, up to H.264's loss
+
+
+def test_read_top_down_returns_image_order_and_restores_gl_order():
+    """With GL_MESA_pack_invert (Mesa) a read returns the top row first, and switching it off
+    gives OpenGL's bottom-up rows again; without the extension it reports False."""
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    try:
+        fbo = ctx.framebuffer(ctx.renderbuffer(SIZE))
+        fbo.clear(0.0, 0.0, 1.0, 1.0)
+        fbo.clear(1.0, 0.0, 0.0, 1.0, viewport=(0, 0, SIZE[0], SIZE[1] // 2))  # bottom: red
+        rows = np.empty((SIZE[1], SIZE[0], 4), dtype=np.uint8)
+        if not read_top_down(ctx, True):
+            assert "GL_MESA_pack_invert" not in ctx.extensions
+            pytest.skip("this driver has no GL_MESA_pack_invert")
+        fbo.read_into(rows, components=4)
+        assert tuple(rows[0, 0, :3]) == (0, 0, 255) and tuple(rows[-1, 0, :3]) == (255, 0, 0)
+        assert read_top_down(ctx, False) is False
+        fbo.read_into(rows, components=4)
+        assert tuple(rows[0, 0, :3]) == (255, 0, 0) and tuple(rows[-1, 0, :3]) == (0, 0, 255)
+    finally:
+        ctx.release()
 
 
 def test_odd_sizes_and_unwritable_folders_are_refused_with_the_path(tmp_path):
