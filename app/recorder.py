@@ -23,10 +23,7 @@ the file and say what to do; nothing here ends the app.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
-import functools
 import math
 import os
 import queue
@@ -39,6 +36,8 @@ from pathlib import Path
 import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
+
+from .gl import gl_library
 
 CODEC = "libx264"
 PIXEL_FORMAT = "yuv420p"   # what every player decodes; needs even width and height
@@ -324,16 +323,11 @@ def save_png(path: Path, image: np.ndarray) -> None:
 GL_PACK_INVERT_MESA = 0x8758  # GL_MESA_pack_invert's glPixelStorei parameter
 
 
-@functools.cache
-def _gl() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("OpenGL") or "libOpenGL.so.0")
-
-
 def finish_drawing() -> None:
     """glFinish of the current context through ctypes, which releases the GIL while the
     rasteriser (llvmpipe: several ms a frame) finishes; moderngl's ``finish()`` and ``read()``
     keep the GIL while they wait (recipe 05b), stalling the physics and writer threads."""
-    _gl().glFinish()
+    gl_library().glFinish()
 
 
 def read_top_down(ctx, enable: bool) -> bool:
@@ -344,7 +338,7 @@ def read_top_down(ctx, enable: bool) -> bool:
     nothing changes and this returns False for ``enable``."""
     if "GL_MESA_pack_invert" not in ctx.extensions:
         return False
-    _gl().glPixelStorei(GL_PACK_INVERT_MESA, int(enable))
+    gl_library().glPixelStorei(GL_PACK_INVERT_MESA, int(enable))
     return enable
 
 

@@ -54,6 +54,7 @@ from physics.rotation import quat_to_matrix
 
 from .camera import OrbitCamera
 from .gizmos import Gizmos, set_uniforms, shape_table
+from .gl import GL_DEPTH_BUFFER_BIT, gl_library
 from .resources import load_program
 from .view import FrameView, GizmoOptions
 
@@ -489,11 +490,6 @@ class Renderer:
         groups = self._upload_instances(view, camera, height)
         light_vp, texel, footprint = self._light_space(view)
         casting = self.shadows and bool(groups)
-        if casting:
-            self._shadow_pass(groups, light_vp)
-        else:
-            self._shadow_key = None
-
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
@@ -507,16 +503,27 @@ class Renderer:
         background = self._cached_background(camera, size, frame, floor)
         target.use()
         ctx.viewport = (0, 0, width, height)
-        ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        if background is not None:
+            # the unshadowed floor and sky as copied pixels, then the depth cleared alone —
+            # before the shadow pass: llvmpipe's copy waits for every pending draw (with the
+            # GIL held), here only for the last frame's
+            ctx.copy_framebuffer(target, background)
+            gl_library().glClear(GL_DEPTH_BUFFER_BIT)
+        if casting:
+            self._shadow_pass(groups, light_vp)
+        else:
+            self._shadow_key = None
+        target.use()
+        ctx.viewport = (0, 0, width, height)
+        if background is None:
+            ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         self.shadow_map.use(0)
         inner = _floor_quads(footprint if casting else None)
         self._floor_vbo.write(inner)
         if background is not None:
-            # the unshadowed floor and sky as copied pixels; the floor outside the shadow area
-            # also as depth (no colour writes: llvmpipe then skips its shading), so what lies
-            # under the floor stays hidden as before
-            ctx.copy_framebuffer(target, background)
-            # the window's default framebuffer takes no colour mask (binding it with one is
+            # the floor outside the shadow area also as depth (no colour writes: llvmpipe then
+            # skips its shading), so what lies under the floor stays hidden as before; the
+            # window's default framebuffer takes no colour mask (binding it with one is
             # GL_INVALID_OPERATION, which pyglet raises at close): there blending keeps the
             # colour (0·src + 1·dst) while the depth is written
             masked = target is not ctx.screen
