@@ -34,6 +34,16 @@ def potential_energy(mass, pos, gravity) -> np.ndarray:
     return -mass * (pos @ np.asarray(gravity, dtype=float))
 
 
+def _kinetic_scale(spare, kinetic) -> np.ndarray:
+    """(r,) α in [0, 1] with α² K = spare where that is possible (0 if spare < 0, 1 if spare ≥ K).
+
+    spare, kinetic (r,) J. Divides only where the quotient is below 1, so a kinetic energy of a
+    few denormals cannot overflow it."""
+    ratio = np.divide(spare, kinetic, out=np.ones_like(kinetic),
+                      where=kinetic > np.maximum(spare, 0.0))
+    return np.sqrt(np.clip(ratio, 0.0, 1.0))
+
+
 def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows) -> None:
     """Make sure no body of ``rows`` ends the step with more mechanical energy than ``allowed``
     (n,) J (its free-flight energy over the step), editing vel, ang_mom and pos (n, 3) in place.
@@ -54,7 +64,7 @@ def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, grav
         return
     rows, kinetic, potential, limit = rows[gained], kinetic[gained], potential[gained], limit[gained]
     # ½ m (αv)² + ½ (αL)·(αω) = α² K: choose α so that α² K + U = allowed (α = 0 if U alone is over)
-    alpha = np.sqrt(np.clip((limit - potential) / np.where(kinetic > 0.0, kinetic, 1.0), 0.0, 1.0))
+    alpha = _kinetic_scale(limit - potential, kinetic)
     vel[rows] *= alpha[:, None]
     ang_mom[rows] *= alpha[:, None]
     gravity = np.asarray(gravity, dtype=float)
@@ -101,8 +111,7 @@ def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, po
     gained = excess > ENERGY_ROUNDING * (np.abs(limit) + k_rel + k_cm)
     if not np.any(gained):
         return
-    alpha = np.sqrt(np.clip((limit - potential - k_cm) / np.where(k_rel > 0.0, k_rel, 1.0),
-                            0.0, 1.0))
+    alpha = _kinetic_scale(limit - potential - k_cm, k_rel)
     alpha = np.where(gained, alpha, 1.0)
     vel[rows] = v_cm[index] + alpha[index, None] * relative
     ang_mom[rows] *= alpha[index, None]
