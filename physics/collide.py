@@ -43,6 +43,22 @@ def _key(id_a, id_b, feature):
 
 
 @njit(cache=True)
+def _dot(u, i, v, j):
+    """u[i]·v[j] for rows of two (·, 3) arrays, written out: an array expression would
+    allocate a temporary, and these run in the narrow phase's innermost loops."""
+    return u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
+
+
+@njit(cache=True)
+def _area(points, u, v, i, n):
+    """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
+    triangle (u, v, i) seen along n (3,)."""
+    ax, ay, az = points[v, 0] - points[u, 0], points[v, 1] - points[u, 1], points[v, 2] - points[u, 2]
+    bx, by, bz = points[i, 0] - points[u, 0], points[i, 1] - points[u, 1], points[i, 2] - points[u, 2]
+    return (ay * bz - az * by) * n[0] + (az * bx - ax * bz) * n[1] + (ax * by - ay * bx) * n[2]
+
+
+@njit(cache=True)
 def _emit(out_n, body, other, key, px, py, pz, nx, ny, nz, sep,
           out_body, out_other, out_key, out_point, out_normal, out_sep):
     out_body[out_n] = body
@@ -182,11 +198,17 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start
 
 
 @njit(cache=True)
-def _segments_closest(p0, p1, q0, q1, out):
-    """Midpoint of the closest points of segments p0p1 and q0q1 into out (3,)."""
-    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
-    a, e, f = (d1 * d1).sum(), (d2 * d2).sum(), (d2 * r).sum()
-    c, b = (d1 * r).sum(), (d1 * d2).sum()
+def _segments_closest(pts, i0, i1, j0, j1, out):
+    """Midpoint of the closest points of segments pts[i0]pts[i1] and pts[j0]pts[j1] into out (3,)
+    (Ericson, Real-Time Collision Detection §5.1.9)."""
+    a = e = f = c = b = 0.0
+    for k in range(3):
+        d1, d2, r = pts[i1, k] - pts[i0, k], pts[j1, k] - pts[j0, k], pts[i0, k] - pts[j0, k]
+        a += d1 * d1
+        e += d2 * d2
+        f += d2 * r
+        c += d1 * r
+        b += d1 * d2
     denom = a * e - b * b
     s = 0.0
     if denom > 1e-20:
@@ -198,7 +220,9 @@ def _segments_closest(p0, p1, q0, q1, out):
     elif t > 1.0:
         t = 1.0
         s = min(max((b - c) / a, 0.0), 1.0) if a > 0.0 else 0.0
-    out[:] = 0.5 * (p0 + s * d1 + q0 + t * d2)
+    for k in range(3):
+        out[k] = 0.5 * (pts[i0, k] + s * (pts[i1, k] - pts[i0, k])
+                        + pts[j0, k] + t * (pts[j1, k] - pts[j0, k]))
 
 
 @njit(cache=True)
@@ -215,19 +239,20 @@ def _reduce(points, depth, tags, count, n, keep):
             first = i
     second, far = first, -1.0
     for i in range(count):
-        d = ((points[i] - points[first]) ** 2).sum()
+        d = ((points[i, 0] - points[first, 0]) ** 2 + (points[i, 1] - points[first, 1]) ** 2
+             + (points[i, 2] - points[first, 2]) ** 2)
         if d > far:
             far, second = d, i
     third, area = second, 0.0
     for i in range(count):
-        s = (np.cross(points[second] - points[first], points[i] - points[first]) * n).sum()
+        s = _area(points, first, second, i, n)
         if abs(s) > abs(area):
             area, third = s, i
     sign = 1.0 if area >= 0.0 else -1.0  # orient the triangle counter-clockwise about n
     fourth, gain = -1, 0.0
     for i in range(count):
         for u, v in ((first, second), (second, third), (third, first)):
-            s = -sign * (np.cross(points[v] - points[u], points[i] - points[u]) * n).sum()
+            s = -sign * _area(points, u, v, i, n)
             if s > gain:
                 gain, fourth = s, i
     keep[0], keep[1], keep[2] = first, second, third
@@ -248,44 +273,54 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     n = wnorm[ref_face]
     inc, lowest = -1, 1e300
     for f in range(face_start[inc_body], face_start[inc_body + 1]):
-        d = (wnorm[f] * n).sum()
+        d = _dot(wnorm, f, wnorm, ref_face)
         if d < lowest:
             lowest, inc = d, f
     vi = hull_start[inc_body]
     count = 0
     for k in range(loop_start[inc], loop_start[inc + 1]):
-        buf_a[count] = wpts[vi + face_vertex[k]]
+        for a in range(3):
+            buf_a[count, a] = wpts[vi + face_vertex[k], a]
         tags_a[count] = face_vertex[k]
         count += 1
     vr = hull_start[ref_body]
     lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
     for k in range(lo, hi):
-        p = wpts[vr + face_vertex[k]]
-        side = np.cross(wpts[vr + face_vertex[k + 1 if k + 1 < hi else lo]] - p, n)
-        limit = (side * p).sum()
+        p = vr + face_vertex[k]
+        q = vr + face_vertex[k + 1 if k + 1 < hi else lo]
+        # side plane through the edge p→q, outward: (q − p) × n
+        ex, ey, ez = wpts[q, 0] - wpts[p, 0], wpts[q, 1] - wpts[p, 1], wpts[q, 2] - wpts[p, 2]
+        sx, sy, sz = ey * n[2] - ez * n[1], ez * n[0] - ex * n[2], ex * n[1] - ey * n[0]
+        limit = sx * wpts[p, 0] + sy * wpts[p, 1] + sz * wpts[p, 2]
         out_count = 0
         for i in range(count):
             j = i + 1 if i + 1 < count else 0
-            di = (side * buf_a[i]).sum() - limit
-            dj = (side * buf_a[j]).sum() - limit
+            di = sx * buf_a[i, 0] + sy * buf_a[i, 1] + sz * buf_a[i, 2] - limit
+            dj = sx * buf_a[j, 0] + sy * buf_a[j, 1] + sz * buf_a[j, 2] - limit
             if di <= 0.0 and out_count < _CLIP_CAPACITY:
-                buf_b[out_count] = buf_a[i]
+                for a in range(3):
+                    buf_b[out_count, a] = buf_a[i, a]
                 tags_b[out_count] = tags_a[i]
                 out_count += 1
             if (di < 0.0) != (dj < 0.0) and di != dj and out_count < _CLIP_CAPACITY:
-                buf_b[out_count] = buf_a[i] + (di / (di - dj)) * (buf_a[j] - buf_a[i])
+                t = di / (di - dj)
+                for a in range(3):
+                    buf_b[out_count, a] = buf_a[i, a] + t * (buf_a[j, a] - buf_a[i, a])
                 tags_b[out_count] = 64 * (k - lo + 1) + tags_a[i] % 64
                 out_count += 1
         count = out_count
-        buf_a[:count] = buf_b[:count]
-        tags_a[:count] = tags_b[:count]
+        for i in range(count):
+            for a in range(3):
+                buf_a[i, a] = buf_b[i, a]
+            tags_a[i] = tags_b[i]
         if count == 0:
             return out_n
     kept = 0
     for i in range(count):
-        s = (n * buf_a[i]).sum() - woff[ref_face]
+        s = n[0] * buf_a[i, 0] + n[1] * buf_a[i, 1] + n[2] * buf_a[i, 2] - woff[ref_face]
         if s < spec:
-            buf_a[kept] = buf_a[i]
+            for a in range(3):
+                buf_a[kept, a] = buf_a[i, a]
             tags_a[kept] = tags_a[i]
             depth[kept] = s
             kept += 1
@@ -298,9 +333,9 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         i = keep[c]
         s = depth[i]
         feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
-        p = buf_a[i] - 0.5 * s * n  # midway between the two surfaces
         out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
-                      p[0], p[1], p[2], sign * n[0], sign * n[1], sign * n[2], s,
+                      buf_a[i, 0] - 0.5 * s * n[0], buf_a[i, 1] - 0.5 * s * n[1],  # midway
+                      buf_a[i, 2] - 0.5 * s * n[2], sign * n[0], sign * n[1], sign * n[2], s,
                       out_body, out_other, out_key, out_point, out_normal, out_sep)
     return out_n
 
@@ -343,8 +378,9 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        rel = np.sqrt(((vel[a] - vel[b]) ** 2).sum())
-        spin = bound[a] * np.sqrt((omega[a] ** 2).sum()) + bound[b] * np.sqrt((omega[b] ** 2).sum())
+        rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
+                      + (vel[a, 2] - vel[b, 2]) ** 2)
+        spin = bound[a] * np.sqrt(_dot(omega, a, omega, a)) + bound[b] * np.sqrt(_dot(omega, b, omega, b))
         spec = SPECULATIVE_MARGIN + 1.5 * h * (rel + spin)
         if radius[a] > 0.0 and radius[b] > 0.0:
             d = pos[a] - pos[b]
@@ -393,8 +429,8 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 continue
             if se > max(sa, sb) + FACE_PREFERENCE:
                 va, vb = hull_start[a], hull_start[b]
-                _segments_closest(wpts[va + edge[ea, 0]], wpts[va + edge[ea, 1]],
-                                  wpts[vb + edge[eb, 0]], wpts[vb + edge[eb, 1]], mid)
+                _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
+                                  vb + edge[eb, 1], mid)
                 feature = (1 << 20) | (((ea - edge_start[a]) & 1023) << 10) | (
                     (eb - edge_start[b]) & 1023)
                 out_n = _emit(out_n, a, b, _key(ids[a], ids[b], feature), mid[0], mid[1], mid[2],

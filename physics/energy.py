@@ -37,11 +37,11 @@ def potential_energy(mass, pos, gravity) -> np.ndarray:
 def _kinetic_scale(spare, kinetic) -> np.ndarray:
     """(r,) α in [0, 1] with α² K = spare where that is possible (0 if spare < 0, 1 if spare ≥ K).
 
-    spare, kinetic (r,) J. Divides only where the quotient is below 1, so a kinetic energy of a
-    few denormals cannot overflow it."""
-    ratio = np.divide(spare, kinetic, out=np.ones_like(kinetic),
-                      where=kinetic > np.maximum(spare, 0.0))
-    return np.sqrt(np.clip(ratio, 0.0, 1.0))
+    spare, kinetic (r,) J. Divides only where the quotient is strictly between 0 and 1, so a
+    kinetic energy of a few denormals cannot overflow it."""
+    inside = (spare > 0.0) & (kinetic > spare)
+    ratio = np.divide(spare, kinetic, out=(spare > 0.0).astype(float), where=inside)
+    return np.sqrt(ratio)
 
 
 def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows) -> None:
