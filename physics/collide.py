@@ -29,11 +29,13 @@ import numpy as np
 from numba import njit
 
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
+from .model import MAX_HULL_VERTICES
 
 MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
 _ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + feature): below the wall keys
 _ID_MASK = (1 << _ID_BITS) - 1
+_MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 
 
@@ -148,13 +150,22 @@ def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
 
 @njit(cache=True)
 def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start, face_start,
-                axis):
+                arcs, axis):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
-    axis (3,) receives that separating direction, pointing from a to b. Scalar arithmetic only:
-    this is the innermost loop of the narrow phase."""
+    axis (3,) receives that separating direction, pointing from a to b. arcs (≥ edges of b, 9)
+    is scratch. Scalar arithmetic only: this is the innermost loop of the narrow phase."""
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
+    # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c
+    b0 = edge_start[b]
+    for eb in range(b0, edge_start[b + 1]):
+        g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
+        cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
+        dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+        arc = arcs[eb - b0]
+        arc[0], arc[1], arc[2], arc[3], arc[4], arc[5] = cx, cy, cz, dx, dy, dz
+        arc[6], arc[7], arc[8] = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
     for ea in range(edge_start[a], edge_start[a + 1]):
         f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
         ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
@@ -165,18 +176,15 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start
         p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
         e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
         len1 = e1x * e1x + e1y * e1y + e1z * e1z
-        for eb in range(edge_start[b], edge_start[b + 1]):
+        for eb in range(b0, edge_start[b + 1]):
             # Gauss-map arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face
-            g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
-            cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
-            dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
-            cba = cx * bax + cy * bay + cz * baz
-            dba = dx * bax + dy * bay + dz * baz
+            arc = arcs[eb - b0]
+            cba = arc[0] * bax + arc[1] * bay + arc[2] * baz
+            dba = arc[3] * bax + arc[4] * bay + arc[5] * baz
             if cba * dba >= 0.0:
                 continue
-            dcx, dcy, dcz = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
-            adc = ax * dcx + ay * dcy + az * dcz
-            bdc = bx * dcx + by * dcy + bz * dcz
+            adc = ax * arc[6] + ay * arc[7] + az * arc[8]
+            bdc = bx * arc[6] + by * arc[7] + bz * arc[8]
             if adc * bdc >= 0.0 or cba * bdc <= 0.0:
                 continue
             j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
@@ -376,6 +384,7 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     tags_b = np.empty(_CLIP_CAPACITY, dtype=np.int64)
     depth = np.empty(_CLIP_CAPACITY)
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
+    arcs = np.empty((_MAX_EDGES, 9))
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
@@ -424,7 +433,7 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
             if sb >= spec:
                 continue
             se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
-                                     edge_start, face_start, axis)
+                                     edge_start, face_start, arcs, axis)
             if se >= spec:
                 continue
             if se > max(sa, sb) + FACE_PREFERENCE:
