@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .boxes import box_separations
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
 from .model import MAX_HULL_VERTICES
 
@@ -369,10 +370,63 @@ def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     return low - high
 
 
+@njit(cache=True)
+def _facing_face(r, direction, wnorm, face_start):
+    """Face of body r's hull whose world normal is closest to direction (3,)."""
+    best, best_face = -np.inf, -1
+    for f in range(face_start[r], face_start[r + 1]):
+        d = wnorm[f, 0] * direction[0] + wnorm[f, 1] * direction[1] + wnorm[f, 2] * direction[2]
+        if d > best:
+            best, best_face = d, f
+    return best_face
+
+
+@njit(cache=True)
+def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
+    """Edge of body r's hull parallel to the unit vector along (3,) whose midpoint lies farthest
+    along direction (3,)."""
+    best, best_edge = -np.inf, -1
+    v0 = hull_start[r]
+    for e in range(edge_start[r], edge_start[r + 1]):
+        i, j = v0 + edge[e, 0], v0 + edge[e, 1]
+        ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+        cos = ex * along[0] + ey * along[1] + ez * along[2]
+        if cos * cos < 0.5 * (ex * ex + ey * ey + ez * ez):
+            continue  # a box's edges are parallel or perpendicular to each axis
+        d = ((wpts[i, 0] + wpts[j, 0]) * direction[0] + (wpts[i, 1] + wpts[j, 1]) * direction[1]
+             + (wpts[i, 2] + wpts[j, 2]) * direction[2])
+        if d > best:
+            best, best_edge = d, e
+    return best_edge
+
+
+@njit(cache=True)
+def _box_queries(a, b, pos, rotm, box_axes, box_half, box_centre, wpts, hull_start, wnorm,
+                 face_start, edge, edge_start, wa, wb, ca, cb, dots, axis, towards):
+    """What _face_query (both ways) and _edge_query return for two boxes, from the closed-form
+    SAT of boxes.py: (sa, fa, sb, fb, se, ea, eb), with the hull features of the winning axes."""
+    sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
+        a, b, pos, rotm, box_axes, box_half, box_centre, wa, wb, ca, cb, dots, axis)
+    for k in range(3):
+        towards[k] = sign_a * wa[ia, k]
+    fa = _facing_face(a, towards, wnorm, face_start)
+    for k in range(3):
+        towards[k] = sign_b * wb[ib, k]
+    fb = _facing_face(b, towards, wnorm, face_start)
+    ea = eb = -1
+    if ie >= 0:
+        ea = _support_edge(a, wa[ie], axis, wpts, hull_start, edge, edge_start)
+        for k in range(3):
+            towards[k] = -axis[k]
+        eb = _support_edge(b, wb[je], towards, wpts, hull_start, edge, edge_start)
+    return sa, fa, sb, fb, se, ea, eb
+
+
 @njit(cache=True, nogil=True)
-def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
-                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, h,
-                 out_body, out_other, out_key, out_point, out_normal, out_sep):
+def _pair_kernel(pairs, pos, rotm, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
+                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
+                 box_half, box_centre, h, out_body, out_other, out_key, out_point, out_normal,
+                 out_sep):
     out_n = 0
     q = np.empty(3)
     c = np.empty(3)
@@ -385,6 +439,8 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     depth = np.empty(_CLIP_CAPACITY)
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
     arcs = np.empty((_MAX_EDGES, 9))
+    wa, wb, dots = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    ca, cb, towards = np.empty(3), np.empty(3), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
@@ -426,16 +482,23 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
         elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
             continue  # farther apart than the step can close: no contact, not even speculative
         else:
-            sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
-            if sa >= spec:
-                continue
-            sb, fb = _face_query(b, a, wpts, hull_start, wnorm, woff, face_start)
-            if sb >= spec:
-                continue
-            se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
-                                     edge_start, face_start, arcs, axis)
-            if se >= spec:
-                continue
+            if box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0:
+                sa, fa, sb, fb, se, ea, eb = _box_queries(
+                    a, b, pos, rotm, box_axes, box_half, box_centre, wpts, hull_start, wnorm,
+                    face_start, edge, edge_start, wa, wb, ca, cb, dots, axis, towards)
+                if sa >= spec or sb >= spec or se >= spec:
+                    continue
+            else:
+                sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
+                if sa >= spec:
+                    continue
+                sb, fb = _face_query(b, a, wpts, hull_start, wnorm, woff, face_start)
+                if sb >= spec:
+                    continue
+                se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
+                                         edge_start, face_start, arcs, axis)
+                if se >= spec:
+                    continue
             if se > max(sa, sb) + FACE_PREFERENCE:
                 va, vb = hull_start[a], hull_start[b]
                 _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
@@ -508,10 +571,11 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     if len(pairs):
         points, normals, offsets = world_hulls(pos, rotm, model, np.unique(pairs))
         count = _pair_kernel(
-            np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
+            np.ascontiguousarray(pairs), pos, rotm, vel, omega, model.ids, model.radius,
             model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
             model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
-            model.edge_start, float(h), body, other, key, point, normal, sep)
+            model.edge_start, model.box_axes, model.box_half, model.box_centre, float(h), body,
+            other, key, point, normal, sep)
     t1, t2 = plane_tangents(normal[:count])
     return Contacts(body[:count], key[:count], point[:count], normal[:count], sep[:count], t1, t2,
                     other[:count])
