@@ -48,65 +48,54 @@ def box_frame(vertices: np.ndarray, top: Polytope):
 
 
 @njit(cache=True)
-def _world_box(r, rotm, pos, box_axes, box_centre, axes, centre):
-    """World axes (3, 3) (row k is axis k) and centre (3,) of body r's box, into the scratch."""
-    rot = rotm[r]
-    for i in range(3):
-        centre[i] = pos[r, i] + (rot[i, 0] * box_centre[r, 0] + rot[i, 1] * box_centre[r, 1]
-                                 + rot[i, 2] * box_centre[r, 2])
-        for k in range(3):
-            axes[k, i] = (rot[i, 0] * box_axes[r, 0, k] + rot[i, 1] * box_axes[r, 1, k]
-                          + rot[i, 2] * box_axes[r, 2, k])
-
-
-@njit(cache=True)
-def box_separations(a, b, pos, rotm, box_axes, box_half, box_centre, wa, wb, ca, cb, dots, axis):
+def box_separations(a, b, axes, centre, half, dots, axis):
     """The box–box SAT of bodies a and b (both boxes): returns
     (sa, ia, sign_a, sb, ib, sign_b, se, ie, je).
 
     sa: largest separation, m, along a face normal of a: that of a's axis ia, the face facing b
     having outward normal sign_a·A_ia; sb, ib, sign_b the same for b's faces (facing a);
     se: largest separation over the edge axes A_ie × B_je (−inf if all are parallel), with that
-    unit axis, pointing from a to b, in axis (3,). pos (n, 3), rotm (n, 3, 3), box_axes (n, 3, 3),
-    box_half (n, 3), box_centre (n, 3) as in ``Model``; wa, wb, dots (3, 3), ca, cb (3,) scratch.
+    unit axis, pointing from a to b, in axis (3,). axes (n, 3, 3) world box axes (row k is axis
+    k) and centre (n, 3) m, filled for a and b; half (n, 3) half extents m; dots (3, 3) scratch.
     """
-    _world_box(a, rotm, pos, box_axes, box_centre, wa, ca)
-    _world_box(b, rotm, pos, box_axes, box_centre, wb, cb)
-    ha, hb = box_half[a], box_half[b]
-    tx, ty, tz = cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]
+    ha, hb = half[a], half[b]
+    tx, ty, tz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
     for i in range(3):
         for j in range(3):
-            dots[i, j] = abs(wa[i, 0] * wb[j, 0] + wa[i, 1] * wb[j, 1] + wa[i, 2] * wb[j, 2])
+            dots[i, j] = abs(axes[a, i, 0] * axes[b, j, 0] + axes[a, i, 1] * axes[b, j, 1]
+                             + axes[a, i, 2] * axes[b, j, 2])
     sa, ia, sign_a = -np.inf, 0, 1.0
     for i in range(3):
-        t = tx * wa[i, 0] + ty * wa[i, 1] + tz * wa[i, 2]
+        t = tx * axes[a, i, 0] + ty * axes[a, i, 1] + tz * axes[a, i, 2]
         s = abs(t) - ha[i] - (hb[0] * dots[i, 0] + hb[1] * dots[i, 1] + hb[2] * dots[i, 2])
         if s > sa:
             sa, ia, sign_a = s, i, (1.0 if t >= 0.0 else -1.0)
     sb, ib, sign_b = -np.inf, 0, 1.0
     for j in range(3):
-        t = tx * wb[j, 0] + ty * wb[j, 1] + tz * wb[j, 2]
+        t = tx * axes[b, j, 0] + ty * axes[b, j, 1] + tz * axes[b, j, 2]
         s = abs(t) - hb[j] - (ha[0] * dots[0, j] + ha[1] * dots[1, j] + ha[2] * dots[2, j])
         if s > sb:
             sb, ib, sign_b = s, j, (-1.0 if t >= 0.0 else 1.0)
     se, ie, je = -np.inf, -1, -1
     for i in range(3):
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
         for j in range(3):
-            lx = wa[i, 1] * wb[j, 2] - wa[i, 2] * wb[j, 1]
-            ly = wa[i, 2] * wb[j, 0] - wa[i, 0] * wb[j, 2]
-            lz = wa[i, 0] * wb[j, 1] - wa[i, 1] * wb[j, 0]
+            j1, j2 = (j + 1) % 3, (j + 2) % 3
+            lx = axes[a, i, 1] * axes[b, j, 2] - axes[a, i, 2] * axes[b, j, 1]
+            ly = axes[a, i, 2] * axes[b, j, 0] - axes[a, i, 0] * axes[b, j, 2]
+            lz = axes[a, i, 0] * axes[b, j, 1] - axes[a, i, 1] * axes[b, j, 0]
             length2 = lx * lx + ly * ly + lz * lz
             if length2 < PARALLEL_SINE2:
                 continue
+            # |A_k·(A_i × B_j)| = |A_m·B_j| and |B_k·(A_i × B_j)| = |A_i·B_m| for the third
+            # axes m of orthonormal frames: the radii are sums of the |A·B| products (Gottschalk)
+            radii = (ha[i1] * dots[i2, j] + ha[i2] * dots[i1, j]
+                     + hb[j1] * dots[i, j2] + hb[j2] * dots[i, j1])
             inv = 1.0 / np.sqrt(length2)
-            lx, ly, lz = lx * inv, ly * inv, lz * inv
-            t = tx * lx + ty * ly + tz * lz
-            s = abs(t)
-            for k in range(3):
-                s -= ha[k] * abs(wa[k, 0] * lx + wa[k, 1] * ly + wa[k, 2] * lz)
-                s -= hb[k] * abs(wb[k, 0] * lx + wb[k, 1] * ly + wb[k, 2] * lz)
+            t = (tx * lx + ty * ly + tz * lz) * inv
+            s = abs(t) - radii * inv
             if s > se:
-                sign = 1.0 if t >= 0.0 else -1.0
+                sign = inv if t >= 0.0 else -inv
                 se, ie, je = s, i, j
                 axis[0], axis[1], axis[2] = sign * lx, sign * ly, sign * lz
     return sa, ia, sign_a, sb, ib, sign_b, se, ie, je

@@ -401,31 +401,31 @@ def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
 
 
 @njit(cache=True)
-def _box_queries(a, b, pos, rotm, box_axes, box_half, box_centre, wpts, hull_start, wnorm,
-                 face_start, edge, edge_start, wa, wb, ca, cb, dots, axis, towards):
+def _box_queries(a, b, box_axes, box_centre, box_half, wpts, hull_start, wnorm, face_start, edge,
+                 edge_start, dots, axis, towards):
     """What _face_query (both ways) and _edge_query return for two boxes, from the closed-form
     SAT of boxes.py: (sa, fa, sb, fb, se, ea, eb), with the hull features of the winning axes."""
     sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
-        a, b, pos, rotm, box_axes, box_half, box_centre, wa, wb, ca, cb, dots, axis)
+        a, b, box_axes, box_centre, box_half, dots, axis)
     for k in range(3):
-        towards[k] = sign_a * wa[ia, k]
+        towards[k] = sign_a * box_axes[a, ia, k]
     fa = _facing_face(a, towards, wnorm, face_start)
     for k in range(3):
-        towards[k] = sign_b * wb[ib, k]
+        towards[k] = sign_b * box_axes[b, ib, k]
     fb = _facing_face(b, towards, wnorm, face_start)
     ea = eb = -1
     if ie >= 0:
-        ea = _support_edge(a, wa[ie], axis, wpts, hull_start, edge, edge_start)
+        ea = _support_edge(a, box_axes[a, ie], axis, wpts, hull_start, edge, edge_start)
         for k in range(3):
             towards[k] = -axis[k]
-        eb = _support_edge(b, wb[je], towards, wpts, hull_start, edge, edge_start)
+        eb = _support_edge(b, box_axes[b, je], towards, wpts, hull_start, edge, edge_start)
     return sa, fa, sb, fb, se, ea, eb
 
 
 @njit(cache=True, nogil=True)
-def _pair_kernel(pairs, pos, rotm, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
+def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
                  face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-                 box_half, box_centre, h, out_body, out_other, out_key, out_point, out_normal,
+                 box_centre, box_half, h, out_body, out_other, out_key, out_point, out_normal,
                  out_sep):
     out_n = 0
     q = np.empty(3)
@@ -439,8 +439,7 @@ def _pair_kernel(pairs, pos, rotm, vel, omega, ids, radius, bound, wpts, hull_st
     depth = np.empty(_CLIP_CAPACITY)
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
     arcs = np.empty((_MAX_EDGES, 9))
-    wa, wb, dots = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    ca, cb, towards = np.empty(3), np.empty(3), np.empty(3)
+    dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
@@ -484,8 +483,8 @@ def _pair_kernel(pairs, pos, rotm, vel, omega, ids, radius, bound, wpts, hull_st
         else:
             if box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0:
                 sa, fa, sb, fb, se, ea, eb = _box_queries(
-                    a, b, pos, rotm, box_axes, box_half, box_centre, wpts, hull_start, wnorm,
-                    face_start, edge, edge_start, wa, wb, ca, cb, dots, axis, towards)
+                    a, b, box_axes, box_centre, box_half, wpts, hull_start, wnorm, face_start,
+                    edge, edge_start, dots, axis, towards)
                 if sa >= spec or sb >= spec or se >= spec:
                     continue
             else:
@@ -521,23 +520,28 @@ def _pair_kernel(pairs, pos, rotm, vel, omega, ids, radius, bound, wpts, hull_st
     return out_n
 
 
-def world_hulls(pos, rotm, model, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def world_hulls(pos, rotm, model, rows):
     """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world, laid out
-    as the model's hulls; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so
-    a sparse scene transforms just the few hulls the broad phase paired.
+    as the model's hulls, and the boxes' world axes (n, 3, 3) (row k is axis k) and centres
+    (n, 3) m; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so a sparse
+    scene transforms just the few hulls the broad phase paired.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
     points = np.empty_like(model.hull_points)
     normals = np.empty_like(model.face_normal)
     offsets = np.empty_like(model.face_offset)
+    box_axes = np.empty_like(model.box_axes)
+    box_centre = np.empty_like(model.box_centre)
     _transform_hulls(rows, pos, rotm, model.hull_start, model.hull_points, model.face_start,
-                     model.face_normal, model.face_offset, points, normals, offsets)
-    return points, normals, offsets
+                     model.face_normal, model.face_offset, model.box_axes, model.box_centre,
+                     points, normals, offsets, box_axes, box_centre)
+    return points, normals, offsets, box_axes, box_centre
 
 
 @njit(cache=True, nogil=True)
 def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_normal,
-                     face_offset, points, normals, offsets):
+                     face_offset, body_box_axes, body_box_centre, points, normals, offsets,
+                     box_axes, box_centre):
     for r in rows:
         rot = rotm[r]
         for v in range(hull_start[r], hull_start[r + 1]):
@@ -552,6 +556,14 @@ def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_
                                  + rot[i, 2] * face_normal[f, 2])
                 shift += normals[f, i] * pos[r, i]
             offsets[f] = face_offset[f] + shift
+        for i in range(3):
+            box_centre[r, i] = pos[r, i] + (rot[i, 0] * body_box_centre[r, 0]
+                                            + rot[i, 1] * body_box_centre[r, 1]
+                                            + rot[i, 2] * body_box_centre[r, 2])
+            for k in range(3):  # the body frame stores the axes as columns
+                box_axes[r, k, i] = (rot[i, 0] * body_box_axes[r, 0, k]
+                                     + rot[i, 1] * body_box_axes[r, 1, k]
+                                     + rot[i, 2] * body_box_axes[r, 2, k])
 
 
 def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
@@ -569,13 +581,14 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     sep = np.empty(capacity)
     count = 0
     if len(pairs):
-        points, normals, offsets = world_hulls(pos, rotm, model, np.unique(pairs))
+        points, normals, offsets, box_axes, box_centre = world_hulls(pos, rotm, model,
+                                                                     np.unique(pairs))
         count = _pair_kernel(
-            np.ascontiguousarray(pairs), pos, rotm, vel, omega, model.ids, model.radius,
+            np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
             model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
             model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
-            model.edge_start, model.box_axes, model.box_half, model.box_centre, float(h), body,
-            other, key, point, normal, sep)
+            model.edge_start, box_axes, box_centre, model.box_half, float(h), body, other, key,
+            point, normal, sep)
     t1, t2 = plane_tangents(normal[:count])
     return Contacts(body[:count], key[:count], point[:count], normal[:count], sep[:count], t1, t2,
                     other[:count])
