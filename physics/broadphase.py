@@ -26,25 +26,26 @@ def reach(vel, omega, bound, h) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _sweep(pos, radius, order, out):
     """Fill out (capacity, 2) with candidate pairs (i < j rows); return how many there were
-    (may exceed the capacity: the caller retries with a bigger buffer)."""
+    (may exceed the capacity: the caller retries with a bigger buffer). pos (n, 3) and radius
+    (n,) are in sweep order (contiguous, so the inner loop reads memory in sequence); order (n,)
+    maps them back to rows."""
     count = 0
     n = order.shape[0]
     for a in range(n):
-        i = order[a]
-        hi_x = pos[i, 0] + radius[i]
+        hi_x = pos[a, 0] + radius[a]
         for b in range(a + 1, n):
-            j = order[b]
-            if pos[j, 0] - radius[j] > hi_x:
+            if pos[b, 0] - radius[b] > hi_x:
                 break
-            reach_ij = radius[i] + radius[j]
-            dy = pos[j, 1] - pos[i, 1]
-            dz = pos[j, 2] - pos[i, 2]
-            if abs(dy) > reach_ij or abs(dz) > reach_ij:
+            reach_ab = radius[a] + radius[b]
+            dy = pos[b, 1] - pos[a, 1]
+            dz = pos[b, 2] - pos[a, 2]
+            if abs(dy) > reach_ab or abs(dz) > reach_ab:
                 continue
-            dx = pos[j, 0] - pos[i, 0]
-            if dx * dx + dy * dy + dz * dz > reach_ij * reach_ij:
+            dx = pos[b, 0] - pos[a, 0]
+            if dx * dx + dy * dy + dz * dz > reach_ab * reach_ab:
                 continue
             if count < out.shape[0]:
+                i, j = order[a], order[b]
                 out[count, 0] = min(i, j)
                 out[count, 1] = max(i, j)
             count += 1
@@ -57,9 +58,10 @@ def candidate_pairs(pos, reach_radius) -> np.ndarray:
     n = len(pos)
     if n < 2:
         return np.zeros((0, 2), dtype=np.int64)
-    pos = np.ascontiguousarray(pos, dtype=float)
-    radius = np.ascontiguousarray(reach_radius, dtype=float)
+    pos = np.asarray(pos, dtype=float)
+    radius = np.asarray(reach_radius, dtype=float)
     order = np.argsort(pos[:, 0] - radius, kind="stable")
+    pos, radius = pos[order], radius[order]
     out = np.empty((16 * n, 2), dtype=np.int64)
     count = _sweep(pos, radius, order, out)
     if count > len(out):

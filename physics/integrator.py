@@ -32,6 +32,19 @@ def _solve3(a, b, x):
             + a[0, 1] * (b[1] * a[2, 0] - b[2] * a[1, 0]) + b[0] * c2) * inv_det
 
 
+@njit(cache=True)
+def to_body_frame(quat, vec, i):
+    """Rᵀ v for row i of quat (n, 4) and vec (n, 3), as three floats: the rotation by the
+    conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""
+    w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+    lx, ly, lz = vec[i, 0], vec[i, 1], vec[i, 2]
+    tx = 2.0 * (-y * lz + z * ly)
+    ty = 2.0 * (-z * lx + x * lz)
+    tz = 2.0 * (-x * ly + y * lx)
+    return (lx + w * tx + (-y * tz + z * ty), ly + w * ty + (-z * tx + x * tz),
+            lz + w * tz + (-x * ty + y * tx))
+
+
 @njit(cache=True, nogil=True)
 def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
     """Loop body of ``rotate_free`` (one compiled pass over all bodies; see its docstring)."""
@@ -45,14 +58,7 @@ def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
     for i in range(quat.shape[0]):
         w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
         inv = inv_inertia[i]
-        # L_b = Rᵀ L (rotation by the conjugate quaternion)
-        lx, ly, lz = ang_mom[i, 0], ang_mom[i, 1], ang_mom[i, 2]
-        tx = 2.0 * (-y * lz + z * ly)
-        ty = 2.0 * (-z * lx + x * lz)
-        tz = 2.0 * (-x * ly + y * lx)
-        lb[0] = lx + w * tx + (-y * tz + z * ty)
-        lb[1] = ly + w * ty + (-z * tx + x * tz)
-        lb[2] = lz + w * tz + (-x * ty + y * tx)
+        lb[0], lb[1], lb[2] = to_body_frame(quat, ang_mom, i)
         scale = np.sqrt(lb[0] ** 2 + lb[1] ** 2 + lb[2] ** 2) + 1e-300
         new[:] = lb
         for _ in range(NEWTON_MAX_ITERATIONS):

@@ -271,9 +271,28 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
 
 
 @njit(cache=True, nogil=True)
-def _push_kernel(body, other, n, depth, inv_mass, shift, iterations):
+def _push_kernel(body, other, point, n, sep, pos, vel, omega, inv_mass, h, slop, shift,
+                 iterations):
+    # depth predicted at the end of the step: −(gap + h·v_n) − slop, v_n the solved relative
+    # normal velocity at the contact point (walls, other < 0, are not this pass's business)
+    k = body.shape[0]
+    depth = np.zeros(k)
+    for c in range(k):
+        b, o = body[c], other[c]
+        if o < 0:
+            continue
+        rx, ry, rz = point[c, 0] - pos[b, 0], point[c, 1] - pos[b, 1], point[c, 2] - pos[b, 2]
+        qx, qy, qz = point[c, 0] - pos[o, 0], point[c, 1] - pos[o, 1], point[c, 2] - pos[o, 2]
+        # (v + ω × r) of the first body minus the same of the second, along n
+        ux = vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry - (vel[o, 0] + omega[o, 1] * qz - omega[o, 2] * qy)
+        uy = vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz - (vel[o, 1] + omega[o, 2] * qx - omega[o, 0] * qz)
+        uz = vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx - (vel[o, 2] + omega[o, 0] * qy - omega[o, 1] * qx)
+        vn = ux * n[c, 0] + uy * n[c, 1] + uz * n[c, 2]
+        depth[c] = -(sep[c] + h * vn) - slop
     for _ in range(iterations):
-        for c in range(body.shape[0]):
+        for c in range(k):
+            if depth[c] <= 0.0:
+                continue
             b, o = body[c], other[c]
             # depth still left after the shifts so far (first body moves along +n)
             left = depth[c] - ((shift[b, 0] - shift[o, 0]) * n[c, 0]
@@ -297,17 +316,8 @@ def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, h, slop, iteration
     cannot make them fly apart the way a velocity bias would. pos, vel, omega (n, 3) solved.
     """
     shift = np.zeros((len(pos), 3))
-    pair = contacts.other >= 0
-    if not np.any(pair):
-        return shift
-    body, other, n = contacts.body[pair], contacts.other[pair], contacts.normal[pair]
-    point = contacts.point[pair]
-    r, r2 = point - pos[body], point - pos[other]
-    vn = np.einsum("ki,ki->k", vel[body] + np.cross(omega[body], r)
-                   - vel[other] - np.cross(omega[other], r2), n)
-    depth = -(contacts.separation[pair] + h * vn) - slop
-    deep = depth > 0.0
-    if np.any(deep):
-        _push_kernel(body[deep], other[deep], np.ascontiguousarray(n[deep]), depth[deep],
-                     inv_mass, shift, int(iterations))
+    if contacts.count:
+        _push_kernel(contacts.body, contacts.other, contacts.point, contacts.normal,
+                     contacts.separation, pos, vel, omega, inv_mass, float(h), float(slop),
+                     shift, int(iterations))
     return shift
