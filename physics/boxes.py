@@ -59,7 +59,8 @@ def box_separations(a, b, axes, centre, half, dots, axis):
     k) and centre (n, 3) m, filled for a and b; half (n, 3) half extents m; dots (3, 3) scratch.
     """
     ha, hb = half[a], half[b]
-    tx, ty, tz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
+    tx, ty, tz = (centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1],
+                  centre[b, 2] - centre[a, 2])
     for i in range(3):
         for j in range(3):
             dots[i, j] = abs(axes[a, i, 0] * axes[b, j, 0] + axes[a, i, 1] * axes[b, j, 1]

@@ -56,8 +56,10 @@ def _dot(u, i, v, j):
 def _area(points, u, v, i, n):
     """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
     triangle (u, v, i) seen along n (3,)."""
-    ax, ay, az = points[v, 0] - points[u, 0], points[v, 1] - points[u, 1], points[v, 2] - points[u, 2]
-    bx, by, bz = points[i, 0] - points[u, 0], points[i, 1] - points[u, 1], points[i, 2] - points[u, 2]
+    ax, ay, az = (points[v, 0] - points[u, 0], points[v, 1] - points[u, 1],
+                  points[v, 2] - points[u, 2])
+    bx, by, bz = (points[i, 0] - points[u, 0], points[i, 1] - points[u, 1],
+                  points[i, 2] - points[u, 2])
     return (ay * bz - az * by) * n[0] + (az * bx - ax * bz) * n[1] + (ax * by - ay * bx) * n[2]
 
 
@@ -153,41 +155,46 @@ def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
 def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start, face_start,
                 arcs, axis):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
-    axis (3,) receives that separating direction, pointing from a to b. arcs (≥ edges of b, 9)
+    axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
     is scratch. Scalar arithmetic only: this is the innermost loop of the narrow phase."""
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
-    # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c
-    b0 = edge_start[b]
-    for eb in range(b0, edge_start[b + 1]):
-        g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
+    # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
+    # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
+    # a branch-free loop the compiler vectorises
+    b0, nb = edge_start[b], edge_start[b + 1] - edge_start[b]
+    for e in range(nb):
+        g1, g2 = fb + edge_faces[b0 + e, 0], fb + edge_faces[b0 + e, 1]
         cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
         dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
-        arc = arcs[eb - b0]
-        arc[0], arc[1], arc[2], arc[3], arc[4], arc[5] = cx, cy, cz, dx, dy, dz
-        arc[6], arc[7], arc[8] = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+        arcs[0, e], arcs[1, e], arcs[2, e] = cx, cy, cz
+        arcs[3, e], arcs[4, e], arcs[5, e] = dx, dy, dz
+        arcs[6, e], arcs[7, e], arcs[8, e] = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
     for ea in range(edge_start[a], edge_start[a + 1]):
         f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
         ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
         bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
         # b × a: the great circle of the arc between the edge's two face normals
         bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+        # arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face; first: c and d lie
+        # on opposite sides of the great circle through a and b (cba·dba < 0), in arcs[9]
+        for e in range(nb):
+            arcs[9, e] = ((arcs[0, e] * bax + arcs[1, e] * bay + arcs[2, e] * baz)
+                          * (arcs[3, e] * bax + arcs[4, e] * bay + arcs[5, e] * baz))
         i0, i1 = va + edge[ea, 0], va + edge[ea, 1]
         p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
         e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
         len1 = e1x * e1x + e1y * e1y + e1z * e1z
-        for eb in range(b0, edge_start[b + 1]):
-            # Gauss-map arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face
-            arc = arcs[eb - b0]
-            cba = arc[0] * bax + arc[1] * bay + arc[2] * baz
-            dba = arc[3] * bax + arc[4] * bay + arc[5] * baz
-            if cba * dba >= 0.0:
+        for e in range(nb):
+            if arcs[9, e] >= 0.0:
                 continue
-            adc = ax * arc[6] + ay * arc[7] + az * arc[8]
-            bdc = bx * arc[6] + by * arc[7] + bz * arc[8]
+            cba = arcs[0, e] * bax + arcs[1, e] * bay + arcs[2, e] * baz
+            adc = ax * arcs[6, e] + ay * arcs[7, e] + az * arcs[8, e]
+            bdc = bx * arcs[6, e] + by * arcs[7, e] + bz * arcs[8, e]
             if adc * bdc >= 0.0 or cba * bdc <= 0.0:
                 continue
+            eb = b0 + e
             j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
             q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
             e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
@@ -438,13 +445,14 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     tags_b = np.empty(_CLIP_CAPACITY, dtype=np.int64)
     depth = np.empty(_CLIP_CAPACITY)
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
-    arcs = np.empty((_MAX_EDGES, 9))
+    arcs = np.empty((10, _MAX_EDGES))
     dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
                       + (vel[a, 2] - vel[b, 2]) ** 2)
-        spin = bound[a] * np.sqrt(_dot(omega, a, omega, a)) + bound[b] * np.sqrt(_dot(omega, b, omega, b))
+        spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
+                + bound[b] * np.sqrt(_dot(omega, b, omega, b)))
         spec = SPECULATIVE_MARGIN + 1.5 * h * (rel + spin)
         if radius[a] > 0.0 and radius[b] > 0.0:
             d = pos[a] - pos[b]

@@ -198,7 +198,8 @@ def _prepare_kernel(body, other, point, axes, pos, vel, omega, accel, inv_mass, 
                 arm[0], arm[1], arm[2] = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
                 turn = jac[c, row + _TURN + j]
                 for a in range(3):
-                    turn[a] = inv_iw[q, a, 0] * arm[0] + inv_iw[q, a, 1] * arm[1] + inv_iw[q, a, 2] * arm[2]
+                    turn[a] = (inv_iw[q, a, 0] * arm[0] + inv_iw[q, a, 1] * arm[1]
+                               + inv_iw[q, a, 2] * arm[2])
                 if side == 1:
                     mass[c, j] += inv_mass[q]
                 mass[c, j] += arm[0] * turn[0] + arm[1] * turn[1] + arm[2] * turn[2]
@@ -284,9 +285,12 @@ def _push_kernel(body, other, point, n, sep, pos, vel, omega, inv_mass, h, slop,
         rx, ry, rz = point[c, 0] - pos[b, 0], point[c, 1] - pos[b, 1], point[c, 2] - pos[b, 2]
         qx, qy, qz = point[c, 0] - pos[o, 0], point[c, 1] - pos[o, 1], point[c, 2] - pos[o, 2]
         # (v + ω × r) of the first body minus the same of the second, along n
-        ux = vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry - (vel[o, 0] + omega[o, 1] * qz - omega[o, 2] * qy)
-        uy = vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz - (vel[o, 1] + omega[o, 2] * qx - omega[o, 0] * qz)
-        uz = vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx - (vel[o, 2] + omega[o, 0] * qy - omega[o, 1] * qx)
+        ux = (vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry
+              - (vel[o, 0] + omega[o, 1] * qz - omega[o, 2] * qy))
+        uy = (vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz
+              - (vel[o, 1] + omega[o, 2] * qx - omega[o, 0] * qz))
+        uz = (vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx
+              - (vel[o, 2] + omega[o, 0] * qy - omega[o, 1] * qx))
         vn = ux * n[c, 0] + uy * n[c, 1] + uz * n[c, 2]
         depth[c] = -(sep[c] + h * vn) - slop
     for _ in range(iterations):

@@ -93,7 +93,8 @@ def test_pair_impulses_conserve_linear_and_angular_momentum():
     pos = np.array([[0.0, 0.0, 0.0], [0.3, 0.9, -0.1]])
     mass = np.array([2.0, 3.0])
     rot = np.linalg.qr(rng.normal(size=(2, 3, 3)))[0]
-    inv_iw = rot @ (np.array([[4.0, 2.0, 1.0], [3.0, 2.5, 1.5]])[:, :, None] * rot.transpose(0, 2, 1))
+    inv_moments = np.array([[4.0, 2.0, 1.0], [3.0, 2.5, 1.5]])
+    inv_iw = rot @ (inv_moments[:, :, None] * rot.transpose(0, 2, 1))
     vel = np.array([[0.1, 2.0, -0.3], [0.2, -1.5, 0.4]])
     omega = np.array([[1.0, -0.5, 2.0], [0.3, 0.2, -1.0]])
     ang_mom = np.linalg.solve(inv_iw, omega[:, :, None])[:, :, 0]
