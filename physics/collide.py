@@ -152,29 +152,79 @@ def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
 
 
 @njit(cache=True)
-def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start, face_start,
-                arcs, axis):
+def _inner_radius(r, pos, wnorm, woff, face_start):
+    """Distance (m) from body r's centre of mass to the nearest face plane of its hull (≤ 0 if
+    the centre were not inside): the ball of that radius about it lies inside the hull."""
+    least = np.inf
+    for f in range(face_start[r], face_start[r + 1]):
+        least = min(least, woff[f] - (wnorm[f, 0] * pos[r, 0] + wnorm[f, 1] * pos[r, 1]
+                                      + wnorm[f, 2] * pos[r, 2]))
+    return least
+
+
+@njit(cache=True)
+def _arc_bound(n1x, n1y, n1z, n2x, n2y, n2z, wx, wy, wz):
+    """Upper bound of N·w over the unit vectors N of the shorter great-circle arc from n1 to n2:
+    N = (αn1 + βn2)/|αn1 + βn2| with α, β ≥ 0 and |αn1 + βn2| ≥ (α + β) cos(θ/2), θ the arc's
+    angle, so N·w ≤ m if m = max(n1·w, n2·w) ≤ 0, and ≤ m / cos(θ/2) otherwise."""
+    m = max(n1x * wx + n1y * wy + n1z * wz, n2x * wx + n2y * wy + n2z * wz)
+    if m <= 0.0:
+        return m
+    cos_half2 = 0.5 * (1.0 + n1x * n2x + n1y * n2y + n1z * n2z)
+    return m / np.sqrt(cos_half2) if cos_half2 > 1e-24 else np.inf
+
+
+@njit(cache=True)
+def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge_start,
+                face_start, spec, face_best, arcs, kept, axis):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
     axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
-    is scratch. Scalar arithmetic only: this is the innermost loop of the narrow phase."""
+    and kept (≥ edges of b,) are scratch. Scalar arithmetic only: this is the innermost loop of
+    the narrow phase.
+
+    Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
+    face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
+    narrow phase, so edges that can only make such pairs are skipped, and the result is exact
+    whenever it is ≥ spec or beats the faces. The bound (exact, per edge): for N in the Gauss-map
+    arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along N is at
+    most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, so the separation
+    along N is at most N·(x_b − p0) − ρ_b (_arc_bound over the arc); the same for b's edges."""
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
+    threshold = min(spec, face_best + FACE_PREFERENCE)  # keep an edge whose bound reaches it
+    inner_a = _inner_radius(a, pos, wnorm, woff, face_start)
+    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    if inner_a <= 0.0 or inner_b <= 0.0:
+        threshold = -np.inf  # no ball inside: no bound, search everything
     # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
     # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
-    # a branch-free loop the compiler vectorises
-    b0, nb = edge_start[b], edge_start[b + 1] - edge_start[b]
-    for e in range(nb):
-        g1, g2 = fb + edge_faces[b0 + e, 0], fb + edge_faces[b0 + e, 1]
+    # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
+    nb = 0
+    for eb in range(edge_start[b], edge_start[b + 1]):
+        g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
         cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
         dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
-        arcs[0, e], arcs[1, e], arcs[2, e] = cx, cy, cz
-        arcs[3, e], arcs[4, e], arcs[5, e] = dx, dy, dz
-        arcs[6, e], arcs[7, e], arcs[8, e] = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+        q = vb + edge[eb, 0]
+        if _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
+                      wpts[q, 2] - pos[a, 2]) - inner_a < threshold:
+            continue
+        arcs[0, nb], arcs[1, nb], arcs[2, nb] = cx, cy, cz
+        arcs[3, nb], arcs[4, nb], arcs[5, nb] = dx, dy, dz
+        arcs[6, nb], arcs[7, nb] = dy * cz - dz * cy, dz * cx - dx * cz
+        arcs[8, nb] = dx * cy - dy * cx
+        kept[nb] = eb
+        nb += 1
+    if nb == 0:
+        return best, best_a, best_b
     for ea in range(edge_start[a], edge_start[a + 1]):
         f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
         ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
         bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+        p = va + edge[ea, 0]
+        if _arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
+                      pos[b, 2] - wpts[p, 2]) - inner_b < threshold:
+            continue
         # b × a: the great circle of the arc between the edge's two face normals
         bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
         # arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face; first: c and d lie
@@ -194,7 +244,7 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start
             bdc = bx * arcs[6, e] + by * arcs[7, e] + bz * arcs[8, e]
             if adc * bdc >= 0.0 or cba * bdc <= 0.0:
                 continue
-            eb = b0 + e
+            eb = kept[e]
             j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
             q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
             e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
@@ -445,7 +495,7 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     tags_b = np.empty(_CLIP_CAPACITY, dtype=np.int64)
     depth = np.empty(_CLIP_CAPACITY)
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
-    arcs = np.empty((10, _MAX_EDGES))
+    arcs, kept = np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64)
     dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
@@ -502,8 +552,9 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 sb, fb = _face_query(b, a, wpts, hull_start, wnorm, woff, face_start)
                 if sb >= spec:
                     continue
-                se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
-                                         edge_start, face_start, arcs, axis)
+                se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge,
+                                         edge_faces, edge_start, face_start, spec, max(sa, sb),
+                                         arcs, kept, axis)
                 if se >= spec:
                     continue
             if se > max(sa, sb) + FACE_PREFERENCE:
