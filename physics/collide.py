@@ -137,21 +137,6 @@ def _closest_on_hull(c, b, wpts, hull_start, wnorm, woff, face_start, loop_start
 
 
 @njit(cache=True)
-def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
-    """Largest separation of hull b from the face planes of hull a: (separation, face)."""
-    best, best_face = -1e300, -1
-    for f in range(face_start[a], face_start[a + 1]):
-        lowest = 1e300
-        for v in range(hull_start[b], hull_start[b + 1]):
-            s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
-            lowest = min(lowest, s)
-        s = lowest - woff[f]
-        if s > best:
-            best, best_face = s, f
-    return best, best_face
-
-
-@njit(cache=True)
 def _inner_radius(r, pos, wnorm, woff, face_start):
     """Distance (m) from body r's centre of mass to the nearest face plane of its hull (≤ 0 if
     the centre were not inside): the ball of that radius about it lies inside the hull."""
@@ -160,6 +145,32 @@ def _inner_radius(r, pos, wnorm, woff, face_start):
         least = min(least, woff[f] - (wnorm[f, 0] * pos[r, 0] + wnorm[f, 1] * pos[r, 1]
                                       + wnorm[f, 2] * pos[r, 2]))
     return least
+
+
+@njit(cache=True)
+def _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start):
+    """Largest separation of hull b from the face planes of hull a: (separation, face).
+
+    A face is only projected against b's vertices if it can beat the best so far: b's lowest
+    point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
+    its centre of mass lies inside it), which skips the faces turned away from b exactly."""
+    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    if inner_b <= 0.0:
+        inner_b = -np.inf  # no ball inside: no bound
+    best, best_face = -1e300, -1
+    for f in range(face_start[a], face_start[a + 1]):
+        bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
+                 - inner_b - woff[f])
+        if bound <= best:
+            continue
+        lowest = 1e300
+        for v in range(hull_start[b], hull_start[b + 1]):
+            s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
+            lowest = min(lowest, s)
+        s = lowest - woff[f]
+        if s > best:
+            best, best_face = s, f
+    return best, best_face
 
 
 @njit(cache=True)
@@ -546,10 +557,10 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 if sa >= spec or sb >= spec or se >= spec:
                     continue
             else:
-                sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
+                sa, fa = _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start)
                 if sa >= spec:
                     continue
-                sb, fb = _face_query(b, a, wpts, hull_start, wnorm, woff, face_start)
+                sb, fb = _face_query(b, a, pos, wpts, hull_start, wnorm, woff, face_start)
                 if sb >= spec:
                     continue
                 se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge,
