@@ -123,9 +123,11 @@ def _solve_kernel(body, other, axes, jac, sep, mass, mu, bounce, target, impulse
             old = impulses[c, 0]
             new = max(old - mass[c, 0] * (vn + max(sep[c], 0.0) / h), 0.0)
             impulses[c, 0] = new
+            o1, o2 = impulses[c, 1], impulses[c, 2]
+            if new == 0.0 and old == 0.0 and o1 == 0.0 and o2 == 0.0:
+                continue  # a speculative contact left apart: its cone is the point 0, no impulse
             _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
             # Coulomb cone on the two tangent impulses together
-            o1, o2 = impulses[c, 1], impulses[c, 2]
             l1 = o1 - mass[c, 1] * _relative_velocity(c, 1, b, o, axes, jac, vel, omega)
             l2 = o2 - mass[c, 2] * _relative_velocity(c, 2, b, o, axes, jac, vel, omega)
             limit = mu[c] * new
