@@ -261,6 +261,7 @@ class World:
         # 4. move: positions per contact regime, orientations by the rotation step
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
+        rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls),
         # 6. contacts stay passive: no island ends the step above its free-flight energy
@@ -268,7 +269,7 @@ class World:
         if contacts.count:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, h, PENETRATION_SLOP,
                                    PUSH_ITERATIONS)
-            pos = self._project_out_of_walls(pos, quat, planes)
+            pos = self._project_out_of_walls(pos, rotm_end, planes)
             rows = np.flatnonzero(touched)
             walled = np.zeros(m.count, dtype=bool)
             walled[contacts.body[acted & (contacts.other < 0)]] = True
@@ -279,7 +280,7 @@ class World:
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         # 7. islands at rest fall asleep
-        self._update_sleep(contacts, acted, island, force, torque, h)
+        self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
         s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
         order = np.argsort(s.contact_cache.keys)
         s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
@@ -313,9 +314,9 @@ class World:
         walls.body = rows[walls.body]
         return walls
 
-    def _update_sleep(self, contacts, acted, island, force, torque, h) -> None:
+    def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
-        sleep (sleep.py)."""
+        sleep (sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
         s, m = self.state, self.model
         pressed = acted & (contacts.other >= 0)
         first, second = contacts.body[pressed], contacts.other[pressed]
@@ -328,7 +329,7 @@ class World:
         kept = self._last_pairs[np.all(np.isin(self._last_pairs, sleeping_ids), axis=1)]
         self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
         loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
-        omega = _world_omega(quat_to_matrix(s.quat), m.inv_inertia, s.ang_mom)
+        omega = _world_omega(rotm, m.inv_inertia, s.ang_mom)
         slow = slow_bodies(s.vel, omega, loaded)
         s.slow_time = np.where(slow & ~s.asleep, s.slow_time + h, 0.0)
         sleep = islands_to_sleep(s.slow_time, island, s.asleep)
@@ -386,13 +387,14 @@ class World:
             warm[hit] = cache.impulses[at[hit]]
         return warm
 
-    def _project_out_of_walls(self, pos, quat, planes) -> np.ndarray:
-        """Move bodies that sank deeper than the slop back out along the wall normals."""
+    def _project_out_of_walls(self, pos, rotm, planes) -> np.ndarray:
+        """Move bodies that sank deeper than the slop back out along the wall normals; rotm
+        (n, 3, 3) their orientations at the end of the step."""
         if len(planes) == 0:
             return pos
         m = self.model
         clearance = contact_stage.wall_clearance(
-            pos, quat_to_matrix(quat), m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            pos, rotm, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, cutoff=0.0)
         depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)
         return pos + depth @ planes[:, :3]
