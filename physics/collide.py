@@ -651,8 +651,10 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     sep = np.empty(capacity)
     count = 0
     if len(pairs):
+        paired = np.zeros(len(pos), dtype=bool)
+        paired[pairs.ravel()] = True
         points, normals, offsets, box_axes, box_centre = world_hulls(pos, rotm, model,
-                                                                     np.unique(pairs))
+                                                                     np.flatnonzero(paired))
         count = _pair_kernel(
             np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
             model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,

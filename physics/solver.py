@@ -223,15 +223,26 @@ def impact_times(sep, vn_start, accel_n, h):
     Returns (fraction t/h (k,) — inf where the wall is not reached this step, impact normal
     velocity (k,) m/s).
     """
-    disc = vn_start**2 - 2.0 * accel_n * np.maximum(sep, 0.0)
-    root = np.sqrt(np.maximum(disc, 0.0))
-    denom = root - vn_start
-    # a tiny denominator overflows to inf: that point does not reach its wall this step
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        t = np.where((disc >= 0.0) & (denom > 0.0), 2.0 * np.maximum(sep, 0.0) / denom, np.inf)
-    t = np.where(sep <= 0.0, 0.0, t)
-    v_impact = np.where(sep <= 0.0, vn_start, -root)
-    return t / h, v_impact
+    fraction, v_impact = np.empty(len(sep)), np.empty(len(sep))
+    _impact_kernel(np.ascontiguousarray(sep, dtype=float),
+                   np.ascontiguousarray(vn_start, dtype=float),
+                   np.ascontiguousarray(accel_n, dtype=float), float(h), fraction, v_impact)
+    return fraction, v_impact
+
+
+@njit(cache=True, nogil=True)
+def _impact_kernel(sep, vn_start, accel_n, h, fraction, v_impact):
+    """Loop body of ``impact_times``, compiled (numpy's version cost ~60 µs a step in calls)."""
+    for c in range(sep.shape[0]):
+        if sep[c] <= 0.0:
+            fraction[c], v_impact[c] = 0.0, vn_start[c]
+            continue
+        disc = vn_start[c] ** 2 - 2.0 * accel_n[c] * sep[c]
+        root = np.sqrt(max(disc, 0.0))
+        denom = root - vn_start[c]
+        # a tiny denominator gives inf: that point does not reach its wall this step
+        t = 2.0 * sep[c] / denom if disc >= 0.0 and denom > 0.0 else np.inf
+        fraction[c], v_impact[c] = t / h, -root
 
 
 def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,

@@ -325,8 +325,9 @@ class World:
         s.asleep[woken] = False
         s.slow_time[woken] = 0.0
         # sleeping pairs find no contacts: remember them from before they fell asleep
-        sleeping_ids = m.ids[s.asleep]
-        kept = self._last_pairs[np.all(np.isin(self._last_pairs, sleeping_ids), axis=1)]
+        sleeping = np.zeros(self._next_id, dtype=bool)                       # by body id
+        sleeping[m.ids[s.asleep]] = True
+        kept = self._last_pairs[sleeping[self._last_pairs].all(axis=1)]
         self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
         loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
         omega = _world_omega(rotm, m.inv_inertia, s.ang_mom)
