@@ -120,6 +120,8 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                 world[j, a] = pos[b, a] + r[a, 0] * p[0] + r[a, 1] * p[1] + r[a, 2] * p[2]
         for pl in range(n_planes):
             nx, ny, nz, d = planes[pl, 0], planes[pl, 1], planes[pl, 2], planes[pl, 3]
+            if nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d - bound[b] >= reach:
+                continue  # the same cull, per wall: this one is out of reach
             if radius[b] > 0.0:
                 s = nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d - radius[b]
                 # the sphere's lowest point moves with the centre's normal velocity
