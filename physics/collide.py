@@ -12,6 +12,9 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
   against the reference face's side planes (Sutherland–Hodgman) and reduced to at most 4 points
   keeping the deepest and the largest area (Bullet's manifold reduction); an edge axis gives one
   point between the two edges. Face axes win ties so resting boxes keep a face manifold.
+  Two boxes get the same answer from the closed-form box SAT (boxes.py); for other hulls the
+  face and edge queries skip, exactly, the faces and edges that a bound from the hulls' inner
+  radii shows cannot matter.
 
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
 1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
