@@ -142,13 +142,40 @@ def drift(pos, vel_start, vel_end, accel, touched, impact_fraction, h):
       velocity — ``x + τh v₀ + ½a(τh)² + (1−τ)h v₁ − ½a((1−τ)h)²`` — so bounce heights do not
       depend on where in a step the impact fell.
     """
-    new = pos + 0.5 * h * (vel_start + vel_end)  # free flight, overwritten below where touched
-    rows = np.flatnonzero(touched)
-    if len(rows) == 0:
-        return new
-    x0, v0, v1, a = pos[rows], vel_start[rows], vel_end[rows], accel[rows]
-    tau = impact_fraction[rows, None] * h
-    rest = h - tau
-    bounce = x0 + tau * v0 + 0.5 * a * tau**2 + rest * v1 - 0.5 * a * rest**2
-    new[rows] = np.where(impact_fraction[rows, None] < 1.0, bounce, x0 + h * v1)
+    new = np.empty_like(pos)
+    _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, float(h), new)
     return new
+
+
+@njit(cache=True, nogil=True)
+def _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, h, new):
+    """Loop body of ``drift`` (the three cases of its docstring), compiled."""
+    for i in range(pos.shape[0]):
+        tau = impact_fraction[i] * h
+        rest = h - tau
+        for a in range(3):
+            if not touched[i]:
+                new[i, a] = pos[i, a] + 0.5 * h * (vel_start[i, a] + vel_end[i, a])
+            elif impact_fraction[i] < 1.0:
+                new[i, a] = (pos[i, a] + tau * vel_start[i, a] + 0.5 * accel[i, a] * tau**2
+                             + rest * vel_end[i, a] - 0.5 * accel[i, a] * rest**2)
+            else:
+                new[i, a] = pos[i, a] + h * vel_end[i, a]
+
+
+def world_inverse_inertia(rotm, inv_inertia) -> np.ndarray:
+    """(n, 3, 3) world inverse inertia ``R I⁻¹ Rᵀ`` (physics.md §2: needed for impulses, never
+    integrated) of rotations rotm (n, 3, 3) and principal inverse moments inv_inertia (n, 3)."""
+    out = np.empty_like(rotm)
+    _inverse_inertia_kernel(np.ascontiguousarray(rotm), np.ascontiguousarray(inv_inertia), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _inverse_inertia_kernel(rotm, inv_inertia, out):
+    for n in range(rotm.shape[0]):
+        for i in range(3):
+            for j in range(3):
+                out[n, i, j] = (rotm[n, i, 0] * inv_inertia[n, 0] * rotm[n, j, 0]
+                                + rotm[n, i, 1] * inv_inertia[n, 1] * rotm[n, j, 1]
+                                + rotm[n, i, 2] * inv_inertia[n, 2] * rotm[n, j, 2])

@@ -17,7 +17,7 @@ from .broadphase import candidate_pairs, reach
 from .collide import body_contacts
 from .contacts import Contacts
 from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
-from .integrator import body_angular_velocity, drift, rotate_free
+from .integrator import body_angular_velocity, drift, rotate_free, world_inverse_inertia
 from .islands import island_labels
 from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
@@ -242,7 +242,7 @@ class World:
         impulses = np.zeros((0, 3))
         if contacts.count:
             inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
-            inv_iw = (rotm * inv_inertia[:, None, :]) @ rotm.transpose(0, 2, 1)  # (n,3,3) R I⁻¹ Rᵀ
+            inv_iw = world_inverse_inertia(rotm, inv_inertia)                # (n,3,3) R I⁻¹ Rᵀ
             restitution, friction = self._contact_materials(contacts)
             result = solve_contacts(
                 contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution,
