@@ -179,3 +179,26 @@ def _inverse_inertia_kernel(rotm, inv_inertia, out):
                 out[n, i, j] = (rotm[n, i, 0] * inv_inertia[n, 0] * rotm[n, j, 0]
                                 + rotm[n, i, 1] * inv_inertia[n, 1] * rotm[n, j, 1]
                                 + rotm[n, i, 2] * inv_inertia[n, 2] * rotm[n, j, 2])
+
+
+def world_omega(rotm, inv_inertia, ang_mom) -> np.ndarray:
+    """(n, 3) world ω = R I⁻¹ Rᵀ L, rad/s, for rotations rotm (n, 3, 3), principal inverse
+    moments inv_inertia (n, 3) and world angular momenta ang_mom (n, 3); one compiled pass."""
+    out = np.empty_like(ang_mom)
+    _world_omega_kernel(np.ascontiguousarray(rotm), np.ascontiguousarray(inv_inertia),
+                        np.ascontiguousarray(ang_mom), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _world_omega_kernel(rotm, inv_inertia, ang_mom, out):
+    for n in range(rotm.shape[0]):
+        # ω_b = I⁻¹ Rᵀ L, then ω = R ω_b
+        b0 = inv_inertia[n, 0] * (rotm[n, 0, 0] * ang_mom[n, 0] + rotm[n, 1, 0] * ang_mom[n, 1]
+                                  + rotm[n, 2, 0] * ang_mom[n, 2])
+        b1 = inv_inertia[n, 1] * (rotm[n, 0, 1] * ang_mom[n, 0] + rotm[n, 1, 1] * ang_mom[n, 1]
+                                  + rotm[n, 2, 1] * ang_mom[n, 2])
+        b2 = inv_inertia[n, 2] * (rotm[n, 0, 2] * ang_mom[n, 0] + rotm[n, 1, 2] * ang_mom[n, 1]
+                                  + rotm[n, 2, 2] * ang_mom[n, 2])
+        for i in range(3):
+            out[n, i] = rotm[n, i, 0] * b0 + rotm[n, i, 1] * b1 + rotm[n, i, 2] * b2

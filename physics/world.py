@@ -17,7 +17,8 @@ from .broadphase import candidate_pairs, reach
 from .collide import body_contacts
 from .contacts import Contacts
 from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
-from .integrator import body_angular_velocity, drift, rotate_free, world_inverse_inertia
+from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
+                         world_omega)
 from .islands import island_labels
 from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
@@ -229,7 +230,7 @@ class World:
         # 1. forces over the step (physics.md §2: torque impulses go into the world L)
         vel = s.vel + accel * h
         ang_mom = s.ang_mom + np.where(awake[:, None], torque, 0.0) * h
-        omega = _world_omega(rotm, m.inv_inertia, ang_mom)
+        omega = world_omega(rotm, m.inv_inertia, ang_mom)
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
         # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
@@ -329,8 +330,10 @@ class World:
         sleeping[m.ids[s.asleep]] = True
         kept = self._last_pairs[sleeping[self._last_pairs].all(axis=1)]
         self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
-        loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
-        omega = _world_omega(rotm, m.inv_inertia, s.ang_mom)
+        loaded = np.zeros(m.count, dtype=bool)
+        if force.any() or torque.any():  # mostly none: skip the per-row reductions
+            loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
+        omega = world_omega(rotm, m.inv_inertia, s.ang_mom)
         slow = slow_bodies(s.vel, omega, loaded)
         s.slow_time = np.where(slow & ~s.asleep, s.slow_time + h, 0.0)
         sleep = islands_to_sleep(s.slow_time, island, s.asleep)
@@ -426,8 +429,3 @@ class World:
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
         return self._last_contacts
-
-
-def _world_omega(rotm, inv_inertia, ang_mom) -> np.ndarray:
-    """(n, 3) world ω = R I⁻¹ Rᵀ L, rad/s, for rotations rotm (n, 3, 3)."""
-    return np.einsum("nij,nj->ni", rotm, inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))

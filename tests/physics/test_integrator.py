@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import ellipk
 
-from physics.integrator import body_angular_velocity, drift, rotate_free, world_inverse_inertia
+from physics.integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
+                                world_omega)
 from physics.model import BodyDef, WorldDef
 from physics.rotation import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
 from physics.world import World
@@ -189,3 +190,12 @@ def test_world_inverse_inertia_is_r_inv_i_r_transposed():
     inv = rng.uniform(0.5, 3.0, size=(5, 3))
     expected = np.einsum("nij,nj,nkj->nik", rotm, inv, rotm)
     assert np.allclose(world_inverse_inertia(rotm, inv), expected, rtol=1e-14, atol=1e-15)
+
+
+def test_world_omega_is_r_inv_i_r_transposed_times_l():
+    rng = np.random.default_rng(9)
+    quat = quat_normalize(rng.normal(size=(5, 4)))
+    inv, ang_mom = rng.uniform(0.5, 3.0, size=(5, 3)), rng.normal(size=(5, 3))
+    expected = quat_rotate(quat, inv * quat_rotate(quat * [1, -1, -1, -1], ang_mom))
+    assert np.allclose(world_omega(quat_to_matrix(quat), inv, ang_mom), expected, rtol=1e-13,
+                       atol=1e-14)
