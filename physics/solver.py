@@ -13,11 +13,13 @@ Per step, for every contact point with offset r from the centre of mass and norm
   is what passes an impact along a row of touching balls (Newton's cradle), which a restitution
   target per contact cannot do.
 - wall restitution: a contact whose impact speed exceeds a threshold is then driven to
-  v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0.
+  v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0, swept
+  until the impulses stop changing (so four corners landing together share the impact evenly).
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
 - warm start: the previous step's accumulated impulses are applied first.
-Impulses change the world angular momentum directly: L += r × P (physics.md §3).
+Impulses change the world angular momentum directly: L += r × P (physics.md §3), added once per
+contact from its total impulse when the sweeps are done (ω follows every impulse meanwhile).
 A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
 own offset, velocities are relative and the effective mass adds both bodies' terms.
 Body–body penetration left after the step is removed by ``push_apart``, a position pass.
