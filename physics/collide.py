@@ -472,25 +472,21 @@ def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
 
 
 @njit(cache=True)
-def _box_queries(a, b, box_axes, box_centre, box_half, wpts, hull_start, wnorm, face_start, edge,
-                 edge_start, dots, axis, towards):
-    """What _face_query (both ways) and _edge_query return for two boxes, from the closed-form
-    SAT of boxes.py: (sa, fa, sb, fb, se, ea, eb), with the hull features of the winning axes."""
-    sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
-        a, b, box_axes, box_centre, box_half, dots, axis)
+def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
+    """The face of box r whose outward normal is sign × its axis axis_index (boxes.py)."""
     for k in range(3):
-        towards[k] = sign_a * box_axes[a, ia, k]
-    fa = _facing_face(a, towards, wnorm, face_start)
+        towards[k] = sign * box_axes[r, axis_index, k]
+    return _facing_face(r, towards, wnorm, face_start)
+
+
+@njit(cache=True)
+def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis, towards):
+    """The support edges of boxes a and b along the edge axis A_ie × B_je (axis (3,), from a to
+    b): a's farthest along axis, b's farthest against it."""
+    ea = _support_edge(a, box_axes[a, ie], axis, wpts, hull_start, edge, edge_start)
     for k in range(3):
-        towards[k] = sign_b * box_axes[b, ib, k]
-    fb = _facing_face(b, towards, wnorm, face_start)
-    ea = eb = -1
-    if ie >= 0:
-        ea = _support_edge(a, box_axes[a, ie], axis, wpts, hull_start, edge, edge_start)
-        for k in range(3):
-            towards[k] = -axis[k]
-        eb = _support_edge(b, box_axes[b, je], towards, wpts, hull_start, edge, edge_start)
-    return sa, fa, sb, fb, se, ea, eb
+        towards[k] = -axis[k]
+    return ea, _support_edge(b, box_axes[b, je], towards, wpts, hull_start, edge, edge_start)
 
 
 @njit(cache=True, nogil=True)
@@ -553,10 +549,15 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
         elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
             continue  # farther apart than the step can close: no contact, not even speculative
         else:
-            if box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0:
-                sa, fa, sb, fb, se, ea, eb = _box_queries(
-                    a, b, box_axes, box_centre, box_half, wpts, hull_start, wnorm, face_start,
-                    edge, edge_start, dots, axis, towards)
+            # what _face_query (both ways) and _edge_query find; two boxes get the separations
+            # in closed form (boxes.py) and only the winning axis's hull features, below
+            boxes = box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0
+            ia = ib = ie = je = 0
+            sign_a = sign_b = 1.0
+            fa = fb = ea = eb = -1
+            if boxes:
+                sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
+                    a, b, box_axes, box_centre, box_half, dots, axis)
                 if sa >= spec or sb >= spec or se >= spec:
                     continue
             else:
@@ -572,6 +573,9 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 if se >= spec:
                     continue
             if se > max(sa, sb) + FACE_PREFERENCE:
+                if boxes:
+                    ea, eb = _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge,
+                                        edge_start, axis, towards)
                 va, vb = hull_start[a], hull_start[b]
                 _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
                                   vb + edge[eb, 1], mid)
@@ -581,11 +585,15 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                               -axis[0], -axis[1], -axis[2], se, out_body, out_other, out_key,
                               out_point, out_normal, out_sep)
             elif sb > sa + FACE_PREFERENCE:
+                if boxes:
+                    fb = _box_face(b, ib, sign_b, box_axes, wnorm, face_start, towards)
                 out_n = _face_contact(b, a, fb, True, pos, wpts, hull_start, wnorm, woff,
                                       face_start, loop_start, face_vertex, spec, ids, out_n,
                                       out_body, out_other, out_key, out_point, out_normal,
                                       out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
             else:
+                if boxes:
+                    fa = _box_face(a, ia, sign_a, box_axes, wnorm, face_start, towards)
                 out_n = _face_contact(a, b, fa, False, pos, wpts, hull_start, wnorm, woff,
                                       face_start, loop_start, face_vertex, spec, ids, out_n,
                                       out_body, out_other, out_key, out_point, out_normal,
