@@ -2,10 +2,13 @@
 
 Each body is bounded by a sphere about its centre of mass (``Model.bound_radius``) grown by the
 speculative margin and by how far any of its points can move in the step, so the pairs found
-include every pair the narrow phase could turn into a (speculative) contact. Bodies are sorted
-along x by the low end of their box and swept once; a pair is kept when the boxes overlap on all
-three axes and the grown spheres overlap. Sorting costs O(n log n) and the sweep O(n + pairs) for
-piles, where few boxes share an x slab (Baraff 1992; Bullet's btAxisSweep3 does it incrementally).
+include every pair the narrow phase could turn into a (speculative) contact. Bodies are cut
+into strips along z one largest diameter wide, sorted within each strip along x by the low end of
+their box, and each strip is swept against itself and the next one; a pair is kept when the boxes
+overlap on all three axes and the grown spheres overlap. Sorting costs O(n log n) and the sweeps
+O(n + pairs) when few boxes share a slab of a strip (sweep and prune: Baraff 1992; Bullet's
+btAxisSweep3 does it incrementally; the strips keep a pile spread over the floor from putting
+every body of an x slab in one sweep).
 """
 
 from __future__ import annotations
@@ -23,46 +26,83 @@ def reach(vel, omega, bound, h) -> np.ndarray:
     return bound + SPECULATIVE_MARGIN + 1.5 * h * speed
 
 
+@njit(cache=True, inline="always")
+def _check(a, b, pos, radius, order, out, count):
+    """Record rows order[a], order[b] in out if their spheres overlap; returns the new count.
+    Inlined by numba's IR (a call per candidate cost half the sweep's time)."""
+    reach_ab = radius[a] + radius[b]
+    dy = pos[b, 1] - pos[a, 1]
+    dz = pos[b, 2] - pos[a, 2]
+    if abs(dy) > reach_ab or abs(dz) > reach_ab:
+        return count
+    dx = pos[b, 0] - pos[a, 0]
+    if dx * dx + dy * dy + dz * dz > reach_ab * reach_ab:
+        return count
+    if count < out.shape[0]:
+        i, j = order[a], order[b]
+        out[count, 0] = min(i, j)
+        out[count, 1] = max(i, j)
+    return count + 1
+
+
 @njit(cache=True, nogil=True)
-def _sweep(pos, radius, order, out):
+def _sweep(pos, radius, strip, order, wide, out):
     """Fill out (capacity, 2) with candidate pairs (i < j rows); return how many there were
-    (may exceed the capacity: the caller retries with a bigger buffer)."""
-    count = 0
+    (may exceed the capacity: the caller retries with a bigger buffer). pos (n, 3), radius (n,)
+    and strip (n,) are sorted by strip, then by the low end along x (contiguous, so the loops
+    read memory in sequence); order (n,) maps them back to rows; wide m: the largest diameter."""
     n = order.shape[0]
+    end = np.empty(n, dtype=np.int64)  # one past the last body of each body's strip
+    end[n - 1] = n
+    for a in range(n - 2, -1, -1):
+        end[a] = end[a + 1] if strip[a + 1] == strip[a] else a + 1
+    count = 0
     for a in range(n):
-        i = order[a]
-        hi_x = pos[i, 0] + radius[i]
-        for b in range(a + 1, n):
-            j = order[b]
-            if pos[j, 0] - radius[j] > hi_x:
+        hi_x = pos[a, 0] + radius[a]
+        for b in range(a + 1, end[a]):  # the rest of a's strip
+            if pos[b, 0] - radius[b] > hi_x:
                 break
-            reach_ij = radius[i] + radius[j]
-            dy = pos[j, 1] - pos[i, 1]
-            dz = pos[j, 2] - pos[i, 2]
-            if abs(dy) > reach_ij or abs(dz) > reach_ij:
-                continue
-            dx = pos[j, 0] - pos[i, 0]
-            if dx * dx + dy * dy + dz * dz > reach_ij * reach_ij:
-                continue
-            if count < out.shape[0]:
-                out[count, 0] = min(i, j)
-                out[count, 1] = max(i, j)
-            count += 1
+            count = _check(a, b, pos, radius, order, out, count)
+        first = end[a]
+        if first == n or strip[first] != strip[a] + 1:
+            continue
+        # the next strip, from the first body whose box can reach back to a's low end
+        lo, hi = first, end[first]
+        low = pos[a, 0] - radius[a] - wide
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pos[mid, 0] - radius[mid] < low:
+                lo = mid + 1
+            else:
+                hi = mid
+        for b in range(lo, end[first]):
+            if pos[b, 0] - radius[b] > hi_x:
+                break
+            count = _check(a, b, pos, radius, order, out, count)
     return count
 
 
 def candidate_pairs(pos, reach_radius) -> np.ndarray:
-    """(p, 2) int64 rows (i < j) whose spheres ``pos`` (n, 3) m, ``reach_radius`` (n,) m overlap,
-    in sweep order (deterministic for given positions)."""
+    """(p, 2) int64 rows (i < j) whose spheres ``pos`` (n, 3) m, ``reach_radius`` (n,) m overlap
+    (deterministic for given positions).
+
+    Bodies are cut into strips along z one largest diameter wide, so a body's partners lie in its
+    own strip or the next one, and each strip is swept along x: a dense pile compares each body
+    with a few neighbours instead of every body in its x slab."""
     n = len(pos)
     if n < 2:
         return np.zeros((0, 2), dtype=np.int64)
-    pos = np.ascontiguousarray(pos, dtype=float)
-    radius = np.ascontiguousarray(reach_radius, dtype=float)
-    order = np.argsort(pos[:, 0] - radius, kind="stable")
+    pos = np.asarray(pos, dtype=float)
+    radius = np.asarray(reach_radius, dtype=float)
+    # a pair has |Δz| ≤ r_i + r_j ≤ wide: strips at most one apart (the margin covers rounding)
+    wide = 2.0 * radius.max()
+    width = wide * (1.0 + 1e-9) + 1e-300
+    strip = np.floor((pos[:, 2] - pos[:, 2].min()) / width).astype(np.int64)
+    order = np.lexsort((pos[:, 0] - radius, strip))
+    pos, radius, strip = pos[order], radius[order], strip[order]
     out = np.empty((16 * n, 2), dtype=np.int64)
-    count = _sweep(pos, radius, order, out)
+    count = _sweep(pos, radius, strip, order, wide, out)
     if count > len(out):
         out = np.empty((count, 2), dtype=np.int64)
-        _sweep(pos, radius, order, out)
+        _sweep(pos, radius, strip, order, wide, out)
     return out[:count]

@@ -12,6 +12,9 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
   against the reference face's side planes (Sutherland–Hodgman) and reduced to at most 4 points
   keeping the deepest and the largest area (Bullet's manifold reduction); an edge axis gives one
   point between the two edges. Face axes win ties so resting boxes keep a face manifold.
+  Two boxes get the same answer from the closed-form box SAT (boxes.py); for other hulls the
+  face and edge queries skip, exactly, the faces and edges that a bound from the hulls' inner
+  radii shows cannot matter.
 
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
 1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
@@ -28,18 +31,39 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .boxes import box_separations
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
+from .model import MAX_HULL_VERTICES
 
 MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
 _ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + feature): below the wall keys
 _ID_MASK = (1 << _ID_BITS) - 1
+_MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 
 
 @njit(cache=True)
 def _key(id_a, id_b, feature):
     return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
+
+
+@njit(cache=True)
+def _dot(u, i, v, j):
+    """u[i]·v[j] for rows of two (·, 3) arrays, written out: an array expression would
+    allocate a temporary, and these run in the narrow phase's innermost loops."""
+    return u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
+
+
+@njit(cache=True)
+def _area(points, u, v, i, n):
+    """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
+    triangle (u, v, i) seen along n (3,)."""
+    ax, ay, az = (points[v, 0] - points[u, 0], points[v, 1] - points[u, 1],
+                  points[v, 2] - points[u, 2])
+    bx, by, bz = (points[i, 0] - points[u, 0], points[i, 1] - points[u, 1],
+                  points[i, 2] - points[u, 2])
+    return (ay * bz - az * by) * n[0] + (az * bx - ax * bz) * n[1] + (ax * by - ay * bx) * n[2]
 
 
 @njit(cache=True)
@@ -116,10 +140,32 @@ def _closest_on_hull(c, b, wpts, hull_start, wnorm, woff, face_start, loop_start
 
 
 @njit(cache=True)
-def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
-    """Largest separation of hull b from the face planes of hull a: (separation, face)."""
+def _inner_radius(r, pos, wnorm, woff, face_start):
+    """Distance (m) from body r's centre of mass to the nearest face plane of its hull (≤ 0 if
+    the centre were not inside): the ball of that radius about it lies inside the hull."""
+    least = np.inf
+    for f in range(face_start[r], face_start[r + 1]):
+        least = min(least, woff[f] - (wnorm[f, 0] * pos[r, 0] + wnorm[f, 1] * pos[r, 1]
+                                      + wnorm[f, 2] * pos[r, 2]))
+    return least
+
+
+@njit(cache=True)
+def _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start):
+    """Largest separation of hull b from the face planes of hull a: (separation, face).
+
+    A face is only projected against b's vertices if it can beat the best so far: b's lowest
+    point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
+    its centre of mass lies inside it), which skips the faces turned away from b exactly."""
+    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    if inner_b <= 0.0:
+        inner_b = -np.inf  # no ball inside: no bound
     best, best_face = -1e300, -1
     for f in range(face_start[a], face_start[a + 1]):
+        bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
+                 - inner_b - woff[f])
+        if bound <= best:
+            continue
         lowest = 1e300
         for v in range(hull_start[b], hull_start[b + 1]):
             s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
@@ -131,38 +177,88 @@ def _face_query(a, b, wpts, hull_start, wnorm, woff, face_start):
 
 
 @njit(cache=True)
-def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start, face_start,
-                axis):
+def _arc_bound(n1x, n1y, n1z, n2x, n2y, n2z, wx, wy, wz):
+    """Upper bound of N·w over the unit vectors N of the shorter great-circle arc from n1 to n2:
+    N = (αn1 + βn2)/|αn1 + βn2| with α, β ≥ 0 and |αn1 + βn2| ≥ (α + β) cos(θ/2), θ the arc's
+    angle, so N·w ≤ m if m = max(n1·w, n2·w) ≤ 0, and ≤ m / cos(θ/2) otherwise."""
+    m = max(n1x * wx + n1y * wy + n1z * wz, n2x * wx + n2y * wy + n2z * wz)
+    if m <= 0.0:
+        return m
+    cos_half2 = 0.5 * (1.0 + n1x * n2x + n1y * n2y + n1z * n2z)
+    return m / np.sqrt(cos_half2) if cos_half2 > 1e-24 else np.inf
+
+
+@njit(cache=True)
+def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge_start,
+                face_start, spec, face_best, arcs, kept, axis):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
-    axis (3,) receives that separating direction, pointing from a to b. Scalar arithmetic only:
-    this is the innermost loop of the narrow phase."""
+    axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
+    and kept (≥ edges of b,) are scratch. Scalar arithmetic only: this is the innermost loop of
+    the narrow phase.
+
+    Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
+    face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
+    narrow phase, so edges that can only make such pairs are skipped, and the result is exact
+    whenever it is ≥ spec or beats the faces. The bound (exact, per edge): for N in the Gauss-map
+    arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along N is at
+    most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, so the separation
+    along N is at most N·(x_b − p0) − ρ_b (_arc_bound over the arc); the same for b's edges."""
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
+    threshold = min(spec, face_best + FACE_PREFERENCE)  # keep an edge whose bound reaches it
+    inner_a = _inner_radius(a, pos, wnorm, woff, face_start)
+    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    if inner_a <= 0.0 or inner_b <= 0.0:
+        threshold = -np.inf  # no ball inside: no bound, search everything
+    # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
+    # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
+    # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
+    nb = 0
+    for eb in range(edge_start[b], edge_start[b + 1]):
+        g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
+        cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
+        dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+        q = vb + edge[eb, 0]
+        if _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
+                      wpts[q, 2] - pos[a, 2]) - inner_a < threshold:
+            continue
+        arcs[0, nb], arcs[1, nb], arcs[2, nb] = cx, cy, cz
+        arcs[3, nb], arcs[4, nb], arcs[5, nb] = dx, dy, dz
+        arcs[6, nb], arcs[7, nb] = dy * cz - dz * cy, dz * cx - dx * cz
+        arcs[8, nb] = dx * cy - dy * cx
+        kept[nb] = eb
+        nb += 1
+    if nb == 0:
+        return best, best_a, best_b
     for ea in range(edge_start[a], edge_start[a + 1]):
         f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
         ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
         bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+        p = va + edge[ea, 0]
+        if _arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
+                      pos[b, 2] - wpts[p, 2]) - inner_b < threshold:
+            continue
         # b × a: the great circle of the arc between the edge's two face normals
         bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+        # arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face; first: c and d lie
+        # on opposite sides of the great circle through a and b (cba·dba < 0), in arcs[9]
+        for e in range(nb):
+            arcs[9, e] = ((arcs[0, e] * bax + arcs[1, e] * bay + arcs[2, e] * baz)
+                          * (arcs[3, e] * bax + arcs[4, e] * bay + arcs[5, e] * baz))
         i0, i1 = va + edge[ea, 0], va + edge[ea, 1]
         p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
         e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
         len1 = e1x * e1x + e1y * e1y + e1z * e1z
-        for eb in range(edge_start[b], edge_start[b + 1]):
-            # Gauss-map arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face
-            g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
-            cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
-            dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
-            cba = cx * bax + cy * bay + cz * baz
-            dba = dx * bax + dy * bay + dz * baz
-            if cba * dba >= 0.0:
+        for e in range(nb):
+            if arcs[9, e] >= 0.0:
                 continue
-            dcx, dcy, dcz = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
-            adc = ax * dcx + ay * dcy + az * dcz
-            bdc = bx * dcx + by * dcy + bz * dcz
+            cba = arcs[0, e] * bax + arcs[1, e] * bay + arcs[2, e] * baz
+            adc = ax * arcs[6, e] + ay * arcs[7, e] + az * arcs[8, e]
+            bdc = bx * arcs[6, e] + by * arcs[7, e] + bz * arcs[8, e]
             if adc * bdc >= 0.0 or cba * bdc <= 0.0:
                 continue
+            eb = kept[e]
             j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
             q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
             e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
@@ -182,11 +278,17 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces, edge_start
 
 
 @njit(cache=True)
-def _segments_closest(p0, p1, q0, q1, out):
-    """Midpoint of the closest points of segments p0p1 and q0q1 into out (3,)."""
-    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
-    a, e, f = (d1 * d1).sum(), (d2 * d2).sum(), (d2 * r).sum()
-    c, b = (d1 * r).sum(), (d1 * d2).sum()
+def _segments_closest(pts, i0, i1, j0, j1, out):
+    """Midpoint of the closest points of segments pts[i0]pts[i1] and pts[j0]pts[j1] into out (3,)
+    (Ericson, Real-Time Collision Detection §5.1.9)."""
+    a = e = f = c = b = 0.0
+    for k in range(3):
+        d1, d2, r = pts[i1, k] - pts[i0, k], pts[j1, k] - pts[j0, k], pts[i0, k] - pts[j0, k]
+        a += d1 * d1
+        e += d2 * d2
+        f += d2 * r
+        c += d1 * r
+        b += d1 * d2
     denom = a * e - b * b
     s = 0.0
     if denom > 1e-20:
@@ -198,7 +300,9 @@ def _segments_closest(p0, p1, q0, q1, out):
     elif t > 1.0:
         t = 1.0
         s = min(max((b - c) / a, 0.0), 1.0) if a > 0.0 else 0.0
-    out[:] = 0.5 * (p0 + s * d1 + q0 + t * d2)
+    for k in range(3):
+        out[k] = 0.5 * (pts[i0, k] + s * (pts[i1, k] - pts[i0, k])
+                        + pts[j0, k] + t * (pts[j1, k] - pts[j0, k]))
 
 
 @njit(cache=True)
@@ -215,19 +319,20 @@ def _reduce(points, depth, tags, count, n, keep):
             first = i
     second, far = first, -1.0
     for i in range(count):
-        d = ((points[i] - points[first]) ** 2).sum()
+        d = ((points[i, 0] - points[first, 0]) ** 2 + (points[i, 1] - points[first, 1]) ** 2
+             + (points[i, 2] - points[first, 2]) ** 2)
         if d > far:
             far, second = d, i
     third, area = second, 0.0
     for i in range(count):
-        s = (np.cross(points[second] - points[first], points[i] - points[first]) * n).sum()
+        s = _area(points, first, second, i, n)
         if abs(s) > abs(area):
             area, third = s, i
     sign = 1.0 if area >= 0.0 else -1.0  # orient the triangle counter-clockwise about n
     fourth, gain = -1, 0.0
     for i in range(count):
         for u, v in ((first, second), (second, third), (third, first)):
-            s = -sign * (np.cross(points[v] - points[u], points[i] - points[u]) * n).sum()
+            s = -sign * _area(points, u, v, i, n)
             if s > gain:
                 gain, fourth = s, i
     keep[0], keep[1], keep[2] = first, second, third
@@ -248,44 +353,54 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     n = wnorm[ref_face]
     inc, lowest = -1, 1e300
     for f in range(face_start[inc_body], face_start[inc_body + 1]):
-        d = (wnorm[f] * n).sum()
+        d = _dot(wnorm, f, wnorm, ref_face)
         if d < lowest:
             lowest, inc = d, f
     vi = hull_start[inc_body]
     count = 0
     for k in range(loop_start[inc], loop_start[inc + 1]):
-        buf_a[count] = wpts[vi + face_vertex[k]]
+        for a in range(3):
+            buf_a[count, a] = wpts[vi + face_vertex[k], a]
         tags_a[count] = face_vertex[k]
         count += 1
     vr = hull_start[ref_body]
     lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
     for k in range(lo, hi):
-        p = wpts[vr + face_vertex[k]]
-        side = np.cross(wpts[vr + face_vertex[k + 1 if k + 1 < hi else lo]] - p, n)
-        limit = (side * p).sum()
+        p = vr + face_vertex[k]
+        q = vr + face_vertex[k + 1 if k + 1 < hi else lo]
+        # side plane through the edge p→q, outward: (q − p) × n
+        ex, ey, ez = wpts[q, 0] - wpts[p, 0], wpts[q, 1] - wpts[p, 1], wpts[q, 2] - wpts[p, 2]
+        sx, sy, sz = ey * n[2] - ez * n[1], ez * n[0] - ex * n[2], ex * n[1] - ey * n[0]
+        limit = sx * wpts[p, 0] + sy * wpts[p, 1] + sz * wpts[p, 2]
         out_count = 0
         for i in range(count):
             j = i + 1 if i + 1 < count else 0
-            di = (side * buf_a[i]).sum() - limit
-            dj = (side * buf_a[j]).sum() - limit
+            di = sx * buf_a[i, 0] + sy * buf_a[i, 1] + sz * buf_a[i, 2] - limit
+            dj = sx * buf_a[j, 0] + sy * buf_a[j, 1] + sz * buf_a[j, 2] - limit
             if di <= 0.0 and out_count < _CLIP_CAPACITY:
-                buf_b[out_count] = buf_a[i]
+                for a in range(3):
+                    buf_b[out_count, a] = buf_a[i, a]
                 tags_b[out_count] = tags_a[i]
                 out_count += 1
             if (di < 0.0) != (dj < 0.0) and di != dj and out_count < _CLIP_CAPACITY:
-                buf_b[out_count] = buf_a[i] + (di / (di - dj)) * (buf_a[j] - buf_a[i])
+                t = di / (di - dj)
+                for a in range(3):
+                    buf_b[out_count, a] = buf_a[i, a] + t * (buf_a[j, a] - buf_a[i, a])
                 tags_b[out_count] = 64 * (k - lo + 1) + tags_a[i] % 64
                 out_count += 1
         count = out_count
-        buf_a[:count] = buf_b[:count]
-        tags_a[:count] = tags_b[:count]
+        for i in range(count):
+            for a in range(3):
+                buf_a[i, a] = buf_b[i, a]
+            tags_a[i] = tags_b[i]
         if count == 0:
             return out_n
     kept = 0
     for i in range(count):
-        s = (n * buf_a[i]).sum() - woff[ref_face]
+        s = n[0] * buf_a[i, 0] + n[1] * buf_a[i, 1] + n[2] * buf_a[i, 2] - woff[ref_face]
         if s < spec:
-            buf_a[kept] = buf_a[i]
+            for a in range(3):
+                buf_a[kept, a] = buf_a[i, a]
             tags_a[kept] = tags_a[i]
             depth[kept] = s
             kept += 1
@@ -298,9 +413,9 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         i = keep[c]
         s = depth[i]
         feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
-        p = buf_a[i] - 0.5 * s * n  # midway between the two surfaces
         out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
-                      p[0], p[1], p[2], sign * n[0], sign * n[1], sign * n[2], s,
+                      buf_a[i, 0] - 0.5 * s * n[0], buf_a[i, 1] - 0.5 * s * n[1],  # midway
+                      buf_a[i, 2] - 0.5 * s * n[2], sign * n[0], sign * n[1], sign * n[2], s,
                       out_body, out_other, out_key, out_point, out_normal, out_sep)
     return out_n
 
@@ -326,10 +441,59 @@ def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     return low - high
 
 
+@njit(cache=True)
+def _facing_face(r, direction, wnorm, face_start):
+    """Face of body r's hull whose world normal is closest to direction (3,)."""
+    best, best_face = -np.inf, -1
+    for f in range(face_start[r], face_start[r + 1]):
+        d = wnorm[f, 0] * direction[0] + wnorm[f, 1] * direction[1] + wnorm[f, 2] * direction[2]
+        if d > best:
+            best, best_face = d, f
+    return best_face
+
+
+@njit(cache=True)
+def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
+    """Edge of body r's hull parallel to the unit vector along (3,) whose midpoint lies farthest
+    along direction (3,)."""
+    best, best_edge = -np.inf, -1
+    v0 = hull_start[r]
+    for e in range(edge_start[r], edge_start[r + 1]):
+        i, j = v0 + edge[e, 0], v0 + edge[e, 1]
+        ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+        cos = ex * along[0] + ey * along[1] + ez * along[2]
+        if cos * cos < 0.5 * (ex * ex + ey * ey + ez * ez):
+            continue  # a box's edges are parallel or perpendicular to each axis
+        d = ((wpts[i, 0] + wpts[j, 0]) * direction[0] + (wpts[i, 1] + wpts[j, 1]) * direction[1]
+             + (wpts[i, 2] + wpts[j, 2]) * direction[2])
+        if d > best:
+            best, best_edge = d, e
+    return best_edge
+
+
+@njit(cache=True)
+def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
+    """The face of box r whose outward normal is sign × its axis axis_index (boxes.py)."""
+    for k in range(3):
+        towards[k] = sign * box_axes[r, axis_index, k]
+    return _facing_face(r, towards, wnorm, face_start)
+
+
+@njit(cache=True)
+def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis, towards):
+    """The support edges of boxes a and b along the edge axis A_ie × B_je (axis (3,), from a to
+    b): a's farthest along axis, b's farthest against it."""
+    ea = _support_edge(a, box_axes[a, ie], axis, wpts, hull_start, edge, edge_start)
+    for k in range(3):
+        towards[k] = -axis[k]
+    return ea, _support_edge(b, box_axes[b, je], towards, wpts, hull_start, edge, edge_start)
+
+
 @njit(cache=True, nogil=True)
 def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
-                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, h,
-                 out_body, out_other, out_key, out_point, out_normal, out_sep):
+                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
+                 box_centre, box_half, h, out_body, out_other, out_key, out_point, out_normal,
+                 out_sep):
     out_n = 0
     q = np.empty(3)
     c = np.empty(3)
@@ -341,10 +505,14 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     tags_b = np.empty(_CLIP_CAPACITY, dtype=np.int64)
     depth = np.empty(_CLIP_CAPACITY)
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
+    arcs, kept = np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64)
+    dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        rel = np.sqrt(((vel[a] - vel[b]) ** 2).sum())
-        spin = bound[a] * np.sqrt((omega[a] ** 2).sum()) + bound[b] * np.sqrt((omega[b] ** 2).sum())
+        rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
+                      + (vel[a, 2] - vel[b, 2]) ** 2)
+        spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
+                + bound[b] * np.sqrt(_dot(omega, b, omega, b)))
         spec = SPECULATIVE_MARGIN + 1.5 * h * (rel + spin)
         if radius[a] > 0.0 and radius[b] > 0.0:
             d = pos[a] - pos[b]
@@ -381,31 +549,51 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
         elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
             continue  # farther apart than the step can close: no contact, not even speculative
         else:
-            sa, fa = _face_query(a, b, wpts, hull_start, wnorm, woff, face_start)
-            if sa >= spec:
-                continue
-            sb, fb = _face_query(b, a, wpts, hull_start, wnorm, woff, face_start)
-            if sb >= spec:
-                continue
-            se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
-                                     edge_start, face_start, axis)
-            if se >= spec:
-                continue
+            # what _face_query (both ways) and _edge_query find; two boxes get the separations
+            # in closed form (boxes.py) and only the winning axis's hull features, below
+            boxes = box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0
+            ia = ib = ie = je = 0
+            sign_a = sign_b = 1.0
+            fa = fb = ea = eb = -1
+            if boxes:
+                sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
+                    a, b, box_axes, box_centre, box_half, dots, axis)
+                if sa >= spec or sb >= spec or se >= spec:
+                    continue
+            else:
+                sa, fa = _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start)
+                if sa >= spec:
+                    continue
+                sb, fb = _face_query(b, a, pos, wpts, hull_start, wnorm, woff, face_start)
+                if sb >= spec:
+                    continue
+                se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge,
+                                         edge_faces, edge_start, face_start, spec, max(sa, sb),
+                                         arcs, kept, axis)
+                if se >= spec:
+                    continue
             if se > max(sa, sb) + FACE_PREFERENCE:
+                if boxes:
+                    ea, eb = _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge,
+                                        edge_start, axis, towards)
                 va, vb = hull_start[a], hull_start[b]
-                _segments_closest(wpts[va + edge[ea, 0]], wpts[va + edge[ea, 1]],
-                                  wpts[vb + edge[eb, 0]], wpts[vb + edge[eb, 1]], mid)
+                _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
+                                  vb + edge[eb, 1], mid)
                 feature = (1 << 20) | (((ea - edge_start[a]) & 1023) << 10) | (
                     (eb - edge_start[b]) & 1023)
                 out_n = _emit(out_n, a, b, _key(ids[a], ids[b], feature), mid[0], mid[1], mid[2],
                               -axis[0], -axis[1], -axis[2], se, out_body, out_other, out_key,
                               out_point, out_normal, out_sep)
             elif sb > sa + FACE_PREFERENCE:
+                if boxes:
+                    fb = _box_face(b, ib, sign_b, box_axes, wnorm, face_start, towards)
                 out_n = _face_contact(b, a, fb, True, pos, wpts, hull_start, wnorm, woff,
                                       face_start, loop_start, face_vertex, spec, ids, out_n,
                                       out_body, out_other, out_key, out_point, out_normal,
                                       out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
             else:
+                if boxes:
+                    fa = _box_face(a, ia, sign_a, box_axes, wnorm, face_start, towards)
                 out_n = _face_contact(a, b, fa, False, pos, wpts, hull_start, wnorm, woff,
                                       face_start, loop_start, face_vertex, spec, ids, out_n,
                                       out_body, out_other, out_key, out_point, out_normal,
@@ -413,23 +601,28 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     return out_n
 
 
-def world_hulls(pos, rotm, model, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def world_hulls(pos, rotm, model, rows):
     """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world, laid out
-    as the model's hulls; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so
-    a sparse scene transforms just the few hulls the broad phase paired.
+    as the model's hulls, and the boxes' world axes (n, 3, 3) (row k is axis k) and centres
+    (n, 3) m; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so a sparse
+    scene transforms just the few hulls the broad phase paired.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
     points = np.empty_like(model.hull_points)
     normals = np.empty_like(model.face_normal)
     offsets = np.empty_like(model.face_offset)
+    box_axes = np.empty_like(model.box_axes)
+    box_centre = np.empty_like(model.box_centre)
     _transform_hulls(rows, pos, rotm, model.hull_start, model.hull_points, model.face_start,
-                     model.face_normal, model.face_offset, points, normals, offsets)
-    return points, normals, offsets
+                     model.face_normal, model.face_offset, model.box_axes, model.box_centre,
+                     points, normals, offsets, box_axes, box_centre)
+    return points, normals, offsets, box_axes, box_centre
 
 
 @njit(cache=True, nogil=True)
 def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_normal,
-                     face_offset, points, normals, offsets):
+                     face_offset, body_box_axes, body_box_centre, points, normals, offsets,
+                     box_axes, box_centre):
     for r in rows:
         rot = rotm[r]
         for v in range(hull_start[r], hull_start[r + 1]):
@@ -444,6 +637,14 @@ def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_
                                  + rot[i, 2] * face_normal[f, 2])
                 shift += normals[f, i] * pos[r, i]
             offsets[f] = face_offset[f] + shift
+        for i in range(3):
+            box_centre[r, i] = pos[r, i] + (rot[i, 0] * body_box_centre[r, 0]
+                                            + rot[i, 1] * body_box_centre[r, 1]
+                                            + rot[i, 2] * body_box_centre[r, 2])
+            for k in range(3):  # the body frame stores the axes as columns
+                box_axes[r, k, i] = (rot[i, 0] * body_box_axes[r, 0, k]
+                                     + rot[i, 1] * body_box_axes[r, 1, k]
+                                     + rot[i, 2] * body_box_axes[r, 2, k])
 
 
 def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
@@ -461,12 +662,16 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     sep = np.empty(capacity)
     count = 0
     if len(pairs):
-        points, normals, offsets = world_hulls(pos, rotm, model, np.unique(pairs))
+        paired = np.zeros(len(pos), dtype=bool)
+        paired[pairs.ravel()] = True
+        points, normals, offsets, box_axes, box_centre = world_hulls(pos, rotm, model,
+                                                                     np.flatnonzero(paired))
         count = _pair_kernel(
             np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
             model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
             model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
-            model.edge_start, float(h), body, other, key, point, normal, sep)
+            model.edge_start, box_axes, box_centre, model.box_half, float(h), body, other, key,
+            point, normal, sep)
     t1, t2 = plane_tangents(normal[:count])
     return Contacts(body[:count], key[:count], point[:count], normal[:count], sep[:count], t1, t2,
                     other[:count])

@@ -67,19 +67,26 @@ _FIELDS = ("body", "key", "point", "normal", "separation", "tangent1", "tangent2
 def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two unit tangents per unit normal (k, 3), fixed for a fixed normal so warm-started friction
     impulses keep their meaning from one step to the next."""
-    nx, ny, nz = normals[:, 0], normals[:, 1], normals[:, 2]
-    # t1 = n × helper, helper = x̂ where |n_x| < 0.6, else ẑ (written out: np.cross is slow)
-    use_x = np.abs(nx) < 0.6
-    t1 = np.empty_like(normals)
-    t1[:, 0] = np.where(use_x, 0.0, ny)
-    t1[:, 1] = np.where(use_x, nz, -nx)
-    t1[:, 2] = np.where(use_x, -ny, 0.0)
-    t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
-    t2 = np.empty_like(normals)
-    t2[:, 0] = ny * t1[:, 2] - nz * t1[:, 1]
-    t2[:, 1] = nz * t1[:, 0] - nx * t1[:, 2]
-    t2[:, 2] = nx * t1[:, 1] - ny * t1[:, 0]
+    normals = np.ascontiguousarray(normals, dtype=float)
+    t1, t2 = np.empty_like(normals), np.empty_like(normals)
+    _tangents_kernel(normals, t1, t2)
     return t1, t2
+
+
+@njit(cache=True, nogil=True)
+def _tangents_kernel(normals, t1, t2):
+    """Loop body of ``plane_tangents``, compiled (it runs on every step's contacts)."""
+    for c in range(normals.shape[0]):
+        nx, ny, nz = normals[c, 0], normals[c, 1], normals[c, 2]
+        # t1 = n × helper / |…|, helper = x̂ where |n_x| < 0.6, else ẑ; t2 = n × t1
+        if abs(nx) < 0.6:
+            ax, ay, az = 0.0, nz, -ny
+        else:
+            ax, ay, az = ny, -nx, 0.0
+        length = np.sqrt(ax * ax + ay * ay + az * az)
+        ax, ay, az = ax / length, ay / length, az / length
+        t1[c, 0], t1[c, 1], t1[c, 2] = ax, ay, az
+        t2[c, 0], t2[c, 1], t2[c, 2] = ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax
 
 
 @njit(cache=True, nogil=True)
@@ -113,6 +120,8 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                 world[j, a] = pos[b, a] + r[a, 0] * p[0] + r[a, 1] * p[1] + r[a, 2] * p[2]
         for pl in range(n_planes):
             nx, ny, nz, d = planes[pl, 0], planes[pl, 1], planes[pl, 2], planes[pl, 3]
+            if nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d - bound[b] >= reach:
+                continue  # the same cull, per wall: this one is out of reach
             if radius[b] > 0.0:
                 s = nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d - radius[b]
                 # the sphere's lowest point moves with the centre's normal velocity
@@ -217,7 +226,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
             body, key, point, plane, sep,
         )
     normal = planes[plane[:count], :3] if count else np.zeros((0, 3))
-    t1, t2 = plane_tangents(normal) if count else (np.zeros((0, 3)), np.zeros((0, 3)))
+    t1, t2 = plane_tangents(normal)
     return Contacts(body[:count], key[:count], point[:count], normal, sep[:count], t1, t2)
 
 

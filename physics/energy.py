@@ -11,8 +11,9 @@ removed by scaling its velocity and angular momentum — never the other way. Th
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from .rotation import quat_conj, quat_rotate
+from .integrator import to_body_frame
 
 # Relative rounding allowance before an excess counts as a gain.
 ENERGY_ROUNDING = 1e-13
@@ -23,10 +24,21 @@ def kinetic_energy(mass, vel, quat, ang_mom, inv_inertia) -> np.ndarray:
 
     mass (n,) kg; vel (n, 3) m/s; quat (n, 4); ang_mom (n, 3) world kg·m²/s; inv_inertia (n, 3).
     """
-    ang_mom_body = quat_rotate(quat_conj(quat), ang_mom)
-    return 0.5 * mass * np.einsum("ij,ij->i", vel, vel) + 0.5 * np.einsum(
-        "ij,ij->i", ang_mom_body, inv_inertia * ang_mom_body
-    )
+    out = np.empty(len(mass))
+    _kinetic_kernel(np.ascontiguousarray(mass, dtype=float), np.ascontiguousarray(vel, dtype=float),
+                    np.ascontiguousarray(quat, dtype=float),
+                    np.ascontiguousarray(ang_mom, dtype=float),
+                    np.ascontiguousarray(inv_inertia, dtype=float), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _kinetic_kernel(mass, vel, quat, ang_mom, inv_inertia, out):
+    """Loop body of ``kinetic_energy``, compiled: the energy guard evaluates it every step."""
+    for i in range(mass.shape[0]):
+        lx, ly, lz = to_body_frame(quat, ang_mom, i)
+        out[i] = 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2) + 0.5 * (
+            inv_inertia[i, 0] * lx * lx + inv_inertia[i, 1] * ly * ly + inv_inertia[i, 2] * lz * lz)
 
 
 def potential_energy(mass, pos, gravity) -> np.ndarray:
@@ -41,27 +53,12 @@ def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, grav
     The excess is taken from the kinetic energy first, by scaling v and L (keeps every direction).
     If the contacts lifted a body by more than its kinetic energy can pay for (a resting body
     pivoting on an edge can be raised a few nanometres by its corner constraints), the rest is
-    taken back by lowering it along gravity.
+    taken back by lowering it along gravity. Each body is its own island of
+    ``remove_island_energy_gain``.
     """
-    if len(rows) == 0:
-        return
-    kinetic = kinetic_energy(mass[rows], vel[rows], quat[rows], ang_mom[rows], inv_inertia[rows])
-    potential = potential_energy(mass[rows], pos[rows], gravity)
-    limit = allowed[rows]
-    excess = kinetic + potential - limit
-    gained = excess > ENERGY_ROUNDING * (np.abs(limit) + kinetic)
-    if not np.any(gained):
-        return
-    rows, kinetic, potential, limit = rows[gained], kinetic[gained], potential[gained], limit[gained]
-    # ½ m (αv)² + ½ (αL)·(αω) = α² K: choose α so that α² K + U = allowed (α = 0 if U alone is over)
-    alpha = np.sqrt(np.clip((limit - potential) / np.where(kinetic > 0.0, kinetic, 1.0), 0.0, 1.0))
-    vel[rows] *= alpha[:, None]
-    ang_mom[rows] *= alpha[:, None]
-    gravity = np.asarray(gravity, dtype=float)
-    g2 = gravity @ gravity
-    if g2 > 0.0:
-        lift = np.maximum(potential - limit, 0.0)  # J of potential energy above the limit
-        pos[rows] += (lift / (mass[rows] * g2))[:, None] * gravity
+    rows = np.asarray(rows, dtype=np.int64)
+    remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
+                              np.arange(len(rows)), np.ones(len(rows), dtype=bool))
 
 
 def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
@@ -69,46 +66,87 @@ def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, po
     """``remove_energy_gain`` for bodies that touched each other: a collision hands energy from
     one body to another, so only an island's total is compared with its free-flight total.
 
-    rows (r,) body rows; island (r,) label per row (bodies with one label form an island);
-    walled (r,) bool: the body touched a wall. A lone body is treated exactly as by
-    ``remove_energy_gain``. In an island of several, all velocities and spins are scaled by one α
+    rows (r,) body rows; island (r,) label ≥ 0 per row (bodies with one label form an island);
+    walled (r,) bool: the body touched a wall. A lone body's v and L are scaled by α with
+    α² K + U = allowed. In an island of several, all velocities and spins are scaled by one α
     if the island touches a wall (the walls take momentum anyway); a free island keeps its linear
     momentum exact: only the velocities about its centre-of-mass velocity are scaled. What the
     kinetic energy cannot pay for is taken by lowering the whole island along gravity, which
-    moves no body relative to another.
+    moves no body relative to another. One compiled pass (the guard runs every step).
     """
     if len(rows) == 0:
         return
-    _, index, size = np.unique(island, return_inverse=True, return_counts=True)
-    alone = size[index] == 1
-    remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows[alone])
-    rows, index, walled = rows[~alone], index[~alone], walled[~alone]
-    if len(rows) == 0:
-        return
-    groups = len(size)
-    m = mass[rows]
-    total_mass = np.bincount(index, m, groups)
-    momentum = np.stack([np.bincount(index, m * vel[rows, a], groups) for a in range(3)], axis=1)
-    v_cm = momentum / np.where(total_mass > 0, total_mass, 1.0)[:, None]           # (g, 3)
-    v_cm[np.bincount(index, walled, groups) > 0] = 0.0  # walled: scale the velocities themselves
-    relative = vel[rows] - v_cm[index]
-    spin = kinetic_energy(m, np.zeros_like(relative), quat[rows], ang_mom[rows], inv_inertia[rows])
-    k_rel = np.bincount(index, 0.5 * m * np.einsum("ij,ij->i", relative, relative) + spin, groups)
-    k_cm = 0.5 * total_mass * np.einsum("ij,ij->i", v_cm, v_cm)
-    potential = np.bincount(index, potential_energy(m, pos[rows], gravity), groups)
-    limit = np.bincount(index, allowed[rows], groups)
-    excess = k_rel + k_cm + potential - limit
-    gained = excess > ENERGY_ROUNDING * (np.abs(limit) + k_rel + k_cm)
-    if not np.any(gained):
-        return
-    alpha = np.sqrt(np.clip((limit - potential - k_cm) / np.where(k_rel > 0.0, k_rel, 1.0),
-                            0.0, 1.0))
-    alpha = np.where(gained, alpha, 1.0)
-    vel[rows] = v_cm[index] + alpha[index, None] * relative
-    ang_mom[rows] *= alpha[index, None]
-    gravity = np.asarray(gravity, dtype=float)
-    g2 = gravity @ gravity
-    if g2 > 0.0:
-        lift = np.where(gained, np.maximum(potential + k_cm - limit, 0.0), 0.0)  # J
-        drop = lift / (np.where(total_mass > 0.0, total_mass, 1.0) * g2)  # m along gravity/g
-        pos[rows] += drop[index, None] * gravity
+    island = np.ascontiguousarray(island, dtype=np.int64)
+    _island_guard_kernel(np.ascontiguousarray(allowed, dtype=float), mass, vel, quat, ang_mom,
+                         inv_inertia, pos, np.asarray(gravity, dtype=float),
+                         np.ascontiguousarray(rows, dtype=np.int64), island,
+                         np.ascontiguousarray(walled, dtype=np.bool_), int(island.max()) + 1)
+
+
+@njit(cache=True)
+def _kinetic_scale(spare, kinetic):
+    """α in [0, 1] with α² K = spare where that is possible (0 if spare ≤ 0, 1 if spare ≥ K);
+    divides only when the quotient is strictly between 0 and 1, so a kinetic energy of a few
+    denormals cannot overflow it."""
+    if spare <= 0.0:
+        return 0.0
+    if kinetic <= spare:
+        return 1.0
+    return np.sqrt(spare / kinetic)
+
+
+@njit(cache=True, nogil=True)
+def _island_guard_kernel(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
+                         island, walled, labels):
+    """Loop body of ``remove_island_energy_gain``; labels: 1 + the largest label."""
+    size = np.zeros(labels, dtype=np.int64)
+    total_mass = np.zeros(labels)
+    v_cm = np.zeros((labels, 3))   # momentum, then the centre-of-mass velocity
+    touches_wall = np.zeros(labels, dtype=np.bool_)
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        size[g] += 1
+        total_mass[g] += mass[r]
+        for a in range(3):
+            v_cm[g, a] += mass[r] * vel[r, a]
+        touches_wall[g] |= walled[i]
+    for g in range(labels):
+        # walled or alone: scale the velocities themselves
+        if size[g] == 1 or touches_wall[g] or total_mass[g] <= 0.0:
+            v_cm[g] = 0.0
+        else:
+            v_cm[g] /= total_mass[g]
+    k_rel, potential, limit = np.zeros(labels), np.zeros(labels), np.zeros(labels)
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        lx, ly, lz = to_body_frame(quat, ang_mom, r)
+        relative2 = ((vel[r, 0] - v_cm[g, 0]) ** 2 + (vel[r, 1] - v_cm[g, 1]) ** 2
+                     + (vel[r, 2] - v_cm[g, 2]) ** 2)
+        k_rel[g] += 0.5 * mass[r] * relative2 + 0.5 * (
+            inv_inertia[r, 0] * lx * lx + inv_inertia[r, 1] * ly * ly + inv_inertia[r, 2] * lz * lz)
+        potential[g] -= mass[r] * (pos[r, 0] * gravity[0] + pos[r, 1] * gravity[1]
+                                   + pos[r, 2] * gravity[2])
+        limit[g] += allowed[r]
+    g2 = gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2
+    alpha, drop = np.ones(labels), np.zeros(labels)
+    gained = np.zeros(labels, dtype=np.bool_)
+    for g in range(labels):
+        if size[g] == 0:
+            continue
+        k_cm = 0.5 * total_mass[g] * (v_cm[g, 0] ** 2 + v_cm[g, 1] ** 2 + v_cm[g, 2] ** 2)
+        excess = k_rel[g] + k_cm + potential[g] - limit[g]
+        if excess <= ENERGY_ROUNDING * (abs(limit[g]) + k_rel[g] + k_cm):
+            continue
+        gained[g] = True
+        # ½ m (αv)² + ½ (αL)·(αω) = α² K: α² K_rel + K_cm + U = allowed (α = 0 if U is over)
+        alpha[g] = _kinetic_scale(limit[g] - potential[g] - k_cm, k_rel[g])
+        if g2 > 0.0 and total_mass[g] > 0.0:  # m along gravity/g that pays for the rest
+            drop[g] = max(potential[g] + k_cm - limit[g], 0.0) / (total_mass[g] * g2)
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        if not gained[g]:
+            continue
+        for a in range(3):
+            vel[r, a] = v_cm[g, a] + alpha[g] * (vel[r, a] - v_cm[g, a])
+            ang_mom[r, a] *= alpha[g]
+            pos[r, a] += drop[g] * gravity[a]

@@ -32,6 +32,19 @@ def _solve3(a, b, x):
             + a[0, 1] * (b[1] * a[2, 0] - b[2] * a[1, 0]) + b[0] * c2) * inv_det
 
 
+@njit(cache=True)
+def to_body_frame(quat, vec, i):
+    """Rᵀ v for row i of quat (n, 4) and vec (n, 3), as three floats: the rotation by the
+    conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""
+    w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+    lx, ly, lz = vec[i, 0], vec[i, 1], vec[i, 2]
+    tx = 2.0 * (-y * lz + z * ly)
+    ty = 2.0 * (-z * lx + x * lz)
+    tz = 2.0 * (-x * ly + y * lx)
+    return (lx + w * tx + (-y * tz + z * ty), ly + w * ty + (-z * tx + x * tz),
+            lz + w * tz + (-x * ty + y * tx))
+
+
 @njit(cache=True, nogil=True)
 def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
     """Loop body of ``rotate_free`` (one compiled pass over all bodies; see its docstring)."""
@@ -45,14 +58,7 @@ def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
     for i in range(quat.shape[0]):
         w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
         inv = inv_inertia[i]
-        # L_b = Rᵀ L (rotation by the conjugate quaternion)
-        lx, ly, lz = ang_mom[i, 0], ang_mom[i, 1], ang_mom[i, 2]
-        tx = 2.0 * (-y * lz + z * ly)
-        ty = 2.0 * (-z * lx + x * lz)
-        tz = 2.0 * (-x * ly + y * lx)
-        lb[0] = lx + w * tx + (-y * tz + z * ty)
-        lb[1] = ly + w * ty + (-z * tx + x * tz)
-        lb[2] = lz + w * tz + (-x * ty + y * tx)
+        lb[0], lb[1], lb[2] = to_body_frame(quat, ang_mom, i)
         scale = np.sqrt(lb[0] ** 2 + lb[1] ** 2 + lb[2] ** 2) + 1e-300
         new[:] = lb
         for _ in range(NEWTON_MAX_ITERATIONS):
@@ -136,13 +142,63 @@ def drift(pos, vel_start, vel_end, accel, touched, impact_fraction, h):
       velocity — ``x + τh v₀ + ½a(τh)² + (1−τ)h v₁ − ½a((1−τ)h)²`` — so bounce heights do not
       depend on where in a step the impact fell.
     """
-    new = pos + 0.5 * h * (vel_start + vel_end)  # free flight, overwritten below where touched
-    rows = np.flatnonzero(touched)
-    if len(rows) == 0:
-        return new
-    x0, v0, v1, a = pos[rows], vel_start[rows], vel_end[rows], accel[rows]
-    tau = impact_fraction[rows, None] * h
-    rest = h - tau
-    bounce = x0 + tau * v0 + 0.5 * a * tau**2 + rest * v1 - 0.5 * a * rest**2
-    new[rows] = np.where(impact_fraction[rows, None] < 1.0, bounce, x0 + h * v1)
+    new = np.empty_like(pos)
+    _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, float(h), new)
     return new
+
+
+@njit(cache=True, nogil=True)
+def _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, h, new):
+    """Loop body of ``drift`` (the three cases of its docstring), compiled."""
+    for i in range(pos.shape[0]):
+        tau = impact_fraction[i] * h
+        rest = h - tau
+        for a in range(3):
+            if not touched[i]:
+                new[i, a] = pos[i, a] + 0.5 * h * (vel_start[i, a] + vel_end[i, a])
+            elif impact_fraction[i] < 1.0:
+                new[i, a] = (pos[i, a] + tau * vel_start[i, a] + 0.5 * accel[i, a] * tau**2
+                             + rest * vel_end[i, a] - 0.5 * accel[i, a] * rest**2)
+            else:
+                new[i, a] = pos[i, a] + h * vel_end[i, a]
+
+
+def world_inverse_inertia(rotm, inv_inertia) -> np.ndarray:
+    """(n, 3, 3) world inverse inertia ``R I⁻¹ Rᵀ`` (physics.md §2: needed for impulses, never
+    integrated) of rotations rotm (n, 3, 3) and principal inverse moments inv_inertia (n, 3)."""
+    out = np.empty_like(rotm)
+    _inverse_inertia_kernel(np.ascontiguousarray(rotm), np.ascontiguousarray(inv_inertia), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _inverse_inertia_kernel(rotm, inv_inertia, out):
+    for n in range(rotm.shape[0]):
+        for i in range(3):
+            for j in range(3):
+                out[n, i, j] = (rotm[n, i, 0] * inv_inertia[n, 0] * rotm[n, j, 0]
+                                + rotm[n, i, 1] * inv_inertia[n, 1] * rotm[n, j, 1]
+                                + rotm[n, i, 2] * inv_inertia[n, 2] * rotm[n, j, 2])
+
+
+def world_omega(rotm, inv_inertia, ang_mom) -> np.ndarray:
+    """(n, 3) world ω = R I⁻¹ Rᵀ L, rad/s, for rotations rotm (n, 3, 3), principal inverse
+    moments inv_inertia (n, 3) and world angular momenta ang_mom (n, 3); one compiled pass."""
+    out = np.empty_like(ang_mom)
+    _world_omega_kernel(np.ascontiguousarray(rotm), np.ascontiguousarray(inv_inertia),
+                        np.ascontiguousarray(ang_mom), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _world_omega_kernel(rotm, inv_inertia, ang_mom, out):
+    for n in range(rotm.shape[0]):
+        # ω_b = I⁻¹ Rᵀ L, then ω = R ω_b
+        b0 = inv_inertia[n, 0] * (rotm[n, 0, 0] * ang_mom[n, 0] + rotm[n, 1, 0] * ang_mom[n, 1]
+                                  + rotm[n, 2, 0] * ang_mom[n, 2])
+        b1 = inv_inertia[n, 1] * (rotm[n, 0, 1] * ang_mom[n, 0] + rotm[n, 1, 1] * ang_mom[n, 1]
+                                  + rotm[n, 2, 1] * ang_mom[n, 2])
+        b2 = inv_inertia[n, 2] * (rotm[n, 0, 2] * ang_mom[n, 0] + rotm[n, 1, 2] * ang_mom[n, 1]
+                                  + rotm[n, 2, 2] * ang_mom[n, 2])
+        for i in range(3):
+            out[n, i] = rotm[n, i, 0] * b0 + rotm[n, i, 1] * b1 + rotm[n, i, 2] * b2

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .boxes import box_frame
 from .polytope import polytope
 
 MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
@@ -179,6 +180,8 @@ class Model:
     face_loop_start (F+1,) global offsets into face_vertex (V,) (local vertex indices, ccw);
     edge (E, 2) local vertex pairs, edge_faces (E, 2) local face pairs, edge_start (n+1,).
     Spheres (radius > 0) have no hull and no topology.
+    Hulls that are boxes (boxes.py), body frame: box_axes (n, 3, 3) unit axes as columns,
+    box_half (n, 3) half extents m (zero for any other shape), box_centre (n, 3) m.
     """
 
     settings: WorldDef
@@ -201,6 +204,9 @@ class Model:
     edge: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     edge_faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     edge_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    box_axes: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    box_half: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    box_centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
 
     @property
     def count(self) -> int:
@@ -244,12 +250,16 @@ class Model:
         self.edge = np.vstack((self.edge, top.edge))
         self.edge_faces = np.vstack((self.edge_faces, top.edge_faces))
         self.edge_start = np.append(self.edge_start, self.edge_start[-1] + len(top.edge))
+        box = box_frame(hull, top) or (np.eye(3), np.zeros(3), np.zeros(3))
+        self.box_axes = np.concatenate((self.box_axes, box[0][None]))
+        self.box_half = np.vstack((self.box_half, box[1]))
+        self.box_centre = np.vstack((self.box_centre, box[2]))
 
     def delete(self, row: int) -> None:
         """Remove one body row (later rows move up by one)."""
         lo, hi = self.hull_start[row], self.hull_start[row + 1]
         for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius", "bound_radius",
-                     "restitution", "friction"):
+                     "restitution", "friction", "box_axes", "box_half", "box_centre"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
         self.hull_points = np.delete(self.hull_points, np.s_[lo:hi], axis=0)
         self.hull_start = _drop_segment(self.hull_start, row)

@@ -15,6 +15,7 @@ docstring says otherwise.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 # Euler/Bryant gimbal lock: when the quaternion part that fixes one angle combination is
 # smaller than this, that combination is undefined and set to a fixed choice (see those
@@ -117,19 +118,26 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
 
     Seed 003 eq. 54: ``R = (2w² − 1) I + 2 e eᵀ + 2 w ẽ`` with ``e = (x, y, z)``.
     """
-    w, x, y, z = np.moveaxis(_array(q, 4, "quat_to_matrix q", finite=False), -1, 0)
-    xx, yy, zz = x * x, y * y, z * z
-    xy, xz, yz = x * y, x * z, y * z
-    wx, wy, wz = w * x, w * y, w * z
-    m = np.stack(
-        (
-            1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
-            2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
-            2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
-        ),
-        axis=-1,
-    )
-    return m.reshape(m.shape[:-1] + (3, 3))
+    q = _array(q, 4, "quat_to_matrix q", finite=False)
+    flat = np.ascontiguousarray(q.reshape(-1, 4))
+    out = np.empty((len(flat), 3, 3))
+    _matrix_kernel(flat, out)
+    return out.reshape(q.shape[:-1] + (3, 3))
+
+
+@njit(cache=True, nogil=True)
+def _matrix_kernel(q, out):
+    """Loop body of ``quat_to_matrix`` over q (k, 4) into out (k, 3, 3), compiled: the physics
+    step needs the matrices of all bodies twice a step, and numpy's dozen calls cost more than
+    the arithmetic."""
+    for i in range(q.shape[0]):
+        w, x, y, z = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        xx, yy, zz = x * x, y * y, z * z
+        xy, xz, yz = x * y, x * z, y * z
+        wx, wy, wz = w * x, w * y, w * z
+        out[i, 0, 0], out[i, 0, 1], out[i, 0, 2] = 1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)
+        out[i, 1, 0], out[i, 1, 1], out[i, 1, 2] = 2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)
+        out[i, 2, 0], out[i, 2, 1], out[i, 2, 2] = 2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)
 
 
 def matrix_to_quat(matrix: np.ndarray) -> np.ndarray:

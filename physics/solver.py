@@ -13,11 +13,13 @@ Per step, for every contact point with offset r from the centre of mass and norm
   is what passes an impact along a row of touching balls (Newton's cradle), which a restitution
   target per contact cannot do.
 - wall restitution: a contact whose impact speed exceeds a threshold is then driven to
-  v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0.
+  v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0, swept
+  until the impulses stop changing (so four corners landing together share the impact evenly).
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
 - warm start: the previous step's accumulated impulses are applied first.
-Impulses change the world angular momentum directly: L += r × P (physics.md §3).
+Impulses change the world angular momentum directly: L += r × P (physics.md §3), added once per
+contact from its total impulse when the sweeps are done (ω follows every impulse meanwhile).
 A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
 own offset, velocities are relative and the effective mass adds both bodies' terms.
 Body–body penetration left after the step is removed by ``push_apart``, a position pass.
@@ -32,6 +34,9 @@ from numba import njit
 
 from .contacts import Contacts
 
+RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
+RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
+
 
 @dataclass
 class ContactResult:
@@ -45,50 +50,46 @@ class ContactResult:
     collision: np.ndarray
 
 
+# Rows of a contact's Jacobian block ``jac`` (k, 12, 3), Box2D's precomputed contact constraint:
+# for each direction d_j of contact c (j = 0 the normal, 1 and 2 the tangents) the first body's
+# r × d_j (row _ARM + j) and I_w⁻¹ (r × d_j) (row _TURN + j), then the same of the second body
+# (rows _OTHER + …; zero for a wall). Since (ω × r)·d = ω·(r × d), the relative velocity along
+# d_j is (v_b − v_o)·d_j + ω_b·(r_b × d_j) − ω_o·(r_o × d_j), and an impulse λ d_j changes ω_b
+# by λ I_w⁻¹ (r_b × d_j): each visit of a contact in a sweep is a few dot products.
+_ARM, _TURN, _OTHER = 0, 3, 6
+
+
 @njit(cache=True)
-def _apply(b, rx, ry, rz, px, py, pz, vel, ang_mom, omega, inv_mass, inv_iw):
-    """Apply impulse P at offset r to body b: v += P/m, L += r × P, ω += I_w⁻¹ (r × P)."""
-    vel[b, 0] += inv_mass[b] * px
-    vel[b, 1] += inv_mass[b] * py
-    vel[b, 2] += inv_mass[b] * pz
-    lx = ry * pz - rz * py
-    ly = rz * px - rx * pz
-    lz = rx * py - ry * px
-    ang_mom[b, 0] += lx
-    ang_mom[b, 1] += ly
-    ang_mom[b, 2] += lz
+def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
+    """Velocity of body b's point of contact c minus body o's (0 for a wall) along its
+    direction j (axes (k, 3, 3): normal, tangent 1, tangent 2)."""
+    u = 0.0
     for a in range(3):
-        omega[b, a] += inv_iw[b, a, 0] * lx + inv_iw[b, a, 1] * ly + inv_iw[b, a, 2] * lz
-
-
-@njit(cache=True)
-def _relative_velocity(b, o, r, r2, c, vel, omega, d):
-    """((v + ω × r) of body b − the same of body o, or 0 for a wall (o < 0))·d for contact c."""
-    rx, ry, rz = r[c, 0], r[c, 1], r[c, 2]
-    u = ((vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry) * d[c, 0]
-         + (vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz) * d[c, 1]
-         + (vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx) * d[c, 2])
+        u += vel[b, a] * axes[c, j, a] + omega[b, a] * jac[c, _ARM + j, a]
     if o >= 0:
-        rx, ry, rz = r2[c, 0], r2[c, 1], r2[c, 2]
-        u -= ((vel[o, 0] + omega[o, 1] * rz - omega[o, 2] * ry) * d[c, 0]
-              + (vel[o, 1] + omega[o, 2] * rx - omega[o, 0] * rz) * d[c, 1]
-              + (vel[o, 2] + omega[o, 0] * ry - omega[o, 1] * rx) * d[c, 2])
+        for a in range(3):
+            u -= vel[o, a] * axes[c, j, a] + omega[o, a] * jac[c, _OTHER + _ARM + j, a]
     return u
 
 
 @njit(cache=True)
-def _apply_pair(b, o, r, r2, c, px, py, pz, vel, ang_mom, omega, inv_mass, inv_iw):
-    """Impulse P on body b at its contact point c and −P on body o (if not a wall)."""
-    _apply(b, r[c, 0], r[c, 1], r[c, 2], px, py, pz, vel, ang_mom, omega, inv_mass, inv_iw)
+def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
+    """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
+    ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
+    the end of ``_solve_kernel``."""
+    for a in range(3):
+        vel[b, a] += inv_mass[b] * impulse * axes[c, j, a]
+        omega[b, a] += impulse * jac[c, _TURN + j, a]
     if o >= 0:
-        _apply(o, r2[c, 0], r2[c, 1], r2[c, 2], -px, -py, -pz, vel, ang_mom, omega, inv_mass,
-               inv_iw)
+        for a in range(3):
+            vel[o, a] -= inv_mass[o] * impulse * axes[c, j, a]
+            omega[o, a] -= impulse * jac[c, _OTHER + _TURN + j, a]
 
 
 @njit(cache=True, nogil=True)
-def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, mu, bounce,
-                  target, impulses, collide, restitution, threshold, collision, impact,
-                  vel, ang_mom, omega, inv_mass, inv_iw, h, iterations):
+def _solve_kernel(body, other, axes, jac, sep, mass, mu, bounce, target, impulses, collide,
+                  restitution, threshold, collision, impact, vel, ang_mom, omega, inv_mass, h,
+                  iterations):
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
@@ -102,40 +103,35 @@ def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, 
             if not collide[c]:
                 continue
             b, o = body[c], other[c]
-            vn = _relative_velocity(b, o, r, r2, c, vel, omega, n)
+            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
             gap = max(sep[c], 0.0)
             if vn >= -threshold or gap > -vn * h:  # slow, or does not close the gap this step
                 continue
-            dl = -(1.0 + restitution[c]) * vn * mass_n[c]
+            dl = -(1.0 + restitution[c]) * vn * mass[c, 0]
             if collision[c] == 0.0:
                 impact[c] = gap / (-vn * h)
             collision[c] += dl
-            _apply_pair(b, o, r, r2, c, dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
-                        vel, ang_mom, omega, inv_mass, inv_iw)
+            _push(c, 0, b, o, dl, axes, jac, vel, omega, inv_mass)
             active = True
         if not active:
             break
     for c in range(k):  # warm start
-        ln, l1, l2 = impulses[c, 0], impulses[c, 1], impulses[c, 2]
-        _apply_pair(body[c], other[c], r, r2, c,
-                    ln * n[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0],
-                    ln * n[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1],
-                    ln * n[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2],
-                    vel, ang_mom, omega, inv_mass, inv_iw)
+        for j in range(3):
+            _push(c, j, body[c], other[c], impulses[c, j], axes, jac, vel, omega, inv_mass)
     for _ in range(iterations):
         for c in range(k):
             b, o = body[c], other[c]
-            vn = _relative_velocity(b, o, r, r2, c, vel, omega, n)
+            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
             old = impulses[c, 0]
-            new = max(old - mass_n[c] * (vn + max(sep[c], 0.0) / h), 0.0)
+            new = max(old - mass[c, 0] * (vn + max(sep[c], 0.0) / h), 0.0)
             impulses[c, 0] = new
-            dl = new - old
-            _apply_pair(b, o, r, r2, c, dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
-                        vel, ang_mom, omega, inv_mass, inv_iw)
-            # Coulomb cone on the two tangent impulses together
             o1, o2 = impulses[c, 1], impulses[c, 2]
-            l1 = o1 - mass_t1[c] * _relative_velocity(b, o, r, r2, c, vel, omega, t1)
-            l2 = o2 - mass_t2[c] * _relative_velocity(b, o, r, r2, c, vel, omega, t2)
+            if new == 0.0 and old == 0.0 and o1 == 0.0 and o2 == 0.0:
+                continue  # a speculative contact left apart: its cone is the point 0, no impulse
+            _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
+            # Coulomb cone on the two tangent impulses together
+            l1 = o1 - mass[c, 1] * _relative_velocity(c, 1, b, o, axes, jac, vel, omega)
+            l2 = o2 - mass[c, 2] * _relative_velocity(c, 2, b, o, axes, jac, vel, omega)
             limit = mu[c] * new
             norm = np.sqrt(l1 * l1 + l2 * l2)
             if norm > limit:
@@ -144,62 +140,80 @@ def _solve_kernel(body, other, r, r2, n, t1, t2, sep, mass_n, mass_t1, mass_t2, 
                 l2 *= scale
             impulses[c, 1] = l1
             impulses[c, 2] = l2
-            d1, d2 = l1 - o1, l2 - o2
-            _apply_pair(b, o, r, r2, c,
-                        d1 * t1[c, 0] + d2 * t2[c, 0], d1 * t1[c, 1] + d2 * t2[c, 1],
-                        d1 * t1[c, 2] + d2 * t2[c, 2], vel, ang_mom, omega, inv_mass, inv_iw)
+            _push(c, 1, b, o, l1 - o1, axes, jac, vel, omega, inv_mass)
+            _push(c, 2, b, o, l2 - o2, axes, jac, vel, omega, inv_mass)
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
     for c in range(k):
         if bounce[c] and impulses[c, 0] <= 0.0:
             bounce[c] = False
-    for _ in range(iterations):
-        for c in range(k):
-            if not bounce[c]:
-                continue
+    bouncing = np.flatnonzero(bounce)
+    # Swept to convergence, not for a fixed count: a box landing flat bounces on four corners
+    # whose impulses Gauss–Seidel shares out only geometrically, and a residual after 10 sweeps
+    # (~1e-6 relative) would start a spin that grows with every later bounce.
+    for _ in range(RESTITUTION_MAX_SWEEPS):
+        change, total = 0.0, 0.0
+        for c in bouncing:
             b, o = body[c], other[c]
-            vn = _relative_velocity(b, o, r, r2, c, vel, omega, n)
+            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
             old = impulses[c, 0]
-            new = max(old - mass_n[c] * (vn - target[c]), 0.0)
+            new = max(old - mass[c, 0] * (vn - target[c]), 0.0)
             impulses[c, 0] = new
-            dl = new - old
-            _apply_pair(b, o, r, r2, c, dl * n[c, 0], dl * n[c, 1], dl * n[c, 2],
-                        vel, ang_mom, omega, inv_mass, inv_iw)
-
-
-@njit(cache=True)
-def _angular_term(b, rx, ry, rz, d, inv_iw):
-    """(r × d)·I_w⁻¹ (r × d) of body b."""
-    cx, cy, cz = ry * d[2] - rz * d[1], rz * d[0] - rx * d[2], rx * d[1] - ry * d[0]
-    m = inv_iw[b]
-    return (cx * (m[0, 0] * cx + m[0, 1] * cy + m[0, 2] * cz)
-            + cy * (m[1, 0] * cx + m[1, 1] * cy + m[1, 2] * cz)
-            + cz * (m[2, 0] * cx + m[2, 1] * cy + m[2, 2] * cz))
+            _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
+            change = max(change, abs(new - old))
+            total = max(total, new)
+        if change <= RESTITUTION_TOLERANCE * total:
+            break
+    # L += r × P for the whole impulse each contact gave: the collision pass's, then the
+    # accumulated one (which includes the warm start)
+    for c in range(k):
+        b, o = body[c], other[c]
+        for j in range(3):
+            p = impulses[c, j] + (collision[c] if j == 0 else 0.0)
+            for a in range(3):
+                ang_mom[b, a] += p * jac[c, _ARM + j, a]
+                if o >= 0:
+                    ang_mom[o, a] -= p * jac[c, _OTHER + _ARM + j, a]
 
 
 @njit(cache=True, nogil=True)
-def _prepare_kernel(body, other, point, n, t1, t2, pos, vel, omega, accel, inv_mass, inv_iw,
-                    r, r2, vn, accel_n, mass_n, mass_t1, mass_t2):
-    """Per contact: offsets r, r2 (k, 3) from the centres of mass; relative normal velocity vn
-    and acceleration accel_n (k,); effective masses along n, t1, t2 (k,):
-    1 / (1/m + d·((I_w⁻¹ (r × d)) × r) + the same for the other body) — the impulse per unit
+def _prepare_kernel(body, other, point, axes, pos, vel, omega, accel, inv_mass, inv_iw, jac,
+                    vn, accel_n, mass):
+    """Per contact: the Jacobian block jac (k, 12, 3) (see _ARM); relative normal velocity vn
+    and acceleration accel_n (k,); effective masses (k, 3) along the normal and the tangents:
+    1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
     change of the relative velocity along d (seed 001; physics.md §3 for two bodies)."""
     for c in range(body.shape[0]):
         b, o = body[c], other[c]
+        an = 0.0
         for a in range(3):
-            r[c, a] = point[c, a] - pos[b, a]
-            r2[c, a] = point[c, a] - pos[o, a] if o >= 0 else 0.0
-        wn = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], n[c], inv_iw)
-        w1 = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], t1[c], inv_iw)
-        w2 = inv_mass[b] + _angular_term(b, r[c, 0], r[c, 1], r[c, 2], t2[c], inv_iw)
-        an = accel[b, 0] * n[c, 0] + accel[b, 1] * n[c, 1] + accel[b, 2] * n[c, 2]
+            an += accel[b, a] * axes[c, 0, a]
+        for j in range(3):
+            mass[c, j] = inv_mass[b]
+        jac[c] = 0.0
+        for side in range(2):
+            q = b if side == 0 else o
+            if q < 0:
+                break
+            rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
+            row = _OTHER * side
+            for j in range(3):
+                dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
+                arm = jac[c, row + _ARM + j]
+                arm[0], arm[1], arm[2] = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+                turn = jac[c, row + _TURN + j]
+                for a in range(3):
+                    turn[a] = (inv_iw[q, a, 0] * arm[0] + inv_iw[q, a, 1] * arm[1]
+                               + inv_iw[q, a, 2] * arm[2])
+                if side == 1:
+                    mass[c, j] += inv_mass[q]
+                mass[c, j] += arm[0] * turn[0] + arm[1] * turn[1] + arm[2] * turn[2]
         if o >= 0:
-            wn += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], n[c], inv_iw)
-            w1 += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], t1[c], inv_iw)
-            w2 += inv_mass[o] + _angular_term(o, r2[c, 0], r2[c, 1], r2[c, 2], t2[c], inv_iw)
-            an -= accel[o, 0] * n[c, 0] + accel[o, 1] * n[c, 1] + accel[o, 2] * n[c, 2]
-        mass_n[c], mass_t1[c], mass_t2[c] = 1.0 / wn, 1.0 / w1, 1.0 / w2
+            for a in range(3):
+                an -= accel[o, a] * axes[c, 0, a]
+        for j in range(3):
+            mass[c, j] = 1.0 / mass[c, j]
         accel_n[c] = an
-        vn[c] = _relative_velocity(b, o, r, r2, c, vel, omega, n)
+        vn[c] = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
 
 
 def impact_times(sep, vn_start, accel_n, h):
@@ -211,14 +225,26 @@ def impact_times(sep, vn_start, accel_n, h):
     Returns (fraction t/h (k,) — inf where the wall is not reached this step, impact normal
     velocity (k,) m/s).
     """
-    disc = vn_start**2 - 2.0 * accel_n * np.maximum(sep, 0.0)
-    root = np.sqrt(np.maximum(disc, 0.0))
-    denom = root - vn_start
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where((disc >= 0.0) & (denom > 0.0), 2.0 * np.maximum(sep, 0.0) / denom, np.inf)
-    t = np.where(sep <= 0.0, 0.0, t)
-    v_impact = np.where(sep <= 0.0, vn_start, -root)
-    return t / h, v_impact
+    fraction, v_impact = np.empty(len(sep)), np.empty(len(sep))
+    _impact_kernel(np.ascontiguousarray(sep, dtype=float),
+                   np.ascontiguousarray(vn_start, dtype=float),
+                   np.ascontiguousarray(accel_n, dtype=float), float(h), fraction, v_impact)
+    return fraction, v_impact
+
+
+@njit(cache=True, nogil=True)
+def _impact_kernel(sep, vn_start, accel_n, h, fraction, v_impact):
+    """Loop body of ``impact_times``, compiled (numpy's version cost ~60 µs a step in calls)."""
+    for c in range(sep.shape[0]):
+        if sep[c] <= 0.0:
+            fraction[c], v_impact[c] = 0.0, vn_start[c]
+            continue
+        disc = vn_start[c] ** 2 - 2.0 * accel_n[c] * sep[c]
+        root = np.sqrt(max(disc, 0.0))
+        denom = root - vn_start[c]
+        # a tiny denominator gives inf: that point does not reach its wall this step
+        t = 2.0 * sep[c] / denom if disc >= 0.0 and denom > 0.0 else np.inf
+        fraction[c], v_impact[c] = t / h, -root
 
 
 def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,
@@ -233,14 +259,14 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     iterations sweeps; threshold m/s minimum impact speed for restitution.
     Velocities and accelerations of a body pair are relative: first body minus second.
     """
-    body, other, n = contacts.body, contacts.other, contacts.normal
-    t1, t2 = contacts.tangent1, contacts.tangent2
+    body, other = contacts.body, contacts.other
     pair = other >= 0
     k = contacts.count
-    r, r2 = np.empty((k, 3)), np.empty((k, 3))
-    vn_now, accel_n, mass_n, mass_t1, mass_t2 = (np.empty(k) for _ in range(5))
-    _prepare_kernel(body, other, contacts.point, n, t1, t2, pos, vel, omega, accel, inv_mass,
-                    inv_inertia_world, r, r2, vn_now, accel_n, mass_n, mass_t1, mass_t2)
+    axes = np.stack((contacts.normal, contacts.tangent1, contacts.tangent2), axis=1)  # (k, 3, 3)
+    jac, mass = np.empty((k, 12, 3)), np.empty((k, 3))
+    vn_now, accel_n = np.empty(k), np.empty(k)
+    _prepare_kernel(body, other, contacts.point, axes, pos, vel, omega, accel, inv_mass,
+                    inv_inertia_world, jac, vn_now, accel_n, mass)
     fraction, v_impact = impact_times(contacts.separation, vn_now - accel_n * h, accel_n, h)
     # walls: restitution pass; body pairs: collision pass (see _solve_kernel)
     bounce = ~pair & (fraction <= 1.0) & (v_impact < -threshold) & (restitution > 0.0)
@@ -251,19 +277,41 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     target = -restitution * v_impact + accel_n * (1.0 - tau) * h
     impulses = np.array(warm, dtype=float)
     _solve_kernel(
-        body, other, r, r2, n, t1, t2, contacts.separation, mass_n, mass_t1, mass_t2,
-        np.ascontiguousarray(friction, dtype=float), bounce, target, impulses,
-        collide, np.ascontiguousarray(restitution, dtype=float), float(threshold), collision, tau,
-        vel, ang_mom, omega, inv_mass, inv_inertia_world, float(h), int(iterations),
+        body, other, axes, jac, contacts.separation, mass,
+        np.ascontiguousarray(friction, dtype=float), bounce, target, impulses, collide,
+        np.ascontiguousarray(restitution, dtype=float), float(threshold), collision, tau,
+        vel, ang_mom, omega, inv_mass, float(h), int(iterations),
     )
     bounced = bounce | (collision > 0.0)
     return ContactResult(impulses, bounced, np.where(bounced, tau, 1.0), collision)
 
 
 @njit(cache=True, nogil=True)
-def _push_kernel(body, other, n, depth, inv_mass, shift, iterations):
+def _push_kernel(body, other, point, n, sep, pos, vel, omega, inv_mass, h, slop, shift,
+                 iterations):
+    # depth predicted at the end of the step: −(gap + h·v_n) − slop, v_n the solved relative
+    # normal velocity at the contact point (walls, other < 0, are not this pass's business)
+    k = body.shape[0]
+    depth = np.zeros(k)
+    for c in range(k):
+        b, o = body[c], other[c]
+        if o < 0:
+            continue
+        rx, ry, rz = point[c, 0] - pos[b, 0], point[c, 1] - pos[b, 1], point[c, 2] - pos[b, 2]
+        qx, qy, qz = point[c, 0] - pos[o, 0], point[c, 1] - pos[o, 1], point[c, 2] - pos[o, 2]
+        # (v + ω × r) of the first body minus the same of the second, along n
+        ux = (vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry
+              - (vel[o, 0] + omega[o, 1] * qz - omega[o, 2] * qy))
+        uy = (vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz
+              - (vel[o, 1] + omega[o, 2] * qx - omega[o, 0] * qz))
+        uz = (vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx
+              - (vel[o, 2] + omega[o, 0] * qy - omega[o, 1] * qx))
+        vn = ux * n[c, 0] + uy * n[c, 1] + uz * n[c, 2]
+        depth[c] = -(sep[c] + h * vn) - slop
     for _ in range(iterations):
-        for c in range(body.shape[0]):
+        for c in range(k):
+            if depth[c] <= 0.0:
+                continue
             b, o = body[c], other[c]
             # depth still left after the shifts so far (first body moves along +n)
             left = depth[c] - ((shift[b, 0] - shift[o, 0]) * n[c, 0]
@@ -287,17 +335,8 @@ def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, h, slop, iteration
     cannot make them fly apart the way a velocity bias would. pos, vel, omega (n, 3) solved.
     """
     shift = np.zeros((len(pos), 3))
-    pair = contacts.other >= 0
-    if not np.any(pair):
-        return shift
-    body, other, n = contacts.body[pair], contacts.other[pair], contacts.normal[pair]
-    point = contacts.point[pair]
-    r, r2 = point - pos[body], point - pos[other]
-    vn = np.einsum("ki,ki->k", vel[body] + np.cross(omega[body], r)
-                   - vel[other] - np.cross(omega[other], r2), n)
-    depth = -(contacts.separation[pair] + h * vn) - slop
-    deep = depth > 0.0
-    if np.any(deep):
-        _push_kernel(body[deep], other[deep], np.ascontiguousarray(n[deep]), depth[deep],
-                     inv_mass, shift, int(iterations))
+    if contacts.count:
+        _push_kernel(contacts.body, contacts.other, contacts.point, contacts.normal,
+                     contacts.separation, pos, vel, omega, inv_mass, float(h), float(slop),
+                     shift, int(iterations))
     return shift

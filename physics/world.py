@@ -17,7 +17,8 @@ from .broadphase import candidate_pairs, reach
 from .collide import body_contacts
 from .contacts import Contacts
 from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
-from .integrator import body_angular_velocity, drift, rotate_free
+from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
+                         world_omega)
 from .islands import island_labels
 from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
@@ -229,7 +230,7 @@ class World:
         # 1. forces over the step (physics.md §2: torque impulses go into the world L)
         vel = s.vel + accel * h
         ang_mom = s.ang_mom + np.where(awake[:, None], torque, 0.0) * h
-        omega = _world_omega(rotm, m.inv_inertia, ang_mom)
+        omega = world_omega(rotm, m.inv_inertia, ang_mom)
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
 
         # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
@@ -242,7 +243,7 @@ class World:
         impulses = np.zeros((0, 3))
         if contacts.count:
             inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
-            inv_iw = (rotm * inv_inertia[:, None, :]) @ rotm.transpose(0, 2, 1)  # (n,3,3) R I⁻¹ Rᵀ
+            inv_iw = world_inverse_inertia(rotm, inv_inertia)                # (n,3,3) R I⁻¹ Rᵀ
             restitution, friction = self._contact_materials(contacts)
             result = solve_contacts(
                 contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution,
@@ -261,6 +262,7 @@ class World:
         # 4. move: positions per contact regime, orientations by the rotation step
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
+        rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls),
         # 6. contacts stay passive: no island ends the step above its free-flight energy
@@ -268,7 +270,7 @@ class World:
         if contacts.count:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, h, PENETRATION_SLOP,
                                    PUSH_ITERATIONS)
-            pos = self._project_out_of_walls(pos, quat, planes)
+            pos = self._project_out_of_walls(pos, rotm_end, planes)
             rows = np.flatnonzero(touched)
             walled = np.zeros(m.count, dtype=bool)
             walled[contacts.body[acted & (contacts.other < 0)]] = True
@@ -279,7 +281,7 @@ class World:
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         # 7. islands at rest fall asleep
-        self._update_sleep(contacts, acted, island, force, torque, h)
+        self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
         s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
         order = np.argsort(s.contact_cache.keys)
         s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
@@ -313,9 +315,9 @@ class World:
         walls.body = rows[walls.body]
         return walls
 
-    def _update_sleep(self, contacts, acted, island, force, torque, h) -> None:
+    def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
-        sleep (sleep.py)."""
+        sleep (sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
         s, m = self.state, self.model
         pressed = acted & (contacts.other >= 0)
         first, second = contacts.body[pressed], contacts.other[pressed]
@@ -324,11 +326,14 @@ class World:
         s.asleep[woken] = False
         s.slow_time[woken] = 0.0
         # sleeping pairs find no contacts: remember them from before they fell asleep
-        sleeping_ids = m.ids[s.asleep]
-        kept = self._last_pairs[np.all(np.isin(self._last_pairs, sleeping_ids), axis=1)]
+        sleeping = np.zeros(self._next_id, dtype=bool)                       # by body id
+        sleeping[m.ids[s.asleep]] = True
+        kept = self._last_pairs[sleeping[self._last_pairs].all(axis=1)]
         self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
-        loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
-        omega = _world_omega(quat_to_matrix(s.quat), m.inv_inertia, s.ang_mom)
+        loaded = np.zeros(m.count, dtype=bool)
+        if force.any() or torque.any():  # mostly none: skip the per-row reductions
+            loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
+        omega = world_omega(rotm, m.inv_inertia, s.ang_mom)
         slow = slow_bodies(s.vel, omega, loaded)
         s.slow_time = np.where(slow & ~s.asleep, s.slow_time + h, 0.0)
         sleep = islands_to_sleep(s.slow_time, island, s.asleep)
@@ -386,13 +391,14 @@ class World:
             warm[hit] = cache.impulses[at[hit]]
         return warm
 
-    def _project_out_of_walls(self, pos, quat, planes) -> np.ndarray:
-        """Move bodies that sank deeper than the slop back out along the wall normals."""
+    def _project_out_of_walls(self, pos, rotm, planes) -> np.ndarray:
+        """Move bodies that sank deeper than the slop back out along the wall normals; rotm
+        (n, 3, 3) their orientations at the end of the step."""
         if len(planes) == 0:
             return pos
         m = self.model
         clearance = contact_stage.wall_clearance(
-            pos, quat_to_matrix(quat), m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            pos, rotm, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, cutoff=0.0)
         depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)
         return pos + depth @ planes[:, :3]
@@ -423,8 +429,3 @@ class World:
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
         return self._last_contacts
-
-
-def _world_omega(rotm, inv_inertia, ang_mom) -> np.ndarray:
-    """(n, 3) world ω = R I⁻¹ Rᵀ L, rad/s, for rotations rotm (n, 3, 3)."""
-    return np.einsum("nij,nj->ni", rotm, inv_inertia * np.einsum("nji,nj->ni", rotm, ang_mom))

@@ -93,3 +93,75 @@ def test_fast_box_far_away_is_already_a_speculative_contact():
     assert contacts(bodies, pos).count == 0
     c = contacts(bodies, pos, vel=[[0, 0, 0], [-40.0, 0, 0]])
     assert c.count == 4 and np.allclose(c.separation, 0.2)
+
+
+def test_pruned_edge_query_changes_no_decision():
+    """The edge query skips edges whose separation bound (inner radii, Gauss-map arcs) cannot
+    reach the speculative distance nor beat the faces: against the unpruned query on random
+    pairs of round and T-shaped hulls, its answer is identical whenever that answer matters,
+    and otherwise it matters no more than the full one."""
+    from physics.collide import (FACE_PREFERENCE, _MAX_EDGES, _edge_query, _face_query,
+                                 world_hulls)
+    from physics.meshes import builtin_shape
+    from physics.rotation import quat_normalize
+
+    rng = np.random.default_rng(2)
+    shapes = [builtin_shape(kind) for kind in ("cylinder", "t_handle", "box")]
+    mattered = 0
+    for _ in range(300):
+        model = Model(WorldDef())
+        for i in range(2):
+            model.append(i, shapes[rng.integers(3)].body_def(np.zeros(3)))
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        pos = np.array([np.zeros(3), direction * rng.uniform(0.3, 1.0) * model.bound_radius.sum()])
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
+        points, normals, offsets, _, _ = world_hulls(pos, rotm, model, np.arange(2))
+        m, spec = model, 0.01
+        face_best = max(
+            _face_query(0, 1, pos, points, m.hull_start, normals, offsets, m.face_start)[0],
+            _face_query(1, 0, pos, points, m.hull_start, normals, offsets, m.face_start)[0])
+
+        def query(spec, axis):
+            return _edge_query(0, 1, pos, points, m.hull_start, normals, offsets, m.edge,
+                               m.edge_faces, m.edge_start, m.face_start, spec, face_best,
+                               np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
+                               axis)
+        full_axis, pruned_axis = np.empty(3), np.empty(3)
+        full, pruned = query(-np.inf, full_axis), query(spec, pruned_axis)
+        if full[0] >= spec or full[0] > face_best + FACE_PREFERENCE:
+            mattered += 1
+            assert pruned == full and np.array_equal(pruned_axis, full_axis)
+        else:
+            assert pruned[0] < spec and pruned[0] <= face_best + FACE_PREFERENCE
+    assert mattered > 30
+
+
+def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
+    """Against the brute force (every face of one hull against every vertex of the other):
+    the same largest separation and the same first face reaching it."""
+    from physics.collide import _face_query, world_hulls
+    from physics.meshes import builtin_shape
+    from physics.rotation import quat_normalize
+
+    rng = np.random.default_rng(4)
+    shapes = [builtin_shape(kind) for kind in ("cylinder", "t_handle", "box")]
+    for _ in range(200):
+        model = Model(WorldDef())
+        for i in range(2):
+            model.append(i, shapes[rng.integers(3)].body_def(np.zeros(3)))
+        direction = rng.normal(size=3)
+        pos = np.array([np.zeros(3), direction / np.linalg.norm(direction)
+                        * rng.uniform(0.3, 1.2) * model.bound_radius.sum()])
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
+        points, normals, offsets, _, _ = world_hulls(pos, rotm, model, np.arange(2))
+        m = model
+        for a, b in ((0, 1), (1, 0)):
+            faces = slice(m.face_start[a], m.face_start[a + 1])
+            vertices = points[m.hull_start[b]:m.hull_start[b + 1]]
+            n = normals[faces][:, None, :]   # the dot products summed in the kernel's order
+            brute = (n[..., 0] * vertices[:, 0] + n[..., 1] * vertices[:, 1]
+                     + n[..., 2] * vertices[:, 2]).min(axis=1) - offsets[faces]
+            sep, face = _face_query(a, b, pos, points, m.hull_start, normals, offsets,
+                                    m.face_start)
+            assert sep == brute.max() and face == m.face_start[a] + np.argmax(brute)

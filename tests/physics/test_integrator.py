@@ -6,9 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import ellipk
 
-from physics.integrator import body_angular_velocity, drift, rotate_free
+from physics.integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
+                                world_omega)
 from physics.model import BodyDef, WorldDef
-from physics.rotation import quat_mul, quat_normalize, quat_rotate
+from physics.rotation import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
 from physics.world import World
 
 H = 1.0 / 240.0
@@ -181,3 +182,20 @@ def test_rotated_off_centre_t_handle_mesh_flips_as_predicted(tmp_path):
     flips = sign_change_times(t, omega_hist[:, 1])
     assert len(flips) >= 4
     assert np.mean(np.diff(flips)) == pytest.approx(flip_interval(moments, omega_body), abs=1e-3)
+
+
+def test_world_inverse_inertia_is_r_inv_i_r_transposed():
+    rng = np.random.default_rng(8)
+    rotm = quat_to_matrix(quat_normalize(rng.normal(size=(5, 4))))
+    inv = rng.uniform(0.5, 3.0, size=(5, 3))
+    expected = np.einsum("nij,nj,nkj->nik", rotm, inv, rotm)
+    assert np.allclose(world_inverse_inertia(rotm, inv), expected, rtol=1e-14, atol=1e-15)
+
+
+def test_world_omega_is_r_inv_i_r_transposed_times_l():
+    rng = np.random.default_rng(9)
+    quat = quat_normalize(rng.normal(size=(5, 4)))
+    inv, ang_mom = rng.uniform(0.5, 3.0, size=(5, 3)), rng.normal(size=(5, 3))
+    expected = quat_rotate(quat, inv * quat_rotate(quat * [1, -1, -1, -1], ang_mom))
+    assert np.allclose(world_omega(quat_to_matrix(quat), inv, ang_mom), expected, rtol=1e-13,
+                       atol=1e-14)
