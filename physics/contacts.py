@@ -77,16 +77,21 @@ def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _tangents_kernel(normals, t1, t2):
     """Loop body of ``plane_tangents``, compiled (it runs on every step's contacts)."""
     for c in range(normals.shape[0]):
-        nx, ny, nz = normals[c, 0], normals[c, 1], normals[c, 2]
-        # t1 = n × helper / |…|, helper = x̂ where |n_x| < 0.6, else ẑ; t2 = n × t1
-        if abs(nx) < 0.6:
-            ax, ay, az = 0.0, nz, -ny
-        else:
-            ax, ay, az = ny, -nx, 0.0
-        length = np.sqrt(ax * ax + ay * ay + az * az)
-        ax, ay, az = ax / length, ay / length, az / length
-        t1[c, 0], t1[c, 1], t1[c, 2] = ax, ay, az
-        t2[c, 0], t2[c, 1], t2[c, 2] = ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax
+        (t1[c, 0], t1[c, 1], t1[c, 2],
+         t2[c, 0], t2[c, 1], t2[c, 2]) = _tangent_pair(normals[c, 0], normals[c, 1], normals[c, 2])
+
+
+@njit(cache=True, nogil=True)
+def _tangent_pair(nx, ny, nz):
+    """Unit tangents (t1x, t1y, t1z, t2x, t2y, t2z) of the unit normal n, in scalars:
+    t1 = n × helper / |…| with helper = x̂ where |n_x| < 0.6, else ẑ; t2 = n × t1."""
+    if abs(nx) < 0.6:
+        ax, ay, az = 0.0, nz, -ny
+    else:
+        ax, ay, az = ny, -nx, 0.0
+    length = np.sqrt(ax * ax + ay * ay + az * az)
+    ax, ay, az = ax / length, ay / length, az / length
+    return ax, ay, az, ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax
 
 
 @njit(cache=True, nogil=True)
@@ -164,13 +169,7 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                 chosen[0] = deepest
                 n_chosen = 1
                 # in-plane directions: two tangents t1, t2 of the normal and their diagonals
-                if abs(nx) < 0.6:
-                    t1x, t1y, t1z = 0.0, nz, -ny
-                else:
-                    t1x, t1y, t1z = ny, -nx, 0.0
-                tn = np.sqrt(t1x * t1x + t1y * t1y + t1z * t1z)
-                t1x, t1y, t1z = t1x / tn, t1y / tn, t1z / tn
-                t2x, t2y, t2z = ny * t1z - nz * t1y, nz * t1x - nx * t1z, nx * t1y - ny * t1x
+                t1x, t1y, t1z, t2x, t2y, t2z = _tangent_pair(nx, ny, nz)
                 for k in range(4):
                     su = 1.0 if k % 2 == 0 else -1.0
                     sv = 1.0 if k < 2 else -1.0
