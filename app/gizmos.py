@@ -310,17 +310,17 @@ class Gizmos:
 
     # ---- building -----------------------------------------------------------------------------
 
-    def _pixels(self, points: np.ndarray, size: np.ndarray) -> np.ndarray:
-        """(k,) on-screen size in px of lengths ``size`` (k,) m at ``points`` (k, 3)."""
+    def _per_pixel(self, points: np.ndarray) -> np.ndarray:
+        """(k,) width of a pixel, m, at ``points`` (k, 3)."""
         cam = self._camera
         depth = np.maximum((points - cam.eye) @ -cam.back, cam.clip_range()[0])
-        return size / cam.world_per_pixel(depth, self._height)
+        return cam.world_per_pixel(depth, self._height)
 
-    def _thickness(self, points: np.ndarray, nominal: np.ndarray) -> np.ndarray:
-        """(k,) radius, m: ``nominal`` but at least MIN_PIXELS on screen at ``points`` (k, 3)."""
-        cam = self._camera
-        depth = np.maximum((points - cam.eye) @ -cam.back, cam.clip_range()[0])
-        return np.maximum(nominal, MIN_PIXELS * cam.world_per_pixel(depth, self._height))
+    @staticmethod
+    def _thickness(nominal: np.ndarray, per_pixel: np.ndarray) -> np.ndarray:
+        """(k,) radius, m: ``nominal`` but at least MIN_PIXELS on screen, where a pixel is
+        ``per_pixel`` (k,) m wide (``_per_pixel``)."""
+        return np.maximum(nominal, MIN_PIXELS * per_pixel)
 
     @staticmethod
     def _arrow(parts, origin, vector, nominal_radius, color) -> None:
@@ -341,10 +341,8 @@ class Gizmos:
             nominal_radius, color = nominal_radius[keep], color[keep]
         if not len(length):
             return
-        cam = self._camera
-        per_pixel = cam.world_per_pixel(
-            np.maximum((origin - cam.eye) @ -cam.back, cam.clip_range()[0]), self._height)
-        radius = np.maximum(nominal_radius, MIN_PIXELS * per_pixel)   # as _thickness
+        per_pixel = self._per_pixel(origin)
+        radius = self._thickness(nominal_radius, per_pixel)
         direction = vector / length[:, None]
         rotation = _basis(direction)
         head = np.minimum(HEAD_LENGTH * radius, 0.45 * length)   # short arrows: smaller head
@@ -390,7 +388,7 @@ class Gizmos:
             semi = ELLIPSOID_SIZE * radius[:, None] * np.sqrt(moments[:, :1] / moments)
             parts["ellipsoids"].append(_instances(rotation, semi, pos, ELLIPSOID_COLOR))
         if options.centre_of_mass:
-            marker = self._thickness(pos, 0.06 * radius) * 2.5
+            marker = self._thickness(0.06 * radius, self._per_pixel(pos)) * 2.5
             parts["markers"].append(_instances(np.broadcast_to(np.eye(3), (len(pos), 3, 3)),
                                                np.repeat(marker[:, None], 3, 1), pos, COM_COLOR))
 
@@ -450,7 +448,7 @@ class Gizmos:
         points = np.asarray(view.contact_points, dtype=float)
         normals = np.asarray(view.contact_normals, dtype=float)
         scale = float(np.median(shape_table(view.shapes)[0])) if view.count else 0.2
-        dot = self._thickness(points, np.full(len(points), 0.04 * scale)) * 1.8
+        dot = self._thickness(0.04 * scale, self._per_pixel(points)) * 1.8
         parts["dots"].append(_instances(np.broadcast_to(np.eye(3), (len(points), 3, 3)),
                                         np.repeat(dot[:, None], 3, 1), points, CONTACT_COLOR))
         self._arrow(parts, points, normals * scale, ARROW_RADIUS * 0.7 * scale,
@@ -470,10 +468,11 @@ class Gizmos:
         length = np.linalg.norm(step, axis=1)
         keep = length > 1e-9
         start, step, length = start[keep], step[keep], length[keep]
-        radius = self._thickness(start + 0.5 * step, np.full(len(start), nominal_radius)) * 0.6
+        per_pixel = self._per_pixel(start + 0.5 * step)
+        radius = self._thickness(nominal_radius, per_pixel) * 0.6
         rows = _instances(_basis(step / length[:, None]),
                           np.stack([radius, length, radius], 1), start, color)
-        thin = self._pixels(start + 0.5 * step, radius) < THIN_PIXELS
+        thin = radius < THIN_PIXELS * per_pixel
         rows[thin, 11] = 0.0  # as an impostor: head radius 0, no head
         parts["thin_tubes"].append(rows[thin])
         parts["shafts"].append(rows[~thin])
