@@ -23,8 +23,8 @@ class PolhodeTrail:
     Samples are kept in the BODY frame, scaled onto the ellipsoid the gizmos draw
     (xᵀ I x = c with the longest semi-axis ELLIPSOID_SIZE · R, R the body radius, so
     c = (ELLIPSOID_SIZE · R)² I1): the point is ω·√(c / ωᵀIω) — Poinsot's construction
-    (Landau–Lifshitz, Mechanics §37). Drawn with
-    the body's current pose, the curve rides on the ellipsoid as the body turns.
+    (Landau–Lifshitz, Mechanics §37). Drawn with the body's current pose, the curve rides on
+    the ellipsoid as the body turns.
     """
 
     def __init__(self):

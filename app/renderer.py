@@ -501,12 +501,11 @@ class Renderer:
         floor = dict(u_floor_color=FLOOR_COLOR, u_horizon=HORIZON,
                      u_fog=(fog_start, fog_start + 0.4 * FLOOR_HALF_SIZE))
         background = self._cached_background(camera, size, frame, floor)
-        target.use()
-        ctx.viewport = (0, 0, width, height)
         if background is not None:
             # the unshadowed floor and sky as copied pixels, then the depth cleared alone —
             # before the shadow pass: llvmpipe's copy waits for every pending draw (with the
             # GIL held), here only for the last frame's
+            target.use()
             ctx.copy_framebuffer(target, background)
             gl_library().glClear(GL_DEPTH_BUFFER_BIT)
         if casting:
