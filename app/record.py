@@ -34,15 +34,14 @@ from physics.simulation import Simulation
 
 from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
-from .recorder import (RecordingError, RecordingResult, VideoWriter, finish_drawing,
-                       read_top_down)
+from .recorder import (READ_FORMAT, RecordingError, RecordingResult, VideoWriter,
+                       finish_drawing, read_top_down)
 from .renderer import OffscreenTarget, Renderer, palette_color
 from .view import GizmoOptions, frame_view
 
 PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
 BAR_WIDTH = 30
 VIEWS_AHEAD = 2           # frames the physics thread may step ahead of the drawing
-READ_FORMAT = "rgba"      # the writer's buffers: llvmpipe's cheapest read (app.recorder)
 
 
 def make_camera(pose: CameraPose | None, size: tuple[int, int],

@@ -56,6 +56,7 @@ ENCODER_OPTIONS = {"preset": "ultrafast", "tune": "animation", "crf": "20"}
 # also keeps 1280×720 at 60 fps within its budget (~7 ms of the 16.7 ms per frame).
 ENCODER_THREADS = 1
 INPUT_FORMATS = {"rgb24": 3, "rgba": 4}  # buffer layouts ``submit`` takes: bytes per pixel
+READ_FORMAT = "rgba"       # what frames read back from GL use: llvmpipe's cheapest read
 # swscale's area filter averages each 2×2 block into its chroma sample (the default bilinear
 # one is off by up to 18 levels at colour edges), at the same cost: no resizing happens here
 CHROMA_FILTER = "AREA"
@@ -353,7 +354,7 @@ class ScreenRecording:
     """
 
     def __init__(self, path: Path, size: tuple[int, int], fps: int, include_panel: bool):
-        self.writer = VideoWriter(path, size, fps, input_format="rgba")  # the fast read
+        self.writer = VideoWriter(path, size, fps, input_format=READ_FORMAT)
         self.clock = FrameClock(fps)
         self.include_panel = include_panel
         self.first_time: float | None = None   # sim time of the first frame, s

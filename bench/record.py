@@ -44,10 +44,10 @@ from pathlib import Path
 import av
 import numpy as np
 
-from app.record import (READ_FORMAT, frame_count, make_camera, offscreen_context,
-                        render_video, sim_time_views)
-from app.recorder import (ENCODER_OPTIONS, PIXEL_FORMAT, ScreenRecording, VideoWriter,
-                          finish_drawing)
+from app.record import (frame_count, make_camera, offscreen_context, render_video,
+                        sim_time_views)
+from app.recorder import (ENCODER_OPTIONS, PIXEL_FORMAT, READ_FORMAT, ScreenRecording,
+                          VideoWriter, finish_drawing)
 from app.renderer import OffscreenTarget, Renderer
 from app.view import gizmo_options
 from physics.rotation import quat_from_axis_angle
