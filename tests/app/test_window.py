@@ -139,8 +139,8 @@ def test_xdnd_drop_with_inline_types_adds_a_body(app, tmp_path):
 
 def test_click_selects_the_dropped_body_and_ctrl_drag_lifts_it(app):
     """The body stands on the floor point under the drop pixel, so a click there hits it
-    (camera ray vs hull); Ctrl+drag upwards holds it in the air on the spring, and it falls
-    back when let go."""
+    (camera ray vs hull); Ctrl+drag upwards holds it in the air on the spring (above 0.6 m,
+    the target is higher still), and it falls back when let go."""
     w = app.window
     app.xdotool("mousemove", "--window", w, *DROP)
     time.sleep(0.3)
@@ -156,7 +156,9 @@ def test_click_selects_the_dropped_body_and_ctrl_drag_lifts_it(app):
         app.wait_for("the body held up", lambda s: s["selected_position"][1] > 0.6)
     finally:
         app.xdotool("mouseup", 1, "keyup", "ctrl")
-    app.wait_for("the body back down", lambda s: s["selected_position"][1] < 0.25)
+    # below the height it was held above (it may come to rest on another body on a machine
+    # slow enough that the spring swings it sideways: a box on the scene's sphere is at 0.55 m)
+    app.wait_for("the body back down", lambda s: s["selected_position"][1] < 0.6)
 
 
 def test_xdnd_drop_with_a_type_list_adds_every_file(app, tmp_path):
