@@ -22,7 +22,9 @@ does — so the physics thread runs meanwhile, as in the app. ``--gil-finish`` u
 The camera is still, so the renderer starts each frame from its cached floor and sky as the
 window does (``--moving-camera`` turns that off). ``--gizmos default`` measures the app's
 start-up set (L and the principal axes), ``none`` the
-scene alone. Prints p50/p99 frame times and the physics rate reached; never fails on a timing.
+scene alone. Prints p50/p99 frame times, the physics rate reached and the CPU per frame of
+the drawing thread, llvmpipe's rasteriser threads and the physics thread (what bounds the frame
+rate when they share two cores); never fails on a timing.
 Target (issue 3): p50 ≤ 16.7 ms at 500 bodies.
 """
 
@@ -30,10 +32,12 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import os
 import time
 
 import moderngl
 import numpy as np
+from record import ThreadCPU, bench_scene  # bench/record.py: the same 50/500-body scene
 
 from app.camera import OrbitCamera
 from app.interpolate import RENDER_DELAY, interpolate
@@ -43,7 +47,6 @@ from app.view import GizmoOptions, frame_view
 from physics.scene import build_world
 from physics.simulation import Simulation
 from physics.world import World
-from record import bench_scene  # bench/record.py: the same 50/500-body scene
 
 ALL_GIZMOS = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
                           inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
@@ -74,10 +77,9 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
     world, records = build(count)
     selected = int(world.ids[0])
     trail = PolhodeTrail()
-    times = []
     with Simulation(world) as sim:
-        start_time, start_wall = sim.latest().time, time.perf_counter()
-        for i in range(frames + 20):  # the first 20 frames warm up (shader JIT, uploads)
+        def draw() -> float:
+            """One frame as the window builds it; its wall time, s."""
             t0 = time.perf_counter()
             prev, new = sim.latest_two()
             view = frame_view(interpolate(prev, new, t0 - RENDER_DELAY), new, records,
@@ -85,14 +87,27 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
             view = trail.attach(view, new, options.polhode)
             renderer.render(view, camera, size, options, fbo=fbo)
             finish()
-            if i >= 20:
-                times.append(time.perf_counter() - t0)
+            return time.perf_counter() - t0
+
+        start_time, start_wall = sim.latest().time, time.perf_counter()
+        for _ in range(20):  # warm-up: shader JIT, uploads
+            draw()
+        with ThreadCPU() as by_thread:
+            times = [draw() for _ in range(frames)]
         sim_rate = (sim.latest().time - start_time) / (time.perf_counter() - start_wall)
     p50, p99 = np.percentile(1000.0 * np.array(times), [50, 99])
     print(f"{count:4d} bodies, {gizmos:7s} gizmos, {size[0]}x{size[1]}, msaa {samples}"
           f"{', ctx.finish' if gil_finish else ''}{', moving camera' if moving else ''}: "
           f"frame p50 {p50:6.1f} ms  p99 {p99:6.1f} ms ({1000 / p50:5.1f} fps); physics at "
           f"{100 * sim_rate:.0f} % of real time  [{ctx.info['GL_RENDERER']}]")
+    # what bounds the frame on a machine whose cores are shared: the CPU each thread used per
+    # frame against the cores' CPU in a 60 Hz frame
+    ms = {name: 1000.0 * s / frames for name, s in by_thread.seconds.most_common()}
+    render = ms.get("MainThread", 0.0) + ms.get("llvmpipe", 0.0)
+    print(f"      CPU per frame: drawing {ms.get('MainThread', 0.0):.1f} + llvmpipe "
+          f"{ms.get('llvmpipe', 0.0):.1f} = {render:.1f} ms, physics "
+          f"{ms.get('tumble-physics', 0.0):.1f} ms; "
+          f"budget at 60 fps {1000.0 * os.cpu_count() / 60:.1f} ms ({os.cpu_count()} cores)")
     renderer.release()
     ctx.release()
 
