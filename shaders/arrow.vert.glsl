@@ -3,7 +3,10 @@
 // the axis that faces the camera (the shaft a quad as wide as the shaft, the head a triangle as
 // wide as the head), shaded by arrow.frag.glsl as a cylinder and a cone. Three triangles
 // instead of the ten of a three-sided prism and pyramid: on llvmpipe each small triangle costs
-// the setup and the partly covered pixel blocks it shades.
+// the setup and the partly covered pixel blocks it shades. The light, the half vector and up
+// are taken apart here once per arrow along its side, facing and axis directions, so a pixel
+// only combines three numbers per direction (the view direction of the arrow's middle serves
+// the whole arrow: a few pixels wide, the highlight cannot show the difference).
 #include "lighting.glsl"
 uniform mat4 u_vp;
 uniform float u_head_ratio;   // head length / head radius
@@ -12,11 +15,8 @@ in mat3 i_rotation;         // column 1: the arrow's direction (unit), world
 in vec3 i_scale;            // shaft radius, length, head radius (0: a tube), m
 in vec3 i_offset;           // tail, world, m
 in vec4 i_color;            // linear RGB, alpha
-out vec3 v_position;        // world, m
 out vec2 v_arrow;           // (across, along) from the tail, m
-flat out vec3 v_side;       // unit, across the quad
-flat out vec3 v_facing;     // unit, perpendicular to the axis, towards the eye
-flat out vec3 v_axis;
+flat out mat3 v_dots;       // rows: side, facing, axis; columns: · light, · half vector, · up
 flat out vec3 v_shape;      // i_scale
 flat out vec4 v_color;
 
@@ -29,13 +29,13 @@ void main() {
     float head = u_head_ratio * i_scale.z;
     float along = in_corner.y < 0.5 ? 0.0 : (in_corner.y < 2.5 ? i_scale.y - head : i_scale.y);
     v_arrow = vec2(in_corner.x * (in_corner.y < 1.5 ? i_scale.x : i_scale.z), along);
-    v_facing = cross(side, axis);
+    vec3 facing = cross(side, axis);  // unit, perpendicular to the axis, towards the eye
     // the outline stands in front of the axis by the shaft's radius, where the tube's surface
     // faces the camera: an edge tube of a box wireframe shows over both faces at the edge
-    v_position = i_offset + axis * v_arrow.y + side * v_arrow.x + v_facing * i_scale.x;
-    v_side = side;
-    v_axis = axis;
+    vec3 position = i_offset + axis * v_arrow.y + side * v_arrow.x + facing * i_scale.x;
+    v_dots = transpose(mat3(side, facing, axis))
+           * mat3(u_light_dir, half_vector(middle), vec3(0.0, 1.0, 0.0));
     v_shape = i_scale;
     v_color = i_color;
-    gl_Position = u_vp * vec4(v_position, 1.0);
+    gl_Position = u_vp * vec4(position, 1.0);
 }

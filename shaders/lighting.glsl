@@ -6,20 +6,25 @@ uniform vec3 u_light_color;     // light intensity, linear RGB
 uniform vec3 u_sky_ambient;     // hemisphere ambient arriving from above, linear RGB
 uniform vec3 u_ground_ambient;  // ... from below (light bounced off the floor)
 
-// Hemisphere ambient: a soft, directional fill (normals facing up see the sky colour).
-vec3 hemisphere(vec3 n) {
-    return mix(u_ground_ambient, u_sky_ambient, 0.5 + 0.5 * n.y);
+// Lambert + normalised Blinn-Phong from the sun, scaled by `lit` (1 = no shadow), plus a
+// hemisphere ambient (a soft, directional fill: normals facing up see the sky colour), from the
+// unit normal's dot products: `dots` = (n·light, n·half vector, n·up).
+vec3 shade_dots(vec3 albedo, vec3 dots, float lit, float shininess, float specular) {
+    // (s + 8) / 8π keeps the highlight's energy constant as it narrows (Blinn-Phong normalisation)
+    float spec = specular * (shininess + 8.0) / 25.1327 * pow(max(dots.y, 0.0), shininess);
+    vec3 ambient = mix(u_ground_ambient, u_sky_ambient, 0.5 + 0.5 * dots.z);
+    return albedo * ambient + (albedo + spec) * u_light_color * (max(dots.x, 0.0) * lit);
 }
 
-// Lambert + normalised Blinn-Phong from the sun, scaled by `lit` (1 = no shadow), plus the
-// hemisphere ambient. n: unit normal; p: world position.
+// The half vector between the light and the view from world position p.
+vec3 half_vector(vec3 p) {
+    return normalize(u_light_dir + normalize(u_eye - p));
+}
+
+// shade_dots for the unit normal n at world position p.
 vec3 shade(vec3 albedo, vec3 n, vec3 p, float lit, float shininess, float specular) {
-    vec3 v = normalize(u_eye - p);
-    float ndl = max(dot(n, u_light_dir), 0.0);
-    vec3 h = normalize(u_light_dir + v);
-    // (s + 8) / 8π keeps the highlight's energy constant as it narrows (Blinn-Phong normalisation)
-    float spec = specular * (shininess + 8.0) / 25.1327 * pow(max(dot(n, h), 0.0), shininess);
-    return albedo * hemisphere(n) + (albedo + spec) * u_light_color * (ndl * lit);
+    return shade_dots(albedo, vec3(dot(n, u_light_dir), dot(n, half_vector(p)), n.y), lit,
+                      shininess, specular);
 }
 
 // Linear → display: a soft shoulder above 0.8 instead of a hard clip, then the sRGB encoding
@@ -37,9 +42,12 @@ vec4 display(vec3 c, float alpha) {
 // Gizmo surfaces (arrows, balls, ellipsoids; gizmo, arrow and ellipsoid programs): lit like the
 // bodies but unshadowed; a translucent one (alpha < 1: the inertia ellipsoid) gets denser
 // towards its outline, so its shape reads while the body shows through.
+const float GIZMO_SHININESS = 32.0;
+const float GIZMO_SPECULAR = 0.35;
 vec4 gizmo_shade(vec4 color, vec3 n, vec3 p) {
-    vec3 c = shade(color.rgb, n, p, 1.0, 32.0, 0.35);
-    float facing = abs(dot(n, normalize(u_eye - p)));
-    float alpha = color.a < 1.0 ? mix(color.a, 1.0, 0.6 * pow(1.0 - facing, 3.0)) : 1.0;
+    vec3 c = shade(color.rgb, n, p, 1.0, GIZMO_SHININESS, GIZMO_SPECULAR);
+    float rim = 1.0 - abs(dot(n, normalize(u_eye - p)));
+    // (llvmpipe evaluates both sides of the choice: a product, not pow)
+    float alpha = color.a < 1.0 ? mix(color.a, 1.0, 0.6 * rim * rim * rim) : 1.0;
     return display(c, alpha);
 }
