@@ -35,7 +35,7 @@ from physics.simulation import Simulation
 from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
 from .recorder import (READ_FORMAT, RecordingError, RecordingResult, VideoWriter,
-                       finish_drawing, read_top_down)
+                       finish_drawing)
 from .renderer import OffscreenTarget, Renderer, palette_color
 from .view import GizmoOptions, frame_view
 
@@ -204,13 +204,12 @@ def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
     unshadowed floor and sky of the fixed camera (``Renderer.cache_background``: same pixels, a
     third less work per frame on llvmpipe). Each frame is waited for with the GIL released
     (``finish_drawing``; moderngl's read would wait holding it) and then copied in the writer's
-    layout (``READ_FORMAT`` is the copy that costs least on llvmpipe), top row first where the
-    driver can (``read_top_down``), leaving no flip to the writer.
+    layout (``READ_FORMAT`` is the copy that costs least on llvmpipe), bottom row first: the
+    writer's conversion reads the rows in reverse at no cost.
     """
     renderer = Renderer(ctx)
     renderer.cache_background = True  # the camera never moves here
     target = OffscreenTarget(ctx, writer.size)
-    top_down = read_top_down(ctx, True)
     ahead = Prefetched(views)
     try:
         for done, view in enumerate(itertools.islice(ahead, count), start=1):
@@ -220,11 +219,10 @@ def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
             finish_drawing()
             frame = writer.buffer()
             target.fbo.read_into(frame, components=writer.channels)
-            writer.submit(frame, bottom_up=not top_down)
+            writer.submit(frame, bottom_up=True)
             on_frame(done)
     finally:
         ahead.close()
-        read_top_down(ctx, False)
         result = writer.close()
         target.release()
         renderer.release()
