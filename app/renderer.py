@@ -71,6 +71,9 @@ COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's 
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower)
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
+# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangle in
+# the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
+FAR_FLOOR_OFFSET = (0.0, 8.0)
 
 # Light and colours (linear RGB), tuned for demo videos: a warm sun from the upper left-front
 # and a cool sky fill.
@@ -341,19 +344,13 @@ class _GpuMesh:
 
 
 def _floor_quads(footprint) -> np.ndarray:
-    """(v, 2) float32 floor triangles (x, z), counter-clockwise seen from above: without a
-    footprint the whole floor square (6 vertices); with one (x min, z min, x max, z max), that
-    rectangle clipped to the floor first (6), then four quads framing it out to the edges (24)."""
+    """(6, 2) float32 triangles (x, z), counter-clockwise seen from above, of the rectangle
+    ``footprint`` (x min, z min, x max, z max, m) clipped to the floor square; without one, of
+    the whole floor square."""
     h = FLOOR_HALF_SIZE
-
-    def quad(x0, z0, x1, z1):
-        return [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
-
-    if footprint is None:
-        return np.array(quad(-h, -h, h, h), dtype=np.float32)
-    x0, z0, x1, z1 = np.clip(footprint, -h, h)
-    return np.array(quad(x0, z0, x1, z1) + quad(-h, -h, h, z0) + quad(-h, z1, h, h)
-                    + quad(-h, z0, x0, z1) + quad(x1, z0, h, z1), dtype=np.float32)
+    x0, z0, x1, z1 = np.clip((-h, -h, h, h) if footprint is None else footprint, -h, h)
+    return np.array([(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)],
+                    dtype=np.float32)
 
 
 def _wall_box() -> np.ndarray:
@@ -391,7 +388,7 @@ class Renderer:
         self.ctx = ctx
         self.shadows = True
         self.cache_background = False
-        self._background: tuple[bytes, moderngl.Framebuffer] | None = None  # (key, image)
+        self._background: tuple[bytes, tuple] | None = None  # (key, framebuffers)
         self.body_prog = load_program(ctx, "body")
         self.depth_prog = load_program(ctx, "depth")
         self.sky_prog = load_program(ctx, "sky")
@@ -399,13 +396,14 @@ class Renderer:
         self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
         self.wall_prog = load_program(ctx, "wall")
         self.sky_vao = ctx.vertex_array(self.sky_prog, [])
-        self._floor_vbo = ctx.buffer(reserve=30 * 8, dynamic=True)  # ≤ 5 quads of (x, z)
+        self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangle
         self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
+        self._far_floor_vbo = ctx.buffer(_floor_quads(None))
         self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
-                                              [(self._floor_vbo, "2f", "in_xz")])
+                                              [(self._far_floor_vbo, "2f", "in_xz")])
         self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
         self.floor_depth_vao = ctx.vertex_array(self.floor_depth_prog,
-                                                [(self._floor_vbo, "2f", "in_xz")])
+                                                [(self._far_floor_vbo, "2f", "in_xz")])
         self._wall_vbo = ctx.buffer(_wall_box())
         self.wall_vao = ctx.vertex_array(self.wall_prog,
                                          [(self._wall_vbo, "3f 3f", "in_position", "in_normal")])
@@ -473,7 +471,7 @@ class Renderer:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self.gizmos.release()
         for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self.floor_depth_vao,
-                    self.floor_depth_prog, self._floor_vbo,
+                    self.floor_depth_prog, self._floor_vbo, self._far_floor_vbo,
                     self.wall_vao, self._wall_vbo,
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
                     self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
@@ -501,13 +499,17 @@ class Renderer:
         floor = dict(u_floor_color=FLOOR_COLOR, u_horizon=HORIZON,
                      u_fog=(fog_start, fog_start + 0.4 * FLOOR_HALF_SIZE))
         background = self._cached_background(camera, size, frame, floor)
+        on_screen = target is ctx.screen
         if background is not None:
-            # the unshadowed floor and sky as copied pixels, then the depth cleared alone —
-            # before the shadow pass: llvmpipe's copy waits for every pending draw (with the
-            # GIL held), here only for the last frame's
+            # the unshadowed floor and sky, colour and depth (what lies under the floor stays
+            # hidden), as copied pixels — before the shadow pass: llvmpipe's copy waits for
+            # every pending draw (with the GIL held), here only for the last frame's. The
+            # window's depth buffer has a format of its own (and a stencil), which a copy
+            # cannot fill: there the colour alone, the depth drawn below
             target.use()
-            ctx.copy_framebuffer(target, background)
-            gl_library().glClear(GL_DEPTH_BUFFER_BIT)
+            ctx.copy_framebuffer(target, background[1 if on_screen else 0])
+            if on_screen:
+                gl_library().glClear(GL_DEPTH_BUFFER_BIT)
         if casting:
             self._shadow_pass(groups, light_vp)
         else:
@@ -517,31 +519,21 @@ class Renderer:
         if background is None:
             ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         self.shadow_map.use(0)
-        inner = _floor_quads(footprint if casting else None)
-        self._floor_vbo.write(inner)
-        if background is not None:
-            # the floor outside the shadow area also as depth (no colour writes: llvmpipe then
-            # skips its shading), so what lies under the floor stays hidden as before; the
-            # window's default framebuffer takes no colour mask (binding it with one is
-            # GL_INVALID_OPERATION, which pyglet raises at close): there blending keeps the
-            # colour (0·src + 1·dst) while the depth is written
-            masked = target is not ctx.screen
-            if masked:
-                target.color_mask = (False, False, False, False)
-                target.use()  # moderngl applies a framebuffer's colour mask when it is bound
-            else:
-                ctx.enable(moderngl.BLEND)
-                ctx.blend_func = moderngl.ZERO, moderngl.ONE
-            ctx.enable(moderngl.DEPTH_TEST)
+        if casting:
+            self._floor_vbo.write(_floor_quads(footprint))
+        if background is not None and on_screen:
+            # the floor's depth as _draw_far_floor_and_sky makes it (same triangles, same
+            # offset) with a shader that does not shade; the window's framebuffer takes no
+            # colour mask (binding it with one is GL_INVALID_OPERATION, which pyglet raises at
+            # close), so blending keeps the colour (0·src + 1·dst)
+            ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
+            ctx.blend_func = moderngl.ZERO, moderngl.ONE
             ctx.depth_func = "<"
+            ctx.polygon_offset = FAR_FLOOR_OFFSET
             set_uniforms(self.floor_depth_prog, frame)
-            self.floor_depth_vao.render(moderngl.TRIANGLES, first=6 if casting else 0,
-                                        vertices=len(inner) - 6 if casting else 6)
-            if masked:
-                target.color_mask = (True, True, True, True)
-                target.use()
-            else:
-                ctx.disable(moderngl.BLEND)
+            self.floor_depth_vao.render(moderngl.TRIANGLES)
+            ctx.polygon_offset = (0.0, 0.0)
+            ctx.disable(moderngl.BLEND)
 
         # opaque front to back-ish: bodies and gizmos first, so the floor and the background
         # (the costly full-screen shaders on llvmpipe) skip the pixels they cover
@@ -565,21 +557,24 @@ class Renderer:
             set_uniforms(self.floor_prog, frame, **floor)
             self.floor_vao.render(moderngl.TRIANGLES, vertices=6)
         if background is None:
-            self._draw_far_floor_and_sky(frame, floor, vp, first=6 if casting else 0,
-                                         vertices=len(inner) - 6 if casting else 6)
+            self._draw_far_floor_and_sky(frame, floor, vp)
 
         self._draw_walls(view, frame)
         self.gizmos.draw_translucent(frame)
         ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
         ctx.fbo.depth_mask = True
 
-    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray, first: int,
-                                vertices: int) -> None:
-        """The unshadowed floor (``vertices`` of the floor buffer from ``first``), then the
-        background gradient at the far plane where nothing covers it."""
+    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
+        """The whole floor unshadowed where nothing nearer covers it (the shadow rectangle
+        included: its triangles are nearer by the polygon offset), then the background
+        gradient at the far plane where nothing covers it. Drawn the same with or without the
+        background cache, so that its depth is the same to the bit: a body touching the floor
+        shows the same pixels either way."""
         ctx = self.ctx
         set_uniforms(self.far_floor_prog, frame, **floor)
-        self.far_floor_vao.render(moderngl.TRIANGLES, first=first, vertices=vertices)
+        ctx.polygon_offset = FAR_FLOOR_OFFSET
+        self.far_floor_vao.render(moderngl.TRIANGLES)
+        ctx.polygon_offset = (0.0, 0.0)
         ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
         set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
                      **{k: np.power(v, 1.0 / 2.2) for k, v in
@@ -588,9 +583,10 @@ class Renderer:
         ctx.depth_func = "<"
 
     def _cached_background(self, camera: OrbitCamera, size: tuple[int, int], frame: dict,
-                           floor: dict) -> moderngl.Framebuffer | None:
+                           floor: dict) -> tuple[moderngl.Framebuffer, ...] | None:
         """The image of the whole unshadowed floor and the sky for this camera pose and size
-        (drawn now if they changed), or None when not caching."""
+        (drawn now if they changed) as two framebuffers, with its depth and without; None when
+        not caching."""
         if not self.cache_background:
             return None
         key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size]).tobytes()
@@ -598,29 +594,25 @@ class Renderer:
             return self._background[1]
         self._drop_background()
         ctx = self.ctx
-        colour, depth = ctx.renderbuffer(size), ctx.depth_renderbuffer(size)
-        image = ctx.framebuffer(colour, depth)
+        image = ctx.framebuffer(ctx.renderbuffer(size), ctx.depth_renderbuffer(size))
         image.use()
         ctx.viewport = (0, 0, *size)
         ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
         ctx.depth_func = "<"
-        self._floor_vbo.write(_floor_quads(None))
-        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"], first=0, vertices=6)
+        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"])
         # the colour-only framebuffer is made while ``image`` is still bound: moderngl binds
         # the previous framebuffer again after making one, and a released one is
         # GL_INVALID_OPERATION (which pyglet raises when the window closes)
-        self._background = (key, ctx.framebuffer(colour))
-        image.release()
-        depth.release()
+        self._background = (key, (image, ctx.framebuffer(image.color_attachments)))
         return self._background[1]
 
     def _drop_background(self) -> None:
         if self._background is not None:
-            image = self._background[1]
-            image.color_attachments[0].release()
-            image.release()
+            image, colour = self._background[1]
+            for obj in (colour, *image.color_attachments, image.depth_attachment, image):
+                obj.release()
             self._background = None
 
     def _upload_instances(self, view: FrameView, camera: OrbitCamera,
