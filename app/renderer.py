@@ -8,7 +8,8 @@ Per frame (``Renderer.render``):
 2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
    instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
-   the rectangle where shadows can fall), then the background gradient at the far plane;
+   the rectangles where each body's shadow can fall), then the background gradient at the far
+   plane;
 3. container walls, back faces then front faces, blended with depth writes off; translucent
    gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
 
@@ -71,7 +72,7 @@ COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's 
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower)
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
-# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangle in
+# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangles in
 # the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
 FAR_FLOOR_OFFSET = (0.0, 8.0)
 
@@ -343,14 +344,16 @@ class _GpuMesh:
         self.ibo.release()
 
 
-def _floor_quads(footprint) -> np.ndarray:
-    """(6, 2) float32 triangles (x, z), counter-clockwise seen from above, of the rectangle
-    ``footprint`` (x min, z min, x max, z max, m) clipped to the floor square; without one, of
-    the whole floor square."""
+def _floor_quads(rects: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """(6k, 2) float32 triangles (x, z), counter-clockwise seen from above, of the (k, 4)
+    rectangles ``rects`` (x min, z min, x max, z max, m) grown by ``margin`` m on each side and
+    clipped to the floor square."""
     h = FLOOR_HALF_SIZE
-    x0, z0, x1, z1 = np.clip((-h, -h, h, h) if footprint is None else footprint, -h, h)
-    return np.array([(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)],
-                    dtype=np.float32)
+    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float) + (-margin, -margin, margin, margin),
+                             -h, h).T
+    corners = [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
+    return np.stack([np.stack(c, axis=-1) for c in corners], axis=1).reshape(-1, 2) \
+        .astype(np.float32)
 
 
 def _wall_box() -> np.ndarray:
@@ -396,9 +399,10 @@ class Renderer:
         self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
         self.wall_prog = load_program(ctx, "wall")
         self.sky_vao = ctx.vertex_array(self.sky_prog, [])
-        self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangle
+        self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangles
         self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
-        self._far_floor_vbo = ctx.buffer(_floor_quads(None))
+        self._far_floor_vbo = ctx.buffer(_floor_quads([(-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE,
+                                                        FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)]))
         self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
                                               [(self._far_floor_vbo, "2f", "in_xz")])
         self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
@@ -486,15 +490,16 @@ class Renderer:
         ctx = self.ctx
         width, height = size
         groups = self._upload_instances(view, camera, height)
-        light_vp, texel, footprint = self._light_space(view)
+        light_vp, texel, shadows = self._light_space(view)
         casting = self.shadows and bool(groups)
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
                  "u_light_vp": light_vp, "u_shadow_texel": texel,
                  "u_shadows": int(casting), "u_shadow_map": 0}
-        # shadow taps are the floor's main cost per pixel, so only the rectangle where shadows
-        # can fall (the casters' footprint) has them; the rest of the floor is drawn without
+        # shadow taps are the floor's main cost per pixel, so only the rectangles where shadows
+        # can fall (each caster's, a fifth of their bounding box's area in the benchmark) have
+        # them; the rest of the floor is drawn without
         fog_start = 12.0 + 1.5 * camera.distance
         floor = dict(u_floor_color=FLOOR_COLOR, u_horizon=HORIZON,
                      u_fog=(fog_start, fog_start + 0.4 * FLOOR_HALF_SIZE))
@@ -520,7 +525,12 @@ class Renderer:
             ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         self.shadow_map.use(0)
         if casting:
-            self._floor_vbo.write(_floor_quads(footprint))
+            # grown by the reach of the soft edge (the lookups' spread and the normal offset,
+            # ≤ 3 texels in the light's view), stretched like the shadows on the floor
+            quads = _floor_quads(shadows, 4.0 * texel / LIGHT_DIR[1])
+            if quads.nbytes > self._floor_vbo.size:
+                self._floor_vbo.orphan(quads.nbytes)
+            self._floor_vbo.write(quads)
         if background is not None and on_screen:
             # the floor's depth as _draw_far_floor_and_sky makes it (same triangles, same
             # offset) with a shader that does not shade; the window's framebuffer takes no
@@ -555,7 +565,7 @@ class Renderer:
 
         if casting:
             set_uniforms(self.floor_prog, frame, **floor)
-            self.floor_vao.render(moderngl.TRIANGLES, vertices=6)
+            self.floor_vao.render(moderngl.TRIANGLES, vertices=6 * len(shadows))
         if background is None:
             self._draw_far_floor_and_sky(frame, floor, vp)
 
@@ -565,8 +575,8 @@ class Renderer:
         ctx.fbo.depth_mask = True
 
     def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
-        """The whole floor unshadowed where nothing nearer covers it (the shadow rectangle
-        included: its triangles are nearer by the polygon offset), then the background
+        """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
+        included: their triangles are nearer by the polygon offset), then the background
         gradient at the far plane where nothing covers it. Drawn the same with or without the
         background cache, so that its depth is the same to the bit: a body touching the floor
         shows the same pixels either way."""
@@ -658,12 +668,13 @@ class Renderer:
                 groups.append((gpu, chosen))
         return groups
 
-    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, tuple]:
-        """(light view-projection (4, 4) float32, world size of a shadow texel in m, floor
-        footprint (x min, z min, x max, z max) m where shadows can fall): an orthographic box
-        around the bodies and their shadows on the floor (only casters need texels; receivers
-        outside read the map's empty border)."""
+    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, np.ndarray]:
+        """(light view-projection (4, 4) float32, world size of a shadow texel in m, (k, 4)
+        rectangles x min, z min, x max, z max in m on the floor where each body's shadow can
+        fall): an orthographic box around the bodies and their shadows on the floor (only
+        casters need texels; receivers outside read the map's empty border)."""
         points = [np.zeros((1, 3))]
+        shadows = np.zeros((0, 4))
         if view.count:
             radius = shape_table(view.shapes)[0][:, None]
             pos = np.asarray(view.pos, dtype=float)
@@ -671,9 +682,8 @@ class Renderer:
             # a sphere's shadow on the floor is stretched by 1/cos of the light's slant
             spread = radius / LIGHT_DIR[1]
             points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
+            shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
         points = np.concatenate(points)
-        low, high = points.min(0), points.max(0)
-        footprint = (low[0], low[2], high[0], high[2])
         centre = 0.5 * (points.min(0) + points.max(0))
         # radius rounded up to a power of 1.1 and centre snapped to whole texels: the map only
         # changes in steps, so shadow edges stay still while bodies move
@@ -687,7 +697,7 @@ class Renderer:
         light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
         proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius,
                                                      0.0, 4.0 * radius)
-        return (light_view @ proj).astype(np.float32), texel, footprint
+        return (light_view @ proj).astype(np.float32), texel, shadows
 
     def _shadow_pass(self, groups, light_vp: np.ndarray) -> bool:
         """Draw the casters into the shadow map — unless the map already holds exactly these
