@@ -20,7 +20,8 @@ from pyglet.extlibs import png
 from app import resources
 from app.camera import OrbitCamera
 from app.renderer import (COARSE_DEVIATION, FLOOR_HALF_SIZE, LIGHT_DIR, MAX_DRAWN_FACES,
-                          PREPARE_INLINE_FACES, OffscreenTarget, Renderer, palette_color, prepare_mesh)
+                          PREPARE_INLINE_FACES, OffscreenTarget, Renderer, palette_color,
+                          prepare_mesh)
 from app.view import FrameView, GizmoOptions
 from physics.meshes import Mesh, builtin_shape, shape_from_mesh
 from physics.rotation import quat_from_axis_angle
