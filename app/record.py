@@ -12,8 +12,8 @@ machine.
 Pipeline (``render_video``), three threads and llvmpipe's rasteriser threads: the world is
 stepped a couple of frames ahead on a physics thread (``Prefetched``), this thread draws frame
 k and waits for the rasteriser without holding the GIL (so the physics and writer threads run
-meanwhile), and the writer thread (``app.recorder.VideoWriter``) converts and encodes frame
-k−1. Ctrl+C stops at a frame boundary and the file is still finalised.
+meanwhile), and the writer thread (``app.recorder.VideoWriter``) converts frame k−1 to YUV
+and encodes it. Ctrl+C stops at a frame boundary and the file is still finalised.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from physics.simulation import Simulation
 from .camera import CameraPose, OrbitCamera, home_sphere
 from .interpolate import blend, sim_time_weight
 from .recorder import (READ_FORMAT, RecordingError, RecordingResult, VideoWriter,
-                       finish_drawing, read_top_down)
+                       finish_drawing)
 from .renderer import OffscreenTarget, Renderer, palette_color
 from .view import GizmoOptions, frame_view
 
@@ -201,16 +201,15 @@ def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
     is called as frames reach the writer.
 
     ``views`` is consumed on a physics thread (``Prefetched``). The renderer keeps the
-    unshadowed floor and sky of the fixed camera (``Renderer.cache_background``: same pixels, a
-    third less work per frame on llvmpipe). Each frame is waited for with the GIL released
+    unshadowed floor and sky of the fixed camera with their depth (``Renderer.cache_background``:
+    the same pixels for much less work on llvmpipe). Each frame is waited for with the GIL released
     (``finish_drawing``; moderngl's read would wait holding it) and then copied in the writer's
-    layout (``READ_FORMAT`` is the copy that costs least on llvmpipe), top row first where the
-    driver can (``read_top_down``), leaving no flip to the writer.
+    layout (``READ_FORMAT`` is the copy that costs least on llvmpipe), bottom row first: the
+    writer's conversion reads the rows in reverse at no cost.
     """
     renderer = Renderer(ctx)
     renderer.cache_background = True  # the camera never moves here
     target = OffscreenTarget(ctx, writer.size)
-    top_down = read_top_down(ctx, True)
     ahead = Prefetched(views)
     try:
         for done, view in enumerate(itertools.islice(ahead, count), start=1):
@@ -220,11 +219,10 @@ def render_video(views, count: int, writer: VideoWriter, camera: OrbitCamera,
             finish_drawing()
             frame = writer.buffer()
             target.fbo.read_into(frame, components=writer.channels)
-            writer.submit(frame, bottom_up=not top_down)
+            writer.submit(frame, bottom_up=True)
             on_frame(done)
     finally:
         ahead.close()
-        read_top_down(ctx, False)
         result = writer.close()
         target.release()
         renderer.release()

@@ -2,12 +2,13 @@
 
 The render thread fills a frame buffer from a small pool (``VideoWriter.buffer``: reading into
 it reuses memory, so a recording allocates nothing per frame), hands it over with
-``submit`` and goes on drawing; the writer thread converts it to YUV 4:2:0, encodes it with
-libx264 and muxes it — PyAV releases the GIL in swscale and x264 (recipe 07c), so both threads
-run at once. The pool is bounded: when the encoder falls behind, ``buffer`` waits for a free
-one instead of queueing frames without limit. Buffers are RGB or RGBA (``INPUT_FORMATS``):
-RGBA is what ``glReadPixels`` copies fastest (Mesa: a plain copy, ~0.1 ms for 1280×720, against
-~1.2 ms for RGB, which it packs pixel by pixel while the caller holds the GIL).
+``submit`` and goes on drawing; the writer thread converts it to YUV 4:2:0 (``to_yuv420p``,
+compiled, without the GIL), encodes it with libx264 and muxes it — PyAV releases the GIL in
+x264 (recipe 07c), so both threads run at once. The pool is bounded: when the encoder falls
+behind, ``buffer`` waits for a free one instead of queueing frames without limit. Buffers are
+RGB or RGBA (``INPUT_FORMATS``): RGBA is what ``glReadPixels`` copies fastest (Mesa: a plain
+copy, ~0.1 ms for 1280×720, against ~1.2 ms for RGB, which it packs pixel by pixel while the
+caller holds the GIL), and what the conversion reads.
 
 Time: frame k of a video has presentation time k/fps exactly (time base 1/fps). What frame k
 shows is the caller's choice; ``FrameClock`` makes it follow *simulation* time: the video
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import av
 import numpy as np
-from av.video.reformatter import VideoReformatter
+from numba import njit
 
 from .gl import gl_library
 
@@ -50,16 +51,13 @@ PIXEL_FORMAT = "yuv420p"   # what every player decodes; needs even width and hei
 # dB for all three). The CPU goes to rendering, which is what keeps recording real-time; the
 # flat-shaded scenes stay clean at this quality, for files ~30 % bigger than superfast's.
 ENCODER_OPTIONS = {"preset": "ultrafast", "tune": "animation", "crf": "20"}
-# One encoder thread: x264's frame threads (and swscale's slice threads) cost more CPU in
-# hand-overs than they save on 2 cores that llvmpipe already keeps busy — measured at
-# 1280×720: x264 superfast 7.3 → 5.0 ms, RGB→YUV 3.0 → 2.3 ms of CPU per frame. One thread
-# also keeps 1280×720 at 60 fps within its budget (~7 ms of the 16.7 ms per frame).
+# One encoder thread: x264's frame threads cost more CPU in hand-overs than they save on 2
+# cores that llvmpipe already keeps busy — measured at 1280×720: x264 superfast 7.3 → 5.0 ms of
+# CPU per frame. One thread also keeps 1280×720 at 60 fps within its budget (~4 ms of the 16.7
+# ms per frame).
 ENCODER_THREADS = 1
 INPUT_FORMATS = {"rgb24": 3, "rgba": 4}  # buffer layouts ``submit`` takes: bytes per pixel
 READ_FORMAT = "rgba"       # what frames read back from GL use: llvmpipe's cheapest read
-# swscale's area filter averages each 2×2 block into its chroma sample (the default bilinear
-# one is off by up to 18 levels at colour edges), at the same cost: no resizing happens here
-CHROMA_FILTER = "AREA"
 POOL_SIZE = 4              # frame buffers: one being filled, the rest queued or encoding
 FPS_CHOICES = (30, 60)     # the app's frame-rate choice
 
@@ -144,8 +142,14 @@ class VideoWriter:
             raise RecordingError(f"{self.path}: cannot start the video ({_describe(e)})") \
                 from None
         self._stream = stream
-        self._reformatter = VideoReformatter()  # keeps its SwsContext
-        self._flipped = np.empty(shape, dtype=np.uint8)  # a bottom-up buffer in image order
+        # the picture x264 is given, converted into in place (x264 copies it in: one will do),
+        # and its planes as arrays, rows line_size bytes apart
+        self._picture = av.VideoFrame(width, height, PIXEL_FORMAT)
+        self._planes = tuple(np.frombuffer(plane, np.uint8).reshape(plane.height,
+                                                                    plane.line_size)
+                             for plane in self._picture.planes)
+        # RGB buffers are widened to RGBA here first, the layout the conversion reads
+        self._rgba = np.zeros((height, width, 4), np.uint8) if self.channels == 3 else None
         self._free: queue.Queue = queue.Queue()
         for _ in range(pool):
             self._free.put(np.empty(shape, dtype=np.uint8))
@@ -166,7 +170,7 @@ class VideoWriter:
                 return self._free.get(timeout=0.5)
             except queue.Empty:
                 if not self._thread.is_alive():  # the writer died: never wait forever
-                    return np.empty_like(self._flipped)
+                    return np.empty((self.size[1], self.size[0], self.channels), np.uint8)
 
     def submit(self, frame: np.ndarray, *, bottom_up: bool = False, repeat: int = 1) -> None:
         """Queue a buffer from ``buffer()`` as the next ``repeat`` frames (``bottom_up``:
@@ -220,19 +224,61 @@ class VideoWriter:
                                            f"({_describe(e)})"
     
     def _encode(self, frame: np.ndarray, bottom_up: bool, repeat: int) -> None:
-        if bottom_up:  # swscale takes no negative row stride through PyAV: one copy
-            np.copyto(self._flipped, frame[::-1])
-            frame = self._flipped
-        image = av.VideoFrame.from_numpy_buffer(frame, format=self.input_format)  # no copy
+        if self._rgba is not None:
+            self._rgba[..., :3] = frame
+            frame = self._rgba
         # convert once, encode ``repeat`` times (a repeated frame costs x264 almost nothing)
-        video_frame = self._reformatter.reformat(image, format=PIXEL_FORMAT,
-                                                 interpolation=CHROMA_FILTER,
-                                                 threads=ENCODER_THREADS)
+        to_yuv420p(frame.view(np.uint32)[..., 0], *self._planes, bottom_up)
         for _ in range(repeat):
-            video_frame.pts = self.encoded
-            for packet in self._stream.encode(video_frame):
+            self._picture.pts = self.encoded
+            for packet in self._stream.encode(self._picture):
                 self._container.mux(packet)
             self.encoded += 1
+
+
+# BT.601 limited range (Y 16…235, U and V 16…240) in swscale's fixed point (libswscale's
+# RGB2YUV_SHIFT and its rounded weights), so that the colours of videos stay what they were
+# when swscale converted them: within 1 level of it, 0.03 on average (tested)
+_SHIFT = 15
+_Y_WEIGHTS = tuple(round(w * 219 / 255 * (1 << _SHIFT)) for w in (0.299, 0.587, 0.114))
+_U_WEIGHTS = tuple(round(w * 224 / 255 * (1 << _SHIFT)) for w in (-0.169, -0.331, 0.5))
+_V_WEIGHTS = tuple(round(w * 224 / 255 * (1 << _SHIFT)) for w in (0.5, -0.419, -0.081))
+
+
+@njit("void(uint32[:, ::1], uint8[:, ::1], uint8[:, ::1], uint8[:, ::1], boolean)",
+      cache=True, nogil=True)
+def to_yuv420p(rgba, y, u, v, bottom_up):
+    """RGBA pixels → yuv420p planes, without the GIL (~0.6 ms for 1280×720 on this machine,
+    against ~2.4 ms for swscale with the area filter).
+
+    rgba: (H, W) uint32, one pixel each (R in the lowest byte, alpha ignored), image order or,
+    ``bottom_up``, OpenGL's (last row first: read in reverse, no flip needed); y: (H, ≥ W),
+    u and v: (H/2, ≥ W/2) uint8 planes, filled in their first W or W/2 columns. Each chroma
+    sample is the mean of its 2×2 block (swscale's area filter). Written as loops over whole
+    pixels (the bytes by shifts) so that LLVM vectorises them.
+    """
+    height, width = rgba.shape
+    ry, gy, by = _Y_WEIGHTS
+    ru, gu, bu = _U_WEIGHTS
+    rv, gv, bv = _V_WEIGHTS
+    y_offset = (16 << _SHIFT) + (1 << (_SHIFT - 1))        # + 0.5: rounds to nearest
+    c_offset = (128 << (_SHIFT + 2)) + (1 << (_SHIFT + 1))  # on sums of 4 pixels
+    for row in range(height // 2):
+        top = rgba[height - 1 - 2 * row] if bottom_up else rgba[2 * row]
+        bottom = rgba[height - 2 - 2 * row] if bottom_up else rgba[2 * row + 1]
+        for line, out in ((top, y[2 * row]), (bottom, y[2 * row + 1])):
+            for x in range(width):
+                p = line[x]
+                out[x] = (y_offset + ry * (p & 255) + gy * ((p >> 8) & 255)
+                          + by * ((p >> 16) & 255)) >> _SHIFT
+        u_row, v_row = u[row], v[row]
+        for x in range(width // 2):
+            a, b, c, d = top[2 * x], top[2 * x + 1], bottom[2 * x], bottom[2 * x + 1]
+            red = (a & 255) + (b & 255) + (c & 255) + (d & 255)
+            green = ((a >> 8) & 255) + ((b >> 8) & 255) + ((c >> 8) & 255) + ((d >> 8) & 255)
+            blue = ((a >> 16) & 255) + ((b >> 16) & 255) + ((c >> 16) & 255) + ((d >> 16) & 255)
+            u_row[x] = (c_offset + ru * red + gu * green + bu * blue) >> (_SHIFT + 2)
+            v_row[x] = (c_offset + rv * red + gv * green + bv * blue) >> (_SHIFT + 2)
 
 
 class FrameClock:
@@ -321,26 +367,11 @@ def save_png(path: Path, image: np.ndarray) -> None:
         raise RecordingError(f"{path}: cannot write the screenshot ({_describe(e)})") from None
 
 
-GL_PACK_INVERT_MESA = 0x8758  # GL_MESA_pack_invert's glPixelStorei parameter
-
-
 def finish_drawing() -> None:
     """glFinish of the current context through ctypes, which releases the GIL while the
     rasteriser (llvmpipe: several ms a frame) finishes; moderngl's ``finish()`` and ``read()``
     keep the GIL while they wait (recipe 05b), stalling the physics and writer threads."""
     gl_library().glFinish()
-
-
-def read_top_down(ctx, enable: bool) -> bool:
-    """Make reads of the current context ``ctx`` (moderngl) return the top row first
-    (``enable``) or OpenGL's bottom row first again; True if that is now how they come.
-    Uses GL_MESA_pack_invert (Mesa, llvmpipe included), whose copy just runs backwards: the
-    writer then needs no flip of its own (a copy of the whole frame). Without the extension
-    nothing changes and this returns False for ``enable``."""
-    if "GL_MESA_pack_invert" not in ctx.extensions:
-        return False
-    gl_library().glPixelStorei(GL_PACK_INVERT_MESA, int(enable))
-    return enable
 
 
 class ScreenRecording:

@@ -8,7 +8,8 @@ Per frame (``Renderer.render``):
 2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
    instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
-   the rectangle where shadows can fall), then the background gradient at the far plane;
+   the rectangles where each body's shadow can fall), then the background gradient at the far
+   plane;
 3. container walls, back faces then front faces, blended with depth writes off; translucent
    gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
 
@@ -71,6 +72,9 @@ COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's 
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower)
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
+# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangles in
+# the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
+FAR_FLOOR_OFFSET = (0.0, 8.0)
 
 # Light and colours (linear RGB), tuned for demo videos: a warm sun from the upper left-front
 # and a cool sky fill.
@@ -340,20 +344,35 @@ class _GpuMesh:
         self.ibo.release()
 
 
-def _floor_quads(footprint) -> np.ndarray:
-    """(v, 2) float32 floor triangles (x, z), counter-clockwise seen from above: without a
-    footprint the whole floor square (6 vertices); with one (x min, z min, x max, z max), that
-    rectangle clipped to the floor first (6), then four quads framing it out to the edges (24)."""
+def _floor_quads(rects: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """(6k, 2) float32 triangles (x, z), counter-clockwise seen from above, of the (k, 4)
+    rectangles ``rects`` (x min, z min, x max, z max, m) grown by ``margin`` m on each side and
+    clipped to the floor square."""
     h = FLOOR_HALF_SIZE
+    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float) + (-margin, -margin, margin, margin),
+                             -h, h).T
+    corners = [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
+    return np.stack([np.stack(c, axis=-1) for c in corners], axis=1).reshape(-1, 2) \
+        .astype(np.float32)
 
-    def quad(x0, z0, x1, z1):
-        return [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
 
-    if footprint is None:
-        return np.array(quad(-h, -h, h, h), dtype=np.float32)
-    x0, z0, x1, z1 = np.clip(footprint, -h, h)
-    return np.array(quad(x0, z0, x1, z1) + quad(-h, -h, h, z0) + quad(-h, z1, h, h)
-                    + quad(-h, z0, x0, z1) + quad(x1, z0, h, z1), dtype=np.float32)
+# glBlitFramebuffer's arguments
+GL_READ_FRAMEBUFFER, GL_DRAW_FRAMEBUFFER = 0x8CA8, 0x8CA9
+GL_COLOR_BUFFER_BIT, GL_NEAREST = 0x4000, 0x2600
+
+
+def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,
+                size: tuple[int, int], depth: bool) -> None:
+    """Copy the colour and, if ``depth``, the depth of ``source`` into ``target`` (same size;
+    same formats: llvmpipe then copies memory, ~0.9 ms for both at 1280×720) and leave
+    ``target`` bound. Through ctypes, which releases the GIL for the copy and the wait for the
+    target's pending draws (moderngl's copy_framebuffer keeps it)."""
+    gl = gl_library()
+    gl.glBindFramebuffer(GL_READ_FRAMEBUFFER, source.glo)
+    gl.glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.glo)
+    gl.glBlitFramebuffer(0, 0, *size, 0, 0, *size,
+                         GL_COLOR_BUFFER_BIT | (GL_DEPTH_BUFFER_BIT if depth else 0), GL_NEAREST)
+    target.use()  # moderngl's own binding, which the calls above went around
 
 
 def _wall_box() -> np.ndarray:
@@ -399,13 +418,15 @@ class Renderer:
         self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
         self.wall_prog = load_program(ctx, "wall")
         self.sky_vao = ctx.vertex_array(self.sky_prog, [])
-        self._floor_vbo = ctx.buffer(reserve=30 * 8, dynamic=True)  # ≤ 5 quads of (x, z)
+        self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangles
         self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
+        self._far_floor_vbo = ctx.buffer(_floor_quads([(-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE,
+                                                        FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)]))
         self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
-                                              [(self._floor_vbo, "2f", "in_xz")])
+                                              [(self._far_floor_vbo, "2f", "in_xz")])
         self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
         self.floor_depth_vao = ctx.vertex_array(self.floor_depth_prog,
-                                                [(self._floor_vbo, "2f", "in_xz")])
+                                                [(self._far_floor_vbo, "2f", "in_xz")])
         self._wall_vbo = ctx.buffer(_wall_box())
         self.wall_vao = ctx.vertex_array(self.wall_prog,
                                          [(self._wall_vbo, "3f 3f", "in_position", "in_normal")])
@@ -473,7 +494,7 @@ class Renderer:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self.gizmos.release()
         for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self.floor_depth_vao,
-                    self.floor_depth_prog, self._floor_vbo,
+                    self.floor_depth_prog, self._floor_vbo, self._far_floor_vbo,
                     self.wall_vao, self._wall_vbo,
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
                     self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
@@ -488,26 +509,30 @@ class Renderer:
         ctx = self.ctx
         width, height = size
         groups = self._upload_instances(view, camera, height)
-        light_vp, texel, footprint = self._light_space(view)
+        light_vp, texel, shadows = self._light_space(view)
         casting = self.shadows and bool(groups)
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
                  "u_light_vp": light_vp, "u_shadow_texel": texel,
                  "u_shadows": int(casting), "u_shadow_map": 0}
-        # shadow taps are the floor's main cost per pixel, so only the rectangle where shadows
-        # can fall (the casters' footprint) has them; the rest of the floor is drawn without
+        # shadow taps are the floor's main cost per pixel, so only the rectangles where shadows
+        # can fall (each caster's, a fifth of their bounding box's area in the benchmark) have
+        # them; the rest of the floor is drawn without
         fog_start = 12.0 + 1.5 * camera.distance
         floor = dict(u_floor_color=FLOOR_COLOR, u_horizon=HORIZON,
                      u_fog=(fog_start, fog_start + 0.4 * FLOOR_HALF_SIZE))
         background = self._cached_background(camera, size, frame, floor)
+        on_screen = target is ctx.screen
         if background is not None:
-            # the unshadowed floor and sky as copied pixels, then the depth cleared alone —
-            # before the shadow pass: llvmpipe's copy waits for every pending draw (with the
-            # GIL held), here only for the last frame's
-            target.use()
-            ctx.copy_framebuffer(target, background)
-            gl_library().glClear(GL_DEPTH_BUFFER_BIT)
+            # the unshadowed floor and sky, colour and depth (what lies under the floor stays
+            # hidden), as copied pixels — before the shadow pass: llvmpipe's copy waits for
+            # every pending draw, here only for the last frame's. The window's depth buffer
+            # has a format of its own (and a stencil), which a copy cannot fill: there the
+            # colour alone, the depth drawn below
+            _copy_frame(target, background, size, depth=not on_screen)
+            if on_screen:
+                gl_library().glClear(GL_DEPTH_BUFFER_BIT)
         if casting:
             self._shadow_pass(groups, light_vp)
         else:
@@ -517,31 +542,26 @@ class Renderer:
         if background is None:
             ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         self.shadow_map.use(0)
-        inner = _floor_quads(footprint if casting else None)
-        self._floor_vbo.write(inner)
-        if background is not None:
-            # the floor outside the shadow area also as depth (no colour writes: llvmpipe then
-            # skips its shading), so what lies under the floor stays hidden as before; the
-            # window's default framebuffer takes no colour mask (binding it with one is
-            # GL_INVALID_OPERATION, which pyglet raises at close): there blending keeps the
-            # colour (0·src + 1·dst) while the depth is written
-            masked = target is not ctx.screen
-            if masked:
-                target.color_mask = (False, False, False, False)
-                target.use()  # moderngl applies a framebuffer's colour mask when it is bound
-            else:
-                ctx.enable(moderngl.BLEND)
-                ctx.blend_func = moderngl.ZERO, moderngl.ONE
-            ctx.enable(moderngl.DEPTH_TEST)
+        if casting:
+            # grown by the reach of the soft edge (the lookups' spread and the normal offset,
+            # ≤ 3 texels in the light's view), stretched like the shadows on the floor
+            quads = _floor_quads(shadows, 4.0 * texel / LIGHT_DIR[1])
+            if quads.nbytes > self._floor_vbo.size:
+                self._floor_vbo.orphan(quads.nbytes)
+            self._floor_vbo.write(quads)
+        if background is not None and on_screen:
+            # the floor's depth as _draw_far_floor_and_sky makes it (same triangles, same
+            # offset) with a shader that does not shade; the window's framebuffer takes no
+            # colour mask (binding it with one is GL_INVALID_OPERATION, which pyglet raises at
+            # close), so blending keeps the colour (0·src + 1·dst)
+            ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
+            ctx.blend_func = moderngl.ZERO, moderngl.ONE
             ctx.depth_func = "<"
+            ctx.polygon_offset = FAR_FLOOR_OFFSET
             set_uniforms(self.floor_depth_prog, frame)
-            self.floor_depth_vao.render(moderngl.TRIANGLES, first=6 if casting else 0,
-                                        vertices=len(inner) - 6 if casting else 6)
-            if masked:
-                target.color_mask = (True, True, True, True)
-                target.use()
-            else:
-                ctx.disable(moderngl.BLEND)
+            self.floor_depth_vao.render(moderngl.TRIANGLES)
+            ctx.polygon_offset = (0.0, 0.0)
+            ctx.disable(moderngl.BLEND)
 
         # opaque front to back-ish: bodies and gizmos first, so the floor and the background
         # (the costly full-screen shaders on llvmpipe) skip the pixels they cover
@@ -563,23 +583,26 @@ class Renderer:
 
         if casting:
             set_uniforms(self.floor_prog, frame, **floor)
-            self.floor_vao.render(moderngl.TRIANGLES, vertices=6)
+            self.floor_vao.render(moderngl.TRIANGLES, vertices=6 * len(shadows))
         if background is None:
-            self._draw_far_floor_and_sky(frame, floor, vp, first=6 if casting else 0,
-                                         vertices=len(inner) - 6 if casting else 6)
+            self._draw_far_floor_and_sky(frame, floor, vp)
 
         self._draw_walls(view, frame)
         self.gizmos.draw_translucent(frame)
         ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
         ctx.fbo.depth_mask = True
 
-    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray, first: int,
-                                vertices: int) -> None:
-        """The unshadowed floor (``vertices`` of the floor buffer from ``first``), then the
-        background gradient at the far plane where nothing covers it."""
+    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
+        """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
+        included: their triangles are nearer by the polygon offset), then the background
+        gradient at the far plane where nothing covers it. Drawn the same with or without the
+        background cache, so that its depth is the same to the bit: a body touching the floor
+        shows the same pixels either way."""
         ctx = self.ctx
         set_uniforms(self.far_floor_prog, frame, **floor)
-        self.far_floor_vao.render(moderngl.TRIANGLES, first=first, vertices=vertices)
+        ctx.polygon_offset = FAR_FLOOR_OFFSET
+        self.far_floor_vao.render(moderngl.TRIANGLES)
+        ctx.polygon_offset = (0.0, 0.0)
         ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
         set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
                      **{k: np.power(v, 1.0 / 2.2) for k, v in
@@ -589,8 +612,8 @@ class Renderer:
 
     def _cached_background(self, camera: OrbitCamera, size: tuple[int, int], frame: dict,
                            floor: dict) -> moderngl.Framebuffer | None:
-        """The image of the whole unshadowed floor and the sky for this camera pose and size
-        (drawn now if they changed), or None when not caching."""
+        """The image of the whole unshadowed floor and the sky for this camera pose and size,
+        with its depth (drawn now if they changed), or None when not caching."""
         if not self.cache_background:
             return None
         key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size]).tobytes()
@@ -598,29 +621,22 @@ class Renderer:
             return self._background[1]
         self._drop_background()
         ctx = self.ctx
-        colour, depth = ctx.renderbuffer(size), ctx.depth_renderbuffer(size)
-        image = ctx.framebuffer(colour, depth)
+        image = ctx.framebuffer(ctx.renderbuffer(size), ctx.depth_renderbuffer(size))
         image.use()
         ctx.viewport = (0, 0, *size)
         ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
         ctx.depth_func = "<"
-        self._floor_vbo.write(_floor_quads(None))
-        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"], first=0, vertices=6)
-        # the colour-only framebuffer is made while ``image`` is still bound: moderngl binds
-        # the previous framebuffer again after making one, and a released one is
-        # GL_INVALID_OPERATION (which pyglet raises when the window closes)
-        self._background = (key, ctx.framebuffer(colour))
-        image.release()
-        depth.release()
-        return self._background[1]
+        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"])
+        self._background = (key, image)
+        return image
 
     def _drop_background(self) -> None:
         if self._background is not None:
             image = self._background[1]
-            image.color_attachments[0].release()
-            image.release()
+            for obj in (*image.color_attachments, image.depth_attachment, image):
+                obj.release()
             self._background = None
 
     def _upload_instances(self, view: FrameView, camera: OrbitCamera,
@@ -666,12 +682,13 @@ class Renderer:
                 groups.append((gpu, chosen))
         return groups
 
-    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, tuple]:
-        """(light view-projection (4, 4) float32, world size of a shadow texel in m, floor
-        footprint (x min, z min, x max, z max) m where shadows can fall): an orthographic box
-        around the bodies and their shadows on the floor (only casters need texels; receivers
-        outside read the map's empty border)."""
+    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, np.ndarray]:
+        """(light view-projection (4, 4) float32, world size of a shadow texel in m, (k, 4)
+        rectangles x min, z min, x max, z max in m on the floor where each body's shadow can
+        fall): an orthographic box around the bodies and their shadows on the floor (only
+        casters need texels; receivers outside read the map's empty border)."""
         points = [np.zeros((1, 3))]
+        shadows = np.zeros((0, 4))
         if view.count:
             radius = shape_table(view.shapes)[0][:, None]
             pos = np.asarray(view.pos, dtype=float)
@@ -679,9 +696,8 @@ class Renderer:
             # a sphere's shadow on the floor is stretched by 1/cos of the light's slant
             spread = radius / LIGHT_DIR[1]
             points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
+            shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
         points = np.concatenate(points)
-        low, high = points.min(0), points.max(0)
-        footprint = (low[0], low[2], high[0], high[2])
         centre = 0.5 * (points.min(0) + points.max(0))
         # radius rounded up to a power of 1.1 and centre snapped to whole texels: the map only
         # changes in steps, so shadow edges stay still while bodies move
@@ -695,7 +711,7 @@ class Renderer:
         light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
         proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius,
                                                      0.0, 4.0 * radius)
-        return (light_view @ proj).astype(np.float32), texel, footprint
+        return (light_view @ proj).astype(np.float32), texel, shadows
 
     def _shadow_pass(self, groups, light_vp: np.ndarray) -> bool:
         """Draw the casters into the shadow map — unless the map already holds exactly these

@@ -14,9 +14,10 @@ Pipelines, each producing T × fps frames at exact sim times (``app.record.sim_t
   loop without its writer thread): every stage waits for the one before;
 - tumble: ``app.record.render_video`` as ``tumble record`` runs it — the world is stepped a
   couple of frames ahead on a physics thread, the drawing thread waits for the rasteriser
-  without the GIL and reads RGBA top row first, and the writer thread converts and encodes the
-  frame before (PyAV releases the GIL); the unshadowed floor and the sky of the fixed camera
-  are drawn once (``Renderer.cache_background``).
+  without the GIL and reads RGBA, and the writer thread converts the frame before to YUV
+  (``app.recorder.to_yuv420p``, compiled, without the GIL) and encodes it (PyAV releases the
+  GIL); the unshadowed floor and the sky of the fixed camera, with their depth, are drawn once
+  (``Renderer.cache_background``).
 
 Then the app's side (issue 4: "keep the app ≥ 30 fps while recording with 50 bodies"): the
 draw loop of the window (no background cache, glFinish through ctypes as the buffer swap)
@@ -63,9 +64,9 @@ class ThreadCPU:
     """CPU seconds per thread of this process, read from /proc/self/task (Linux) every
     ``interval`` s on a daemon thread while in a ``with`` block. ``seconds``: name → CPU s
     used in the block, Python threads by their ``threading`` name, llvmpipe's rasteriser
-    threads together as "llvmpipe", other native threads (x264's, swscale's) by the kernel's
-    name. A thread's last ≤ ``interval`` s before it ends are missed (the physics thread ends
-    a few frames before the drawing: ≤ 2 % of its CPU in a 10 s run at 30 fps)."""
+    threads together as "llvmpipe", other native threads (x264's) by the kernel's name. A
+    thread's last ≤ ``interval`` s before it ends are missed (the physics thread ends a few
+    frames before the drawing: ≤ 2 % of its CPU in a 10 s run at 30 fps)."""
 
     def __init__(self, interval: float = 0.25):
         self.interval = interval

@@ -12,7 +12,7 @@ out vec4 f_color;
 
 void main() {
 #ifdef DEPTH_ONLY
-    // the floor's depth alone (Renderer.cache_background): colour writes are masked off
+    // the floor's depth alone (Renderer.cache_background in the window): blended away
     f_color = vec4(0.0);
 #else
     vec2 q = v_position.xz * 4.0;                   // in minor cells (0.25 m)

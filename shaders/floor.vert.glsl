@@ -1,6 +1,6 @@
 #version 330 core
-// The floor at y = 0, in two parts drawn by two programs: the rectangle where shadows can fall
-// (with shadow lookups) and the rest of a large square around it (without, NO_SHADOWS).
+// The floor at y = 0, drawn by two programs: the rectangles where shadows can fall (with shadow
+// lookups), and behind them the whole large square (without, NO_SHADOWS).
 #include "lighting.glsl"
 #include "shadow.glsl"
 uniform mat4 u_vp;

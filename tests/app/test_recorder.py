@@ -17,10 +17,11 @@ import av
 import moderngl
 import numpy as np
 import pytest
+from av.video.reformatter import VideoReformatter
 
 from app.recorder import (FrameClock, RecordingError, ScreenRecording, VideoWriter, even_size,
-                          prepare_folder, read_top_down, recordings_folder, save_png,
-                          timestamped_path)
+                          prepare_folder, recordings_folder, save_png, timestamped_path,
+                          to_yuv420p)
 
 from .running_app import REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
 
@@ -100,25 +101,30 @@ def test_rgba_buffers_give_the_same_video_as_rgb_ones(tmp_path):
         assert np.abs(a.astype(int) - picture).mean() < 12  # the picture, up to H.264's loss
 
 
-def test_read_top_down_returns_image_order_and_restores_gl_order():
-    """With GL_MESA_pack_invert (Mesa) a read returns the top row first, and switching it off
-    gives OpenGL's bottom-up rows again; without the extension it reports False."""
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    try:
-        fbo = ctx.framebuffer(ctx.renderbuffer(SIZE))
-        fbo.clear(0.0, 0.0, 1.0, 1.0)
-        fbo.clear(1.0, 0.0, 0.0, 1.0, viewport=(0, 0, SIZE[0], SIZE[1] // 2))  # bottom: red
-        rows = np.empty((SIZE[1], SIZE[0], 4), dtype=np.uint8)
-        if not read_top_down(ctx, True):
-            assert "GL_MESA_pack_invert" not in ctx.extensions
-            pytest.skip("this driver has no GL_MESA_pack_invert")
-        fbo.read_into(rows, components=4)
-        assert tuple(rows[0, 0, :3]) == (0, 0, 255) and tuple(rows[-1, 0, :3]) == (255, 0, 0)
-        assert read_top_down(ctx, False) is False
-        fbo.read_into(rows, components=4)
-        assert tuple(rows[0, 0, :3]) == (255, 0, 0) and tuple(rows[-1, 0, :3]) == (0, 0, 255)
-    finally:
-        ctx.release()
+def test_conversion_gives_swscales_colours_in_either_row_order():
+    """``to_yuv420p`` (which replaced swscale on the writer thread) against swscale's own
+    RGBA → yuv420p with the area filter, on noise and on flat 8×8 tiles, read top down and
+    bottom up: every byte of every plane within 1 level, and on average within 0.05."""
+    rng = np.random.default_rng(5)
+    height, width = 96, 128
+    rgba = rng.integers(0, 256, (height, width, 4), dtype=np.uint8)
+    tiles = rng.integers(0, 256, (height // 16, width // 8, 4))
+    rgba[height // 2:] = np.kron(tiles, np.ones((8, 8, 1))).astype(np.uint8)
+    reference = VideoReformatter().reformat(
+        av.VideoFrame.from_numpy_buffer(rgba, format="rgba"), format="yuv420p",
+        interpolation="AREA")
+    expected = [np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)[:, :p.width]
+                for p in reference.planes]
+    for bottom_up in (False, True):
+        planes = [np.zeros((height, width), np.uint8)] \
+            + [np.zeros((height // 2, width // 2 + 5), np.uint8) for _ in "uv"]  # padded rows
+        pixels = np.ascontiguousarray(rgba[::-1] if bottom_up else rgba)
+        to_yuv420p(pixels.view(np.uint32)[..., 0], *planes, bottom_up)
+        for plane, want in zip(planes, expected):
+            got = plane[:, :want.shape[1]].astype(int)
+            assert np.abs(got - want).max() <= 1
+            assert np.abs(got - want).mean() < 0.05
+        assert not planes[1][:, width // 2:].any()  # the padding is left alone
 
 
 def test_odd_sizes_and_unwritable_folders_are_refused_with_the_path(tmp_path):

@@ -19,8 +19,9 @@ from pyglet.extlibs import png
 
 from app import resources
 from app.camera import OrbitCamera
-from app.renderer import (COARSE_DEVIATION, LIGHT_DIR, MAX_DRAWN_FACES, PREPARE_INLINE_FACES,
-                          OffscreenTarget, Renderer, palette_color, prepare_mesh)
+from app.renderer import (COARSE_DEVIATION, FLOOR_HALF_SIZE, LIGHT_DIR, MAX_DRAWN_FACES,
+                          PREPARE_INLINE_FACES, OffscreenTarget, Renderer, palette_color,
+                          prepare_mesh)
 from app.view import FrameView, GizmoOptions
 from physics.meshes import Mesh, builtin_shape, shape_from_mesh
 from physics.rotation import quat_from_axis_angle
@@ -173,6 +174,42 @@ def test_shadow_map_is_reused_while_the_casters_rest(gl, monkeypatch):
         renderer.shadows = True
     render(gl, make_view(shapes, moved, [RED, GREEN]), cam)
     assert drawn == [True, False, False, True, True, True]
+
+
+def test_shadows_are_drawn_whole_within_each_bodys_floor_rectangle(gl, monkeypatch):
+    """The floor looks up shadows only in a rectangle per body (``_light_space``): the same
+    image as with the whole floor shadowed, soft edges included, for bodies resting, lifted
+    high (their shadows far to the side) and tilted, with gizmos."""
+    _, renderer, _ = gl
+    shapes = [builtin_shape("t_handle", [1.2]), builtin_shape("box", [0.4, 0.3, 0.2]),
+              builtin_shape("sphere", [0.15]), builtin_shape("cylinder", [0.1, 0.5])]
+    pos = [(0.2, 1.6, 0.0), (-0.8, 0.16, 0.5), (0.9, 0.9, -0.7), (-0.3, 2.2, -0.9)]
+    quat = quat_from_axis_angle(np.array([[1.0, 0.3, 0.0]] * 4), np.array([0.4, 1.0, 0.2, 1.3]))
+    # no container: its bottom edges lie in the floor, where which of the two shows is a
+    # matter of rounding
+    view = make_view(shapes, pos, [RED, GREEN, BLUE, RED], quat=quat)
+    options = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True)
+    cam = OrbitCamera(target=(0.0, 0.6, 0.0), yaw=0.4, pitch=0.5, distance=6.0)
+    per_body = render(gl, view, cam, options)
+    light_space = renderer._light_space
+    whole = (-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)
+    monkeypatch.setattr(renderer, "_light_space",
+                        lambda v: (*light_space(v)[:2], np.array([whole])))
+    everywhere = render(gl, view, cam, options)
+    assert len(light_space(view)[2]) == 4
+    differ = np.abs(per_body - everywhere).max(axis=2) > 2
+    assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
+    shaded = np.abs(per_body - render_unshadowed(gl, view, cam, options)).max(axis=2) > 8
+    assert shaded.sum() > 200  # there are shadows to compare
+
+
+def render_unshadowed(gl, view, camera, gizmos) -> np.ndarray:
+    _, renderer, _ = gl
+    renderer.shadows = False
+    try:
+        return render(gl, view, camera, gizmos)
+    finally:
+        renderer.shadows = True
 
 
 def test_cached_background_gives_the_same_pixels_and_follows_the_camera(gl):
