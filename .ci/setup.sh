@@ -38,5 +38,7 @@ if [ "$with_tests" = 1 ]; then
 else
   .venv/bin/python -m pip install -q -e .
 fi
-# Compile the numba kernels now (~8 s once) so the first start of the app or the tests is warm.
+# Compile the numba kernels now (~8 s once) so the first start of the app or the tests is warm:
+# the engine's, and the recorder's colour conversion (compiled when app.recorder is imported)
 .venv/bin/python -m physics.warmup
+.venv/bin/python -c "import app.recorder"
