@@ -24,8 +24,9 @@ from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
                     check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
-from .solver import push_apart, solve_contacts
-from .state import ContactCache, State
+from .solver import contact_materials, push_apart, solve_contacts
+from .state import State
+from .warmstart import ContactCache
 
 PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
 PUSH_ITERATIONS = 4      # Gauss–Seidel sweeps of the body–body position pass
@@ -236,55 +237,39 @@ class World:
         # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
         planes = m.wall_planes()
         contacts = self._find_contacts(rotm, vel, omega, planes, awake, h)
-        touched = np.zeros(m.count, dtype=bool)
-        impact_fraction = np.ones(m.count)
-        loaded = np.zeros(0, dtype=bool)
-        acted = np.zeros(0, dtype=bool)
-        impulses = np.zeros((0, 3))
-        if contacts.count:
-            inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
-            inv_iw = world_inverse_inertia(rotm, inv_inertia)                # (n,3,3) R I⁻¹ Rᵀ
-            restitution, friction = self._contact_materials(contacts)
-            result = solve_contacts(
-                contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution,
-                friction, self._warm_start(contacts), h, m.settings.solver_iterations,
-                m.settings.restitution_threshold)
-            impulses = result.impulses
-            loaded = impulses[:, 0] > 0.0
-            acted = loaded | (result.collision > 0.0)
-            pair = contacts.other >= 0
-            touched[contacts.body[acted]] = True
-            touched[contacts.other[acted & pair]] = True
-            for rows in (contacts.body, contacts.other):
-                hit = result.bounced & (rows >= 0)
-                np.minimum.at(impact_fraction, rows[hit], result.impact_fraction[hit])
+        inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
+        inv_iw = world_inverse_inertia(rotm, inv_inertia)                    # (n,3,3) R I⁻¹ Rᵀ
+        restitution, friction = contact_materials(contacts, m.effective_restitution(),
+                                                  m.effective_friction())
+        result = solve_contacts(
+            contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution, friction,
+            s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
+            m.settings.restitution_threshold)
 
         # 4. move: positions per contact regime, orientations by the rotation step
-        pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
+        pos = drift(s.pos, s.vel, vel, accel, result.touched, result.impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
         rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls),
         # 6. contacts stay passive: no island ends the step above its free-flight energy
+        acted = result.acted                                                  # (k,)
         island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
         if contacts.count:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, h, PENETRATION_SLOP,
                                    PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, rotm_end, planes)
-            rows = np.flatnonzero(touched)
-            walled = np.zeros(m.count, dtype=bool)
-            walled[contacts.body[acted & (contacts.other < 0)]] = True
+            rows = np.flatnonzero(result.touched)
             remove_island_energy_gain(
                 self._free_flight_energy(rows, vel_free, ang_mom_free, h), m.mass, vel, quat,
-                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows], walled[rows])
+                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows],
+                result.walled[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         # 7. islands at rest fall asleep
         self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
-        s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
-        order = np.argsort(s.contact_cache.keys)
-        s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
+        s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
         self._last_contacts = (contacts.point[acted], contacts.normal[acted])
 
     def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
@@ -341,17 +326,6 @@ class World:
         s.vel[sleep] = 0.0
         s.ang_mom[sleep] = 0.0
 
-    def _contact_materials(self, contacts) -> tuple[np.ndarray, np.ndarray]:
-        """Restitution and friction (k,) per contact: the body's own against a wall; for a pair
-        the larger restitution and the geometric mean of the frictions (Box2D's mixing rules)."""
-        m = self.model
-        e, mu = m.effective_restitution(), m.effective_friction()
-        pair = contacts.other >= 0
-        second = np.where(pair, contacts.other, contacts.body)
-        restitution = np.where(pair, np.maximum(e[contacts.body], e[second]), e[contacts.body])
-        friction = np.where(pair, np.sqrt(mu[contacts.body] * mu[second]), mu[contacts.body])
-        return restitution, friction
-
     def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
         """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
         s = self.state
@@ -380,16 +354,6 @@ class World:
                                        ang_mom_after_torque[rows], m.inv_inertia[rows])
                         + potential_energy(m.mass[rows], pos, m.settings.gravity))
         return energy
-
-    def _warm_start(self, contacts) -> np.ndarray:
-        """(k, 3) previous accumulated impulses of contacts that persist (matched by key)."""
-        cache = self.state.contact_cache
-        warm = np.zeros((contacts.count, 3))
-        if len(cache.keys) and contacts.count:
-            at = np.clip(np.searchsorted(cache.keys, contacts.key), 0, len(cache.keys) - 1)
-            hit = cache.keys[at] == contacts.key
-            warm[hit] = cache.impulses[at[hit]]
-        return warm
 
     def _project_out_of_walls(self, pos, rotm, planes) -> np.ndarray:
         """Move bodies that sank deeper than the slop back out along the wall normals; rotm
