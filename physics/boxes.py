@@ -47,7 +47,7 @@ def box_frame(vertices: np.ndarray, top: Polytope):
     return axes, half, axes @ middle
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def box_separations(a, b, axes, centre, half, dots, axis):
     """The box–box SAT of bodies a and b (both boxes): returns
     (sa, ia, sign_a, sb, ib, sign_b, se, ie, je).

@@ -43,19 +43,19 @@ _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _key(id_a, id_b, feature):
     return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _dot(u, i, v, j):
     """u[i]·v[j] for rows of two (·, 3) arrays, written out: an array expression would
     allocate a temporary, and these run in the narrow phase's innermost loops."""
     return u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _area(points, u, v, i, n):
     """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
     triangle (u, v, i) seen along n (3,)."""
@@ -66,7 +66,7 @@ def _area(points, u, v, i, n):
     return (ay * bz - az * by) * n[0] + (az * bx - ax * bz) * n[1] + (ax * by - ay * bx) * n[2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _emit(out_n, body, other, key, px, py, pz, nx, ny, nz, sep,
           out_body, out_other, out_key, out_point, out_normal, out_sep):
     out_body[out_n] = body
@@ -277,7 +277,7 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge
     return best, best_a, best_b
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _segments_closest(pts, i0, i1, j0, j1, out):
     """Midpoint of the closest points of segments pts[i0]pts[i1] and pts[j0]pts[j1] into out (3,)
     (Ericson, Real-Time Collision Detection §5.1.9)."""
@@ -305,7 +305,7 @@ def _segments_closest(pts, i0, i1, j0, j1, out):
                         + pts[j0, k] + t * (pts[j1, k] - pts[j0, k]))
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _reduce(points, depth, tags, count, n, keep):
     """Indices (≤ 4) into points (count, 3) keeping the deepest point and the largest area
     about normal n; returns how many were kept."""
@@ -344,7 +344,7 @@ def _reduce(points, depth, tags, count, n, keep):
     return 4
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wnorm, woff,
                   face_start, loop_start, face_vertex, spec, ids, out_n,
                   out_body, out_other, out_key, out_point, out_normal, out_sep,
@@ -420,7 +420,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     return out_n
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     """Gap (m) between hulls a and b along the line of their centres; negative if they overlap
     along it. Any axis's gap is a lower bound on the distance between two convex sets, and
@@ -441,7 +441,7 @@ def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     return low - high
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _facing_face(r, direction, wnorm, face_start):
     """Face of body r's hull whose world normal is closest to direction (3,)."""
     best, best_face = -np.inf, -1
@@ -452,7 +452,7 @@ def _facing_face(r, direction, wnorm, face_start):
     return best_face
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
     """Edge of body r's hull parallel to the unit vector along (3,) whose midpoint lies farthest
     along direction (3,)."""
@@ -471,7 +471,7 @@ def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
     return best_edge
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
     """The face of box r whose outward normal is sign × its axis axis_index (boxes.py)."""
     for k in range(3):
@@ -479,7 +479,7 @@ def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
     return _facing_face(r, towards, wnorm, face_start)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis, towards):
     """The support edges of boxes a and b along the edge axis A_ie × B_je (axis (3,), from a to
     b): a's farthest along axis, b's farthest against it."""

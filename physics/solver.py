@@ -68,7 +68,7 @@ class ContactResult:
 _ARM, _TURN, _OTHER = 0, 3, 6
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
     """Velocity of body b's point of contact c minus body o's (0 for a wall) along its
     direction j (axes (k, 3, 3): normal, tangent 1, tangent 2)."""
@@ -81,7 +81,7 @@ def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
     return u
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
     """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
     ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
