@@ -206,24 +206,31 @@ def _prepare_kernel(body, other, point, normal, tangent1, tangent2, sep, restitu
             an += accel[b, a] * axes[c, 0, a]
         for j in range(3):
             mass[c, j] = inv_mass[b]
-        jac[c] = 0.0
+        # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
         for side in range(2):
             q = b if side == 0 else o
+            row = _OTHER * side
             if q < 0:
+                for i in range(row, row + _OTHER):
+                    for a in range(3):
+                        jac[c, i, a] = 0.0
                 break
             rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
-            row = _OTHER * side
             for j in range(3):
                 dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
-                arm = jac[c, row + _ARM + j]
-                arm[0], arm[1], arm[2] = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
-                turn = jac[c, row + _TURN + j]
-                for a in range(3):
-                    turn[a] = (inv_iw[q, a, 0] * arm[0] + inv_iw[q, a, 1] * arm[1]
-                               + inv_iw[q, a, 2] * arm[2])
+                ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+                jac[c, row + _ARM + j, 0] = ax
+                jac[c, row + _ARM + j, 1] = ay
+                jac[c, row + _ARM + j, 2] = az
+                tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
+                ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
+                tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
+                jac[c, row + _TURN + j, 0] = tx
+                jac[c, row + _TURN + j, 1] = ty
+                jac[c, row + _TURN + j, 2] = tz
                 if side == 1:
                     mass[c, j] += inv_mass[q]
-                mass[c, j] += arm[0] * turn[0] + arm[1] * turn[1] + arm[2] * turn[2]
+                mass[c, j] += ax * tx + ay * ty + az * tz
         if o >= 0:
             for a in range(3):
                 an -= accel[o, a] * axes[c, 0, a]

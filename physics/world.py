@@ -276,29 +276,14 @@ class World:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
         none with the walls or with each other."""
         m, s = self.model, self.state
-        walls = self._wall_contacts(rotm, vel, omega, planes, awake, h)
+        walls = contact_stage.wall_contacts(
+            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            planes, h, awake)
         pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
         pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
         if len(pairs) == 0:
             return walls
         return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
-
-    def _wall_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
-        """Wall contacts of the awake bodies (all of them, without copies, when none sleeps)."""
-        m, s = self.model, self.state
-        if awake.all():
-            return contact_stage.wall_contacts(
-                s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points,
-                m.hull_start, planes, h)
-        rows = np.flatnonzero(awake)
-        counts = np.diff(m.hull_start)[rows]
-        starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)    # (k+1,)
-        points = np.arange(starts[-1]) + np.repeat(m.hull_start[rows] - starts[:-1], counts)
-        walls = contact_stage.wall_contacts(
-            s.pos[rows], rotm[rows], vel[rows], omega[rows], m.ids[rows], m.radius[rows],
-            m.bound_radius[rows], m.hull_points[points], starts, planes, h)
-        walls.body = rows[walls.body]
-        return walls
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
