@@ -56,14 +56,14 @@ def _dot(u, i, v, j):
 
 
 @njit(cache=True, inline='always')
-def _area(points, u, v, i, n):
+def _area(points, u, v, i, nx, ny, nz):
     """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
-    triangle (u, v, i) seen along n (3,)."""
+    triangle (u, v, i) seen along the normal (nx, ny, nz)."""
     ax, ay, az = (points[v, 0] - points[u, 0], points[v, 1] - points[u, 1],
                   points[v, 2] - points[u, 2])
     bx, by, bz = (points[i, 0] - points[u, 0], points[i, 1] - points[u, 1],
                   points[i, 2] - points[u, 2])
-    return (ay * bz - az * by) * n[0] + (az * bx - ax * bz) * n[1] + (ax * by - ay * bx) * n[2]
+    return (ay * bz - az * by) * nx + (az * bx - ax * bz) * ny + (ax * by - ay * bx) * nz
 
 
 @njit(cache=True, inline='always')
@@ -306,9 +306,9 @@ def _segments_closest(pts, i0, i1, j0, j1, out):
 
 
 @njit(cache=True, inline='always')
-def _reduce(points, depth, tags, count, n, keep):
+def _reduce(points, depth, tags, count, nx, ny, nz, keep):
     """Indices (≤ 4) into points (count, 3) keeping the deepest point and the largest area
-    about normal n; returns how many were kept."""
+    about the normal (nx, ny, nz); returns how many were kept."""
     if count <= MAX_MANIFOLD:
         for i in range(count):
             keep[i] = i
@@ -325,14 +325,14 @@ def _reduce(points, depth, tags, count, n, keep):
             far, second = d, i
     third, area = second, 0.0
     for i in range(count):
-        s = _area(points, first, second, i, n)
+        s = _area(points, first, second, i, nx, ny, nz)
         if abs(s) > abs(area):
             area, third = s, i
     sign = 1.0 if area >= 0.0 else -1.0  # orient the triangle counter-clockwise about n
     fourth, gain = -1, 0.0
     for i in range(count):
         for u, v in ((first, second), (second, third), (third, first)):
-            s = -sign * _area(points, u, v, i, n)
+            s = -sign * _area(points, u, v, i, nx, ny, nz)
             if s > gain:
                 gain, fourth = s, i
     keep[0], keep[1], keep[2] = first, second, third
@@ -350,7 +350,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
                   out_body, out_other, out_key, out_point, out_normal, out_sep,
                   buf_a, buf_b, tags_a, tags_b, depth, keep):
     """Clip the incident face of inc_body against ref_face of ref_body; emit ≤ 4 contacts."""
-    n = wnorm[ref_face]
+    nx, ny, nz = wnorm[ref_face, 0], wnorm[ref_face, 1], wnorm[ref_face, 2]
     inc, lowest = -1, 1e300
     for f in range(face_start[inc_body], face_start[inc_body + 1]):
         d = _dot(wnorm, f, wnorm, ref_face)
@@ -370,7 +370,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         q = vr + face_vertex[k + 1 if k + 1 < hi else lo]
         # side plane through the edge p→q, outward: (q − p) × n
         ex, ey, ez = wpts[q, 0] - wpts[p, 0], wpts[q, 1] - wpts[p, 1], wpts[q, 2] - wpts[p, 2]
-        sx, sy, sz = ey * n[2] - ez * n[1], ez * n[0] - ex * n[2], ex * n[1] - ey * n[0]
+        sx, sy, sz = ey * nz - ez * ny, ez * nx - ex * nz, ex * ny - ey * nx
         limit = sx * wpts[p, 0] + sy * wpts[p, 1] + sz * wpts[p, 2]
         out_count = 0
         for i in range(count):
@@ -397,14 +397,14 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
             return out_n
     kept = 0
     for i in range(count):
-        s = n[0] * buf_a[i, 0] + n[1] * buf_a[i, 1] + n[2] * buf_a[i, 2] - woff[ref_face]
+        s = nx * buf_a[i, 0] + ny * buf_a[i, 1] + nz * buf_a[i, 2] - woff[ref_face]
         if s < spec:
             for a in range(3):
                 buf_a[kept, a] = buf_a[i, a]
             tags_a[kept] = tags_a[i]
             depth[kept] = s
             kept += 1
-    m = _reduce(buf_a, depth, tags_a, kept, n, keep)
+    m = _reduce(buf_a, depth, tags_a, kept, nx, ny, nz, keep)
     # normal from the second body into the first: the reference face's normal points at inc_body
     sign = 1.0 if flip else -1.0
     body, other = (ref_body, inc_body) if not flip else (inc_body, ref_body)
@@ -414,8 +414,8 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         s = depth[i]
         feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
         out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
-                      buf_a[i, 0] - 0.5 * s * n[0], buf_a[i, 1] - 0.5 * s * n[1],  # midway
-                      buf_a[i, 2] - 0.5 * s * n[2], sign * n[0], sign * n[1], sign * n[2], s,
+                      buf_a[i, 0] - 0.5 * s * nx, buf_a[i, 1] - 0.5 * s * ny,  # midway
+                      buf_a[i, 2] - 0.5 * s * nz, sign * nx, sign * ny, sign * nz, s,
                       out_body, out_other, out_key, out_point, out_normal, out_sep)
     return out_n
 

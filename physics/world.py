@@ -16,7 +16,8 @@ from . import contacts as contact_stage
 from .broadphase import candidate_pairs, reach
 from .collide import body_contacts
 from .contacts import Contacts
-from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
+from .energy import (free_flight_energy, kinetic_energy, potential_energy,
+                     remove_island_energy_gain)
 from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
                          world_omega)
 from .islands import island_labels
@@ -260,10 +261,10 @@ class World:
                                    PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, rotm_end, planes)
             rows = np.flatnonzero(result.touched)
-            remove_island_energy_gain(
-                self._free_flight_energy(rows, vel_free, ang_mom_free, h), m.mass, vel, quat,
-                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows],
-                result.walled[rows])
+            allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
+                                         m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
+            remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
+                                      m.settings.gravity, rows, island[rows], result.walled[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
@@ -328,17 +329,6 @@ class World:
         force[row] += pull
         torque[row] += np.cross(offset, pull) - spin_damping * omega
         return force, torque
-
-    def _free_flight_energy(self, rows, vel_after_forces, ang_mom_after_torque, h) -> np.ndarray:
-        """(n,) J, filled at ``rows``: each body's mechanical energy at the end of the step had it
-        touched nothing (the exact parabola; a torque-free rotation keeps its kinetic energy)."""
-        m, s = self.model, self.state
-        energy = np.full(m.count, np.inf)
-        pos = s.pos[rows] + 0.5 * h * (s.vel[rows] + vel_after_forces[rows])
-        energy[rows] = (kinetic_energy(m.mass[rows], vel_after_forces[rows], s.quat[rows],
-                                       ang_mom_after_torque[rows], m.inv_inertia[rows])
-                        + potential_energy(m.mass[rows], pos, m.settings.gravity))
-        return energy
 
     def _project_out_of_walls(self, pos, rotm, planes) -> np.ndarray:
         """Move bodies that sank deeper than the slop back out along the wall normals; rotm
