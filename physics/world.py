@@ -21,7 +21,7 @@ from .energy import (free_flight_energy, kinetic_energy, potential_energy,
 from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
                          world_omega)
 from .islands import island_labels
-from .sleep import islands_to_sleep, slow_bodies
+from .sleep import islands_to_sleep, slow_bodies, wake_pressed
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
                     check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
@@ -54,7 +54,9 @@ class World:
         self.state = State()
         self._next_id = 0
         self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
-        self._last_pairs = np.zeros((0, 2), dtype=np.int64)  # ids of bodies that pressed together
+        # ids (p,), (p,) of the bodies that pressed together in the last step, or before
+        # they fell asleep
+        self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._grab: Grab | None = None
 
     # ---- bodies -------------------------------------------------------------------------
@@ -92,7 +94,8 @@ class World:
     def remove_body(self, body_id: int) -> None:
         """Remove a body; whatever rested on it or against it wakes up."""
         row = self.index_of(body_id)
-        touching = self._last_pairs[np.any(self._last_pairs == body_id, axis=1)].ravel()
+        first, second = self._last_pairs
+        touching = np.concatenate((second[first == body_id], first[second == body_id]))
         self.state.asleep[np.isin(self.model.ids, touching)] = False
         self.model.delete(row)
         self.state.delete(row)
@@ -104,7 +107,7 @@ class World:
         self.model = Model(self.model.settings)
         self.state = State(time=self.state.time)
         self._grab = None
-        self._last_pairs = np.zeros((0, 2), dtype=np.int64)
+        self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     # ---- settings and commands ----------------------------------------------------------
     def set_gravity(self, gravity) -> None:
@@ -290,17 +293,16 @@ class World:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
         sleep (sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
         s, m = self.state, self.model
+        wake_pressed(contacts.body, contacts.other, acted, s.asleep, s.slow_time)
         pressed = acted & (contacts.other >= 0)
-        first, second = contacts.body[pressed], contacts.other[pressed]
-        woken = np.concatenate((first[s.asleep[first] & ~s.asleep[second]],
-                                second[s.asleep[second] & ~s.asleep[first]]))
-        s.asleep[woken] = False
-        s.slow_time[woken] = 0.0
+        first, second = m.ids[contacts.body[pressed]], m.ids[contacts.other[pressed]]
         # sleeping pairs find no contacts: remember them from before they fell asleep
         sleeping = np.zeros(self._next_id, dtype=bool)                       # by body id
         sleeping[m.ids[s.asleep]] = True
-        kept = self._last_pairs[sleeping[self._last_pairs].all(axis=1)]
-        self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
+        before_a, before_b = self._last_pairs
+        kept = sleeping[before_a] & sleeping[before_b]
+        self._last_pairs = (np.concatenate((before_a[kept], first)),
+                            np.concatenate((before_b[kept], second)))
         loaded = np.zeros(m.count, dtype=bool)
         if force.any() or torque.any():  # mostly none: skip the per-row reductions
             loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
