@@ -21,10 +21,10 @@ from .energy import (free_flight_energy, kinetic_energy, potential_energy,
 from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
                          world_omega)
 from .islands import island_labels
-from .sleep import islands_to_sleep, slow_bodies, wake_pressed
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
                     check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
+from .sleep import islands_to_sleep, slow_bodies, wake_pressed
 from .solver import contact_materials, push_apart, solve_contacts
 from .state import State
 from .warmstart import ContactCache
