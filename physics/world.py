@@ -53,7 +53,9 @@ class World:
         self.model = Model(settings if settings is not None else WorldDef())
         self.state = State()
         self._next_id = 0
-        self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+        # the last step's contact points (k, 3), normals (k, 3) and which of them acted (k,):
+        # picked out only when asked for (snapshots are rarer than steps)
+        self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool))
         # ids (p,), (p,) of the bodies that pressed together in the last step, or before
         # they fell asleep
         self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
@@ -274,7 +276,7 @@ class World:
         # 7. islands at rest fall asleep
         self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
         s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
-        self._last_contacts = (contacts.point[acted], contacts.normal[acted])
+        self._last_contacts = (contacts.point, contacts.normal, acted)
 
     def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
@@ -369,4 +371,5 @@ class World:
 
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
-        return self._last_contacts
+        points, normals, acted = self._last_contacts
+        return points[acted], normals[acted]
