@@ -1,6 +1,6 @@
 """Steps per second of a pile: N cubes dropped into a walled box (issue 5's benchmark).
 
-    python bench/pile.py [--sizes 100 500 1000] [--seconds 5] [--repeats 1]
+    python bench/pile.py [--sizes 100 500 1000] [--seconds 5] [--repeats 1] [--only-tumble]
 
 N cubes of 0.2 m with random orientations start at rest on a grid (0.36 m apart, no overlaps)
 over a 4 × 4 m walled container and fall into a pile; dt = 1/240 s, 5 s simulated. The same
@@ -157,10 +157,13 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--only-tumble", action="store_true",
+                        help="skip the peers (quick checks of Tumble alone)")
     args = parser.parse_args()
     engines = [("Tumble", tumble)]
-    for name, module, make in (("MuJoCo CG", "mujoco", mujoco_pile),
-                               ("PyBullet", "pybullet", pybullet_pile)):
+    peers = () if args.only_tumble else (("MuJoCo CG", "mujoco", mujoco_pile),
+                                         ("PyBullet", "pybullet", pybullet_pile))
+    for name, module, make in peers:
         try:
             __import__(module)
             engines.append((name, make))

@@ -47,7 +47,7 @@ def box_frame(vertices: np.ndarray, top: Polytope):
     return axes, half, axes @ middle
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def box_separations(a, b, axes, centre, half, dots, axis):
     """The box–box SAT of bodies a and b (both boxes): returns
     (sa, ia, sign_a, sb, ib, sign_b, se, ie, je).
@@ -58,7 +58,8 @@ def box_separations(a, b, axes, centre, half, dots, axis):
     unit axis, pointing from a to b, in axis (3,). axes (n, 3, 3) world box axes (row k is axis
     k) and centre (n, 3) m, filled for a and b; half (n, 3) half extents m; dots (3, 3) scratch.
     """
-    ha, hb = half[a], half[b]
+    # half extents read as half[a, i], not through row views (each view costs numba a
+    # reference count, and this runs for every box pair)
     tx, ty, tz = (centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1],
                   centre[b, 2] - centre[a, 2])
     for i in range(3):
@@ -68,13 +69,15 @@ def box_separations(a, b, axes, centre, half, dots, axis):
     sa, ia, sign_a = -np.inf, 0, 1.0
     for i in range(3):
         t = tx * axes[a, i, 0] + ty * axes[a, i, 1] + tz * axes[a, i, 2]
-        s = abs(t) - ha[i] - (hb[0] * dots[i, 0] + hb[1] * dots[i, 1] + hb[2] * dots[i, 2])
+        s = abs(t) - half[a, i] - (half[b, 0] * dots[i, 0] + half[b, 1] * dots[i, 1]
+                                   + half[b, 2] * dots[i, 2])
         if s > sa:
             sa, ia, sign_a = s, i, (1.0 if t >= 0.0 else -1.0)
     sb, ib, sign_b = -np.inf, 0, 1.0
     for j in range(3):
         t = tx * axes[b, j, 0] + ty * axes[b, j, 1] + tz * axes[b, j, 2]
-        s = abs(t) - hb[j] - (ha[0] * dots[0, j] + ha[1] * dots[1, j] + ha[2] * dots[2, j])
+        s = abs(t) - half[b, j] - (half[a, 0] * dots[0, j] + half[a, 1] * dots[1, j]
+                                   + half[a, 2] * dots[2, j])
         if s > sb:
             sb, ib, sign_b = s, j, (-1.0 if t >= 0.0 else 1.0)
     se, ie, je = -np.inf, -1, -1
@@ -90,8 +93,8 @@ def box_separations(a, b, axes, centre, half, dots, axis):
                 continue
             # |A_k·(A_i × B_j)| = |A_m·B_j| and |B_k·(A_i × B_j)| = |A_i·B_m| for the third
             # axes m of orthonormal frames: the radii are sums of the |A·B| products (Gottschalk)
-            radii = (ha[i1] * dots[i2, j] + ha[i2] * dots[i1, j]
-                     + hb[j1] * dots[i, j2] + hb[j2] * dots[i, j1])
+            radii = (half[a, i1] * dots[i2, j] + half[a, i2] * dots[i1, j]
+                     + half[b, j1] * dots[i, j2] + half[b, j2] * dots[i, j1])
             inv = 1.0 / np.sqrt(length2)
             t = (tx * lx + ty * ly + tz * lz) * inv
             s = abs(t) - radii * inv

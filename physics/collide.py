@@ -43,30 +43,30 @@ _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _key(id_a, id_b, feature):
     return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _dot(u, i, v, j):
     """u[i]·v[j] for rows of two (·, 3) arrays, written out: an array expression would
     allocate a temporary, and these run in the narrow phase's innermost loops."""
     return u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
 
 
-@njit(cache=True)
-def _area(points, u, v, i, n):
+@njit(cache=True, inline='always')
+def _area(points, u, v, i, nx, ny, nz):
     """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
-    triangle (u, v, i) seen along n (3,)."""
+    triangle (u, v, i) seen along the normal (nx, ny, nz)."""
     ax, ay, az = (points[v, 0] - points[u, 0], points[v, 1] - points[u, 1],
                   points[v, 2] - points[u, 2])
     bx, by, bz = (points[i, 0] - points[u, 0], points[i, 1] - points[u, 1],
                   points[i, 2] - points[u, 2])
-    return (ay * bz - az * by) * n[0] + (az * bx - ax * bz) * n[1] + (ax * by - ay * bx) * n[2]
+    return (ay * bz - az * by) * nx + (az * bx - ax * bz) * ny + (ax * by - ay * bx) * nz
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _emit(out_n, body, other, key, px, py, pz, nx, ny, nz, sep,
           out_body, out_other, out_key, out_point, out_normal, out_sep):
     out_body[out_n] = body
@@ -277,7 +277,7 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge
     return best, best_a, best_b
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _segments_closest(pts, i0, i1, j0, j1, out):
     """Midpoint of the closest points of segments pts[i0]pts[i1] and pts[j0]pts[j1] into out (3,)
     (Ericson, Real-Time Collision Detection §5.1.9)."""
@@ -305,10 +305,10 @@ def _segments_closest(pts, i0, i1, j0, j1, out):
                         + pts[j0, k] + t * (pts[j1, k] - pts[j0, k]))
 
 
-@njit(cache=True)
-def _reduce(points, depth, tags, count, n, keep):
+@njit(cache=True, inline='always')
+def _reduce(points, depth, tags, count, nx, ny, nz, keep):
     """Indices (≤ 4) into points (count, 3) keeping the deepest point and the largest area
-    about normal n; returns how many were kept."""
+    about the normal (nx, ny, nz); returns how many were kept."""
     if count <= MAX_MANIFOLD:
         for i in range(count):
             keep[i] = i
@@ -325,14 +325,14 @@ def _reduce(points, depth, tags, count, n, keep):
             far, second = d, i
     third, area = second, 0.0
     for i in range(count):
-        s = _area(points, first, second, i, n)
+        s = _area(points, first, second, i, nx, ny, nz)
         if abs(s) > abs(area):
             area, third = s, i
     sign = 1.0 if area >= 0.0 else -1.0  # orient the triangle counter-clockwise about n
     fourth, gain = -1, 0.0
     for i in range(count):
         for u, v in ((first, second), (second, third), (third, first)):
-            s = -sign * _area(points, u, v, i, n)
+            s = -sign * _area(points, u, v, i, nx, ny, nz)
             if s > gain:
                 gain, fourth = s, i
     keep[0], keep[1], keep[2] = first, second, third
@@ -344,13 +344,13 @@ def _reduce(points, depth, tags, count, n, keep):
     return 4
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wnorm, woff,
                   face_start, loop_start, face_vertex, spec, ids, out_n,
                   out_body, out_other, out_key, out_point, out_normal, out_sep,
                   buf_a, buf_b, tags_a, tags_b, depth, keep):
     """Clip the incident face of inc_body against ref_face of ref_body; emit ≤ 4 contacts."""
-    n = wnorm[ref_face]
+    nx, ny, nz = wnorm[ref_face, 0], wnorm[ref_face, 1], wnorm[ref_face, 2]
     inc, lowest = -1, 1e300
     for f in range(face_start[inc_body], face_start[inc_body + 1]):
         d = _dot(wnorm, f, wnorm, ref_face)
@@ -370,7 +370,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         q = vr + face_vertex[k + 1 if k + 1 < hi else lo]
         # side plane through the edge p→q, outward: (q − p) × n
         ex, ey, ez = wpts[q, 0] - wpts[p, 0], wpts[q, 1] - wpts[p, 1], wpts[q, 2] - wpts[p, 2]
-        sx, sy, sz = ey * n[2] - ez * n[1], ez * n[0] - ex * n[2], ex * n[1] - ey * n[0]
+        sx, sy, sz = ey * nz - ez * ny, ez * nx - ex * nz, ex * ny - ey * nx
         limit = sx * wpts[p, 0] + sy * wpts[p, 1] + sz * wpts[p, 2]
         out_count = 0
         for i in range(count):
@@ -397,14 +397,14 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
             return out_n
     kept = 0
     for i in range(count):
-        s = n[0] * buf_a[i, 0] + n[1] * buf_a[i, 1] + n[2] * buf_a[i, 2] - woff[ref_face]
+        s = nx * buf_a[i, 0] + ny * buf_a[i, 1] + nz * buf_a[i, 2] - woff[ref_face]
         if s < spec:
             for a in range(3):
                 buf_a[kept, a] = buf_a[i, a]
             tags_a[kept] = tags_a[i]
             depth[kept] = s
             kept += 1
-    m = _reduce(buf_a, depth, tags_a, kept, n, keep)
+    m = _reduce(buf_a, depth, tags_a, kept, nx, ny, nz, keep)
     # normal from the second body into the first: the reference face's normal points at inc_body
     sign = 1.0 if flip else -1.0
     body, other = (ref_body, inc_body) if not flip else (inc_body, ref_body)
@@ -414,13 +414,13 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         s = depth[i]
         feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
         out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
-                      buf_a[i, 0] - 0.5 * s * n[0], buf_a[i, 1] - 0.5 * s * n[1],  # midway
-                      buf_a[i, 2] - 0.5 * s * n[2], sign * n[0], sign * n[1], sign * n[2], s,
+                      buf_a[i, 0] - 0.5 * s * nx, buf_a[i, 1] - 0.5 * s * ny,  # midway
+                      buf_a[i, 2] - 0.5 * s * nz, sign * nx, sign * ny, sign * nz, s,
                       out_body, out_other, out_key, out_point, out_normal, out_sep)
     return out_n
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     """Gap (m) between hulls a and b along the line of their centres; negative if they overlap
     along it. Any axis's gap is a lower bound on the distance between two convex sets, and
@@ -441,7 +441,7 @@ def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
     return low - high
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _facing_face(r, direction, wnorm, face_start):
     """Face of body r's hull whose world normal is closest to direction (3,)."""
     best, best_face = -np.inf, -1
@@ -452,7 +452,7 @@ def _facing_face(r, direction, wnorm, face_start):
     return best_face
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
     """Edge of body r's hull parallel to the unit vector along (3,) whose midpoint lies farthest
     along direction (3,)."""
@@ -471,7 +471,7 @@ def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
     return best_edge
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
     """The face of box r whose outward normal is sign × its axis axis_index (boxes.py)."""
     for k in range(3):
@@ -479,7 +479,7 @@ def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
     return _facing_face(r, towards, wnorm, face_start)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis, towards):
     """The support edges of boxes a and b along the edge axis A_ie × B_je (axis (3,), from a to
     b): a's farthest along axis, b's farthest against it."""

@@ -96,7 +96,7 @@ def _tangent_pair(nx, ny, nz):
 
 @njit(cache=True, nogil=True)
 def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
-                         h, out_body, out_key, out_point, out_plane, out_sep):
+                         awake, h, out_body, out_key, out_point, out_plane, out_sep):
     """Fill the out_* buffers (capacity n·planes·MAX_POINTS_PER_PLANE); return the count."""
     count = 0
     n_planes = planes.shape[0]
@@ -105,6 +105,8 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
     cand = np.empty(64, dtype=np.int64)
     chosen = np.empty(MAX_POINTS_PER_PLANE, dtype=np.int64)
     for b in range(pos.shape[0]):
+        if not awake[b]:
+            continue
         # bounding-sphere cull: no point of the body can come within reach of any wall this step
         reach = SPECULATIVE_MARGIN + 1.5 * h * (
             np.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2 + vel[b, 2] ** 2)
@@ -118,11 +120,11 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
             continue
         lo, hi = hull_start[b], hull_start[b + 1]
         nv = hi - lo
-        r = rotm[b]
-        for j in range(nv):
-            p = hull_points[lo + j]
+        for j in range(nv):  # scalar indexing: a row view would cost a reference count
+            v = lo + j
             for a in range(3):
-                world[j, a] = pos[b, a] + r[a, 0] * p[0] + r[a, 1] * p[1] + r[a, 2] * p[2]
+                world[j, a] = (pos[b, a] + rotm[b, a, 0] * hull_points[v, 0]
+                               + rotm[b, a, 1] * hull_points[v, 1] + rotm[b, a, 2] * hull_points[v, 2])
         for pl in range(n_planes):
             nx, ny, nz, d = planes[pl, 0], planes[pl, 1], planes[pl, 2], planes[pl, 3]
             if nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d - bound[b] >= reach:
@@ -203,13 +205,14 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
 
 
 def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
-                  h) -> Contacts:
+                  h, awake=None) -> Contacts:
     """Contacts of N bodies against the container planes.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; vel (n, 3) m/s and omega (n, 3) rad/s (the
     velocities the step will move with, used for the speculative distance); ids (n,) stable ids;
     radius (n,) m; bound (n,) m bounding radius about the centre of mass; hull_points (H, 3), hull_start (n+1,) as in ``Model``; planes (p, 4) from
-    ``Model.wall_planes``; h the step, s.
+    ``Model.wall_planes``; h the step, s; awake (n,) bool: the bodies to collide (default all;
+    a sleeping body has no wall contacts).
     """
     n, n_planes = len(pos), len(planes)
     capacity = max(n * n_planes * MAX_POINTS_PER_PLANE, 1)
@@ -221,8 +224,9 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     count = 0
     if n and n_planes:
         count = _wall_contact_kernel(
-            pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes, float(h),
-            body, key, point, plane, sep,
+            pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
+            np.ones(n, dtype=bool) if awake is None else awake, float(h), body, key, point, plane,
+            sep,
         )
     normal = planes[plane[:count], :3] if count else np.zeros((0, 3))
     t1, t2 = plane_tangents(normal)
@@ -244,10 +248,10 @@ def _deepest_kernel(pos, rotm, radius, bound, hull_points, hull_start, planes, c
                 continue
             lowest = 1e300
             for j in range(hull_start[b], hull_start[b + 1]):
-                p = hull_points[j]
-                s = centre + (nx * (r[0, 0] * p[0] + r[0, 1] * p[1] + r[0, 2] * p[2])
-                              + ny * (r[1, 0] * p[0] + r[1, 1] * p[1] + r[1, 2] * p[2])
-                              + nz * (r[2, 0] * p[0] + r[2, 1] * p[1] + r[2, 2] * p[2]))
+                px, py, pz = hull_points[j, 0], hull_points[j, 1], hull_points[j, 2]
+                s = centre + (nx * (r[0, 0] * px + r[0, 1] * py + r[0, 2] * pz)
+                              + ny * (r[1, 0] * px + r[1, 1] * py + r[1, 2] * pz)
+                              + nz * (r[2, 0] * px + r[2, 1] * py + r[2, 2] * pz))
                 lowest = min(lowest, s)
             out[b, pl] = lowest
 

@@ -36,14 +36,47 @@ def kinetic_energy(mass, vel, quat, ang_mom, inv_inertia) -> np.ndarray:
 def _kinetic_kernel(mass, vel, quat, ang_mom, inv_inertia, out):
     """Loop body of ``kinetic_energy``, compiled: the energy guard evaluates it every step."""
     for i in range(mass.shape[0]):
-        lx, ly, lz = to_body_frame(quat, ang_mom, i)
-        out[i] = 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2) + 0.5 * (
-            inv_inertia[i, 0] * lx * lx + inv_inertia[i, 1] * ly * ly + inv_inertia[i, 2] * lz * lz)
+        out[i] = _kinetic(mass, vel, quat, ang_mom, inv_inertia, i)
+
+
+@njit(cache=True, inline="always")
+def _kinetic(mass, vel, quat, ang_mom, inv_inertia, i):
+    """``kinetic_energy`` of row i, J."""
+    lx, ly, lz = to_body_frame(quat, ang_mom, i)
+    return 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2) + 0.5 * (
+        inv_inertia[i, 0] * lx * lx + inv_inertia[i, 1] * ly * ly + inv_inertia[i, 2] * lz * lz)
 
 
 def potential_energy(mass, pos, gravity) -> np.ndarray:
     """Gravitational potential energy ``−m g·x`` (zero at the origin); (n,) J."""
     return -mass * (pos @ np.asarray(gravity, dtype=float))
+
+
+def free_flight_energy(mass, pos, vel_start, vel_end, quat, ang_mom, inv_inertia, gravity, rows,
+                       h) -> np.ndarray:
+    """(n,) J, filled at ``rows`` (r,) (inf elsewhere): each body's mechanical energy at the end
+    of a step of h s had it touched nothing. The centre follows the exact parabola from
+    vel_start to vel_end (n, 3) m/s (the velocities before and after the step's forces) and a
+    torque-free rotation keeps its kinetic energy, so the kinetic energy is that of vel_end and
+    ang_mom (n, 3) world kg·m²/s (after the step's torques); mass (n,) kg, pos (n, 3) m and
+    quat (n, 4) at the step's start; inv_inertia (n, 3); gravity (3,) m/s². One compiled pass
+    (the guard runs every step)."""
+    energy = np.full(len(mass), np.inf)
+    _free_flight_kernel(mass, pos, vel_start, vel_end, quat, ang_mom, inv_inertia,
+                        np.asarray(gravity, dtype=float), np.asarray(rows, dtype=np.int64),
+                        float(h), energy)
+    return energy
+
+
+@njit(cache=True, nogil=True)
+def _free_flight_kernel(mass, pos, vel_start, vel_end, quat, ang_mom, inv_inertia, gravity, rows,
+                        h, energy):
+    for r in rows:
+        height = 0.0  # −g·x at the end of the flight, per unit mass
+        for a in range(3):
+            height -= (pos[r, a] + 0.5 * h * (vel_start[r, a] + vel_end[r, a])) * gravity[a]
+        energy[r] = (_kinetic(mass, vel_end, quat, ang_mom, inv_inertia, r)
+                     + mass[r] * height)
 
 
 def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows) -> None:

@@ -32,7 +32,7 @@ def _solve3(a, b, x):
             + a[0, 1] * (b[1] * a[2, 0] - b[2] * a[1, 0]) + b[0] * c2) * inv_det
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def to_body_frame(quat, vec, i):
     """Rᵀ v for row i of quat (n, 4) and vec (n, 3), as three floats: the rotation by the
     conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""

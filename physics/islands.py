@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _root(parent, i):
     while parent[i] != i:
         parent[i] = parent[parent[i]]  # path halving

@@ -11,6 +11,7 @@ a contact with an awake body that carries load, or a command touching it (world.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 LINEAR_TOLERANCE = 0.01                # m/s (Box2D v2.4: b2_linearSleepTolerance)
 ANGULAR_TOLERANCE = np.radians(2.0)    # rad/s (Box2D: 2°/s)
@@ -35,3 +36,23 @@ def islands_to_sleep(timer, island, asleep) -> np.ndarray:
     shortest = np.full(n, np.inf)
     np.minimum.at(shortest, island, ready)
     return (shortest[island] >= TIME_TO_SLEEP) & ~asleep
+
+
+def wake_pressed(body, other, acted, asleep, slow_time) -> None:
+    """Wake, in place, the sleeping bodies that an awake body pressed on this step.
+
+    body, other (k,) int64 contact rows (other < 0: a wall); acted (k,) bool: the contact
+    carried an impulse; asleep (n,) bool and slow_time (n,) s are edited. Decided on the sleep
+    states before any of these wakes (a body woken here wakes no further sleeper this step)."""
+    _wake_kernel(body, other, acted, asleep.copy(), asleep, slow_time)
+
+
+@njit(cache=True, nogil=True)
+def _wake_kernel(body, other, acted, was_asleep, asleep, slow_time):
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        if not acted[c] or o < 0 or was_asleep[b] == was_asleep[o]:
+            continue
+        woken = b if was_asleep[b] else o
+        asleep[woken] = False
+        slow_time[woken] = 0.0

@@ -40,14 +40,23 @@ RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has 
 
 @dataclass
 class ContactResult:
-    """impulses (k, 3) accumulated normal/tangent impulses, N·s; bounced (k,) bool: restitution
-    applied; impact_fraction (k,) in [0, 1]: when in the step the point reached the wall;
-    collision (k,) N·s normal impulse of the body–body collision pass."""
+    """What the contacts did in one step.
+
+    Per contact: impulses (k, 3) accumulated normal/tangent impulses, N·s; collision (k,) N·s
+    normal impulse of the body–body collision pass; loaded (k,) bool: the accumulated normal
+    impulse is positive (the contacts worth warm-starting next step); acted (k,) bool: loaded or
+    collided. Per body: touched (n,) bool: a contact acted on it; walled (n,) bool: a wall
+    contact acted on it; impact_fraction (n,) in [0, 1]: when in the step its earliest bounce
+    happened (1 where none did).
+    """
 
     impulses: np.ndarray
-    bounced: np.ndarray
-    impact_fraction: np.ndarray
     collision: np.ndarray
+    loaded: np.ndarray
+    acted: np.ndarray
+    touched: np.ndarray
+    walled: np.ndarray
+    impact_fraction: np.ndarray
 
 
 # Rows of a contact's Jacobian block ``jac`` (k, 12, 3), Box2D's precomputed contact constraint:
@@ -59,7 +68,7 @@ class ContactResult:
 _ARM, _TURN, _OTHER = 0, 3, 6
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
     """Velocity of body b's point of contact c minus body o's (0 for a wall) along its
     direction j (axes (k, 3, 3): normal, tangent 1, tangent 2)."""
@@ -72,7 +81,7 @@ def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
     return u
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
     """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
     ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
@@ -176,75 +185,106 @@ def _solve_kernel(body, other, axes, jac, sep, mass, mu, bounce, target, impulse
 
 
 @njit(cache=True, nogil=True)
-def _prepare_kernel(body, other, point, axes, pos, vel, omega, accel, inv_mass, inv_iw, jac,
-                    vn, accel_n, mass):
-    """Per contact: the Jacobian block jac (k, 12, 3) (see _ARM); relative normal velocity vn
-    and acceleration accel_n (k,); effective masses (k, 3) along the normal and the tangents:
+def _prepare_kernel(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
+                    omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                    collide, target, tau):
+    """Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
+    block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
     1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
-    change of the relative velocity along d (seed 001; physics.md §3 for two bodies)."""
+    change of the relative velocity along d (seed 001; physics.md §3 for two bodies); and the
+    restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
+    step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
+    leaves with, tau (k,) when in the step it hit (see solve_contacts)."""
     for c in range(body.shape[0]):
         b, o = body[c], other[c]
+        for a in range(3):
+            axes[c, 0, a] = normal[c, a]
+            axes[c, 1, a] = tangent1[c, a]
+            axes[c, 2, a] = tangent2[c, a]
         an = 0.0
         for a in range(3):
             an += accel[b, a] * axes[c, 0, a]
         for j in range(3):
             mass[c, j] = inv_mass[b]
-        jac[c] = 0.0
+        # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
         for side in range(2):
             q = b if side == 0 else o
+            row = _OTHER * side
             if q < 0:
+                for i in range(row, row + _OTHER):
+                    for a in range(3):
+                        jac[c, i, a] = 0.0
                 break
             rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
-            row = _OTHER * side
             for j in range(3):
                 dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
-                arm = jac[c, row + _ARM + j]
-                arm[0], arm[1], arm[2] = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
-                turn = jac[c, row + _TURN + j]
-                for a in range(3):
-                    turn[a] = (inv_iw[q, a, 0] * arm[0] + inv_iw[q, a, 1] * arm[1]
-                               + inv_iw[q, a, 2] * arm[2])
+                ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+                jac[c, row + _ARM + j, 0] = ax
+                jac[c, row + _ARM + j, 1] = ay
+                jac[c, row + _ARM + j, 2] = az
+                tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
+                ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
+                tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
+                jac[c, row + _TURN + j, 0] = tx
+                jac[c, row + _TURN + j, 1] = ty
+                jac[c, row + _TURN + j, 2] = tz
                 if side == 1:
                     mass[c, j] += inv_mass[q]
-                mass[c, j] += arm[0] * turn[0] + arm[1] * turn[1] + arm[2] * turn[2]
+                mass[c, j] += ax * tx + ay * ty + az * tz
         if o >= 0:
             for a in range(3):
                 an -= accel[o, a] * axes[c, 0, a]
         for j in range(3):
             mass[c, j] = 1.0 / mass[c, j]
-        accel_n[c] = an
-        vn[c] = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+        fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
+        e = restitution[c]
+        # walls: restitution pass; body pairs: collision pass (see _solve_kernel)
+        bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+        collide[c] = o >= 0 and e > 0.0
+        tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+        # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
+        # the step
+        target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
 
 
-def impact_times(sep, vn_start, accel_n, h):
-    """When in the step each contact point reaches its wall, and how fast.
+@njit(cache=True)
+def impact_time(sep, vn_start, accel_n, h):
+    """When in the step a contact point reaches its wall, and how fast.
 
-    sep (k,) gap m; vn_start (k,) normal velocity at the step's start m/s; accel_n (k,) normal
-    acceleration m/s². Solves ``s + v₀ t + ½ a t² = 0`` for its first root t ≥ 0 in the stable
-    form ``t = 2s / (−v₀ + √(v₀² − 2as))``; touching points (s ≤ 0) hit at t = 0.
-    Returns (fraction t/h (k,) — inf where the wall is not reached this step, impact normal
-    velocity (k,) m/s).
+    sep gap m; vn_start normal velocity at the step's start m/s; accel_n normal acceleration
+    m/s²; h the step, s. Solves ``s + v₀ t + ½ a t² = 0`` for its first root t ≥ 0 in the
+    stable form ``t = 2s / (−v₀ + √(v₀² − 2as))``; touching points (s ≤ 0) hit at t = 0.
+    Returns (fraction t/h — inf where the wall is not reached this step, impact normal
+    velocity m/s).
     """
-    fraction, v_impact = np.empty(len(sep)), np.empty(len(sep))
-    _impact_kernel(np.ascontiguousarray(sep, dtype=float),
-                   np.ascontiguousarray(vn_start, dtype=float),
-                   np.ascontiguousarray(accel_n, dtype=float), float(h), fraction, v_impact)
-    return fraction, v_impact
+    if sep <= 0.0:
+        return 0.0, vn_start
+    disc = vn_start ** 2 - 2.0 * accel_n * sep
+    root = np.sqrt(max(disc, 0.0))
+    denom = root - vn_start
+    # a tiny denominator gives inf: that point does not reach its wall this step
+    t = 2.0 * sep / denom if disc >= 0.0 and denom > 0.0 else np.inf
+    return t / h, -root
+
+
+def contact_materials(contacts: Contacts, restitution, friction) -> tuple[np.ndarray, np.ndarray]:
+    """Restitution and friction (k,) per contact from the bodies' (n,): the body's own against a
+    wall; for a pair the larger restitution and the geometric mean of the frictions (Box2D's
+    mixing rules)."""
+    e, mu = np.empty(contacts.count), np.empty(contacts.count)
+    _materials_kernel(contacts.body, contacts.other, restitution, friction, e, mu)
+    return e, mu
 
 
 @njit(cache=True, nogil=True)
-def _impact_kernel(sep, vn_start, accel_n, h, fraction, v_impact):
-    """Loop body of ``impact_times``, compiled (numpy's version cost ~60 µs a step in calls)."""
-    for c in range(sep.shape[0]):
-        if sep[c] <= 0.0:
-            fraction[c], v_impact[c] = 0.0, vn_start[c]
-            continue
-        disc = vn_start[c] ** 2 - 2.0 * accel_n[c] * sep[c]
-        root = np.sqrt(max(disc, 0.0))
-        denom = root - vn_start[c]
-        # a tiny denominator gives inf: that point does not reach its wall this step
-        t = 2.0 * sep[c] / denom if disc >= 0.0 and denom > 0.0 else np.inf
-        fraction[c], v_impact[c] = t / h, -root
+def _materials_kernel(body, other, restitution, friction, e, mu):
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        if o < 0:
+            e[c], mu[c] = restitution[b], friction[b]
+        else:
+            e[c], mu[c] = max(restitution[b], restitution[o]), np.sqrt(friction[b] * friction[o])
 
 
 def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,
@@ -259,31 +299,52 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     iterations sweeps; threshold m/s minimum impact speed for restitution.
     Velocities and accelerations of a body pair are relative: first body minus second.
     """
-    body, other = contacts.body, contacts.other
-    pair = other >= 0
     k = contacts.count
-    axes = np.stack((contacts.normal, contacts.tangent1, contacts.tangent2), axis=1)  # (k, 3, 3)
-    jac, mass = np.empty((k, 12, 3)), np.empty((k, 3))
-    vn_now, accel_n = np.empty(k), np.empty(k)
-    _prepare_kernel(body, other, contacts.point, axes, pos, vel, omega, accel, inv_mass,
-                    inv_inertia_world, jac, vn_now, accel_n, mass)
-    fraction, v_impact = impact_times(contacts.separation, vn_now - accel_n * h, accel_n, h)
-    # walls: restitution pass; body pairs: collision pass (see _solve_kernel)
-    bounce = ~pair & (fraction <= 1.0) & (v_impact < -threshold) & (restitution > 0.0)
-    collide = pair & (restitution > 0.0)
-    collision = np.zeros(contacts.count)
-    tau = np.minimum(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
-    # after the impact the point leaves at −e·v_impact and gravity acts for the rest of the step
-    target = -restitution * v_impact + accel_n * (1.0 - tau) * h
+    axes, jac, mass = np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3))
+    bounce, collide = np.empty(k, dtype=bool), np.empty(k, dtype=bool)
+    target, tau = np.empty(k), np.empty(k)
+    restitution = np.ascontiguousarray(restitution, dtype=float)
+    _prepare_kernel(contacts.body, contacts.other, contacts.point, contacts.normal,
+                    contacts.tangent1, contacts.tangent2, contacts.separation, restitution, pos,
+                    vel, omega, accel, inv_mass, inv_inertia_world, float(h), float(threshold),
+                    axes, jac, mass, bounce, collide, target, tau)
+    collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
     _solve_kernel(
-        body, other, axes, jac, contacts.separation, mass,
+        contacts.body, contacts.other, axes, jac, contacts.separation, mass,
         np.ascontiguousarray(friction, dtype=float), bounce, target, impulses, collide,
-        np.ascontiguousarray(restitution, dtype=float), float(threshold), collision, tau,
-        vel, ang_mom, omega, inv_mass, float(h), int(iterations),
+        restitution, float(threshold), collision, tau, vel, ang_mom, omega, inv_mass, float(h),
+        int(iterations),
     )
-    bounced = bounce | (collision > 0.0)
-    return ContactResult(impulses, bounced, np.where(bounced, tau, 1.0), collision)
+    n = len(vel)
+    result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
+                           np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
+    _summary_kernel(contacts.body, contacts.other, impulses, collision, bounce, tau,
+                    result.loaded, result.acted, result.touched, result.walled,
+                    result.impact_fraction)
+    return result
+
+
+@njit(cache=True, nogil=True)
+def _summary_kernel(body, other, impulses, collision, bounce, tau, loaded, acted, touched, walled,
+                    impact_fraction):
+    """Fill ContactResult's flags from the solved impulses: a contact bounced if the restitution
+    pass drove it (bounce, (k,)) or the collision pass did (collision > 0); a body's impact
+    fraction is the earliest tau (k,) of the contacts that bounced it."""
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        loaded[c] = impulses[c, 0] > 0.0
+        acted[c] = loaded[c] or collision[c] > 0.0
+        if acted[c]:
+            touched[b] = True
+            if o >= 0:
+                touched[o] = True
+            else:
+                walled[b] = True
+        if bounce[c] or collision[c] > 0.0:
+            impact_fraction[b] = min(impact_fraction[b], tau[c])
+            if o >= 0:
+                impact_fraction[o] = min(impact_fraction[o], tau[c])
 
 
 @njit(cache=True, nogil=True)

@@ -10,17 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
-@dataclass
-class ContactCache:
-    """Accumulated impulses of the previous step's contacts, for warm starting (physics.md §3).
-
-    keys (k,) int64 sorted: identifies a contact across steps (body id, wall, hull vertex);
-    impulses (k, 3): normal, tangent 1, tangent 2 accumulated impulses, N·s.
-    """
-
-    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    impulses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+from .warmstart import ContactCache
 
 
 @dataclass

@@ -16,16 +16,18 @@ from . import contacts as contact_stage
 from .broadphase import candidate_pairs, reach
 from .collide import body_contacts
 from .contacts import Contacts
-from .energy import kinetic_energy, potential_energy, remove_island_energy_gain
+from .energy import (free_flight_energy, kinetic_energy, potential_energy,
+                     remove_island_energy_gain)
 from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
                          world_omega)
 from .islands import island_labels
-from .sleep import islands_to_sleep, slow_bodies
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
                     check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
-from .solver import push_apart, solve_contacts
-from .state import ContactCache, State
+from .sleep import islands_to_sleep, slow_bodies, wake_pressed
+from .solver import contact_materials, push_apart, solve_contacts
+from .state import State
+from .warmstart import ContactCache
 
 PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
 PUSH_ITERATIONS = 4      # Gauss–Seidel sweeps of the body–body position pass
@@ -51,8 +53,12 @@ class World:
         self.model = Model(settings if settings is not None else WorldDef())
         self.state = State()
         self._next_id = 0
-        self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
-        self._last_pairs = np.zeros((0, 2), dtype=np.int64)  # ids of bodies that pressed together
+        # the last step's contact points (k, 3), normals (k, 3) and which of them acted (k,):
+        # picked out only when asked for (snapshots are rarer than steps)
+        self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool))
+        # ids (p,), (p,) of the bodies that pressed together in the last step, or before
+        # they fell asleep
+        self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._grab: Grab | None = None
 
     # ---- bodies -------------------------------------------------------------------------
@@ -90,7 +96,8 @@ class World:
     def remove_body(self, body_id: int) -> None:
         """Remove a body; whatever rested on it or against it wakes up."""
         row = self.index_of(body_id)
-        touching = self._last_pairs[np.any(self._last_pairs == body_id, axis=1)].ravel()
+        first, second = self._last_pairs
+        touching = np.concatenate((second[first == body_id], first[second == body_id]))
         self.state.asleep[np.isin(self.model.ids, touching)] = False
         self.model.delete(row)
         self.state.delete(row)
@@ -102,7 +109,7 @@ class World:
         self.model = Model(self.model.settings)
         self.state = State(time=self.state.time)
         self._grab = None
-        self._last_pairs = np.zeros((0, 2), dtype=np.int64)
+        self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     # ---- settings and commands ----------------------------------------------------------
     def set_gravity(self, gravity) -> None:
@@ -236,100 +243,68 @@ class World:
         # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
         planes = m.wall_planes()
         contacts = self._find_contacts(rotm, vel, omega, planes, awake, h)
-        touched = np.zeros(m.count, dtype=bool)
-        impact_fraction = np.ones(m.count)
-        loaded = np.zeros(0, dtype=bool)
-        acted = np.zeros(0, dtype=bool)
-        impulses = np.zeros((0, 3))
-        if contacts.count:
-            inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
-            inv_iw = world_inverse_inertia(rotm, inv_inertia)                # (n,3,3) R I⁻¹ Rᵀ
-            restitution, friction = self._contact_materials(contacts)
-            result = solve_contacts(
-                contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution,
-                friction, self._warm_start(contacts), h, m.settings.solver_iterations,
-                m.settings.restitution_threshold)
-            impulses = result.impulses
-            loaded = impulses[:, 0] > 0.0
-            acted = loaded | (result.collision > 0.0)
-            pair = contacts.other >= 0
-            touched[contacts.body[acted]] = True
-            touched[contacts.other[acted & pair]] = True
-            for rows in (contacts.body, contacts.other):
-                hit = result.bounced & (rows >= 0)
-                np.minimum.at(impact_fraction, rows[hit], result.impact_fraction[hit])
+        inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
+        inv_iw = world_inverse_inertia(rotm, inv_inertia)                    # (n,3,3) R I⁻¹ Rᵀ
+        restitution, friction = contact_materials(contacts, m.effective_restitution(),
+                                                  m.effective_friction())
+        result = solve_contacts(
+            contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution, friction,
+            s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
+            m.settings.restitution_threshold)
 
         # 4. move: positions per contact regime, orientations by the rotation step
-        pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
+        pos = drift(s.pos, s.vel, vel, accel, result.touched, result.impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
         rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls),
         # 6. contacts stay passive: no island ends the step above its free-flight energy
+        acted = result.acted                                                  # (k,)
         island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
         if contacts.count:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, h, PENETRATION_SLOP,
                                    PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, rotm_end, planes)
-            rows = np.flatnonzero(touched)
-            walled = np.zeros(m.count, dtype=bool)
-            walled[contacts.body[acted & (contacts.other < 0)]] = True
-            remove_island_energy_gain(
-                self._free_flight_energy(rows, vel_free, ang_mom_free, h), m.mass, vel, quat,
-                ang_mom, m.inv_inertia, pos, m.settings.gravity, rows, island[rows], walled[rows])
+            rows = np.flatnonzero(result.touched)
+            allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
+                                         m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
+            remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
+                                      m.settings.gravity, rows, island[rows], result.walled[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         # 7. islands at rest fall asleep
         self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
-        s.contact_cache = ContactCache(contacts.key[loaded], impulses[loaded])
-        order = np.argsort(s.contact_cache.keys)
-        s.contact_cache = ContactCache(s.contact_cache.keys[order], s.contact_cache.impulses[order])
-        self._last_contacts = (contacts.point[acted], contacts.normal[acted])
+        s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
+        self._last_contacts = (contacts.point, contacts.normal, acted)
 
     def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
         none with the walls or with each other."""
         m, s = self.model, self.state
-        walls = self._wall_contacts(rotm, vel, omega, planes, awake, h)
+        walls = contact_stage.wall_contacts(
+            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
+            planes, h, awake)
         pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
         pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
         if len(pairs) == 0:
             return walls
         return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
 
-    def _wall_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
-        """Wall contacts of the awake bodies (all of them, without copies, when none sleeps)."""
-        m, s = self.model, self.state
-        if awake.all():
-            return contact_stage.wall_contacts(
-                s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points,
-                m.hull_start, planes, h)
-        rows = np.flatnonzero(awake)
-        counts = np.diff(m.hull_start)[rows]
-        starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)    # (k+1,)
-        points = np.arange(starts[-1]) + np.repeat(m.hull_start[rows] - starts[:-1], counts)
-        walls = contact_stage.wall_contacts(
-            s.pos[rows], rotm[rows], vel[rows], omega[rows], m.ids[rows], m.radius[rows],
-            m.bound_radius[rows], m.hull_points[points], starts, planes, h)
-        walls.body = rows[walls.body]
-        return walls
-
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
         sleep (sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
         s, m = self.state, self.model
+        wake_pressed(contacts.body, contacts.other, acted, s.asleep, s.slow_time)
         pressed = acted & (contacts.other >= 0)
-        first, second = contacts.body[pressed], contacts.other[pressed]
-        woken = np.concatenate((first[s.asleep[first] & ~s.asleep[second]],
-                                second[s.asleep[second] & ~s.asleep[first]]))
-        s.asleep[woken] = False
-        s.slow_time[woken] = 0.0
+        first, second = m.ids[contacts.body[pressed]], m.ids[contacts.other[pressed]]
         # sleeping pairs find no contacts: remember them from before they fell asleep
         sleeping = np.zeros(self._next_id, dtype=bool)                       # by body id
         sleeping[m.ids[s.asleep]] = True
-        kept = self._last_pairs[sleeping[self._last_pairs].all(axis=1)]
-        self._last_pairs = np.concatenate((kept, np.stack((m.ids[first], m.ids[second]), axis=1)))
+        before_a, before_b = self._last_pairs
+        kept = sleeping[before_a] & sleeping[before_b]
+        self._last_pairs = (np.concatenate((before_a[kept], first)),
+                            np.concatenate((before_b[kept], second)))
         loaded = np.zeros(m.count, dtype=bool)
         if force.any() or torque.any():  # mostly none: skip the per-row reductions
             loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
@@ -340,17 +315,6 @@ class World:
         s.asleep |= sleep
         s.vel[sleep] = 0.0
         s.ang_mom[sleep] = 0.0
-
-    def _contact_materials(self, contacts) -> tuple[np.ndarray, np.ndarray]:
-        """Restitution and friction (k,) per contact: the body's own against a wall; for a pair
-        the larger restitution and the geometric mean of the frictions (Box2D's mixing rules)."""
-        m = self.model
-        e, mu = m.effective_restitution(), m.effective_friction()
-        pair = contacts.other >= 0
-        second = np.where(pair, contacts.other, contacts.body)
-        restitution = np.where(pair, np.maximum(e[contacts.body], e[second]), e[contacts.body])
-        friction = np.where(pair, np.sqrt(mu[contacts.body] * mu[second]), mu[contacts.body])
-        return restitution, friction
 
     def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
         """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
@@ -369,27 +333,6 @@ class World:
         force[row] += pull
         torque[row] += np.cross(offset, pull) - spin_damping * omega
         return force, torque
-
-    def _free_flight_energy(self, rows, vel_after_forces, ang_mom_after_torque, h) -> np.ndarray:
-        """(n,) J, filled at ``rows``: each body's mechanical energy at the end of the step had it
-        touched nothing (the exact parabola; a torque-free rotation keeps its kinetic energy)."""
-        m, s = self.model, self.state
-        energy = np.full(m.count, np.inf)
-        pos = s.pos[rows] + 0.5 * h * (s.vel[rows] + vel_after_forces[rows])
-        energy[rows] = (kinetic_energy(m.mass[rows], vel_after_forces[rows], s.quat[rows],
-                                       ang_mom_after_torque[rows], m.inv_inertia[rows])
-                        + potential_energy(m.mass[rows], pos, m.settings.gravity))
-        return energy
-
-    def _warm_start(self, contacts) -> np.ndarray:
-        """(k, 3) previous accumulated impulses of contacts that persist (matched by key)."""
-        cache = self.state.contact_cache
-        warm = np.zeros((contacts.count, 3))
-        if len(cache.keys) and contacts.count:
-            at = np.clip(np.searchsorted(cache.keys, contacts.key), 0, len(cache.keys) - 1)
-            hit = cache.keys[at] == contacts.key
-            warm[hit] = cache.impulses[at[hit]]
-        return warm
 
     def _project_out_of_walls(self, pos, rotm, planes) -> np.ndarray:
         """Move bodies that sank deeper than the slop back out along the wall normals; rotm
@@ -428,4 +371,5 @@ class World:
 
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
-        return self._last_contacts
+        points, normals, acted = self._last_contacts
+        return points[acted], normals[acted]
