@@ -55,7 +55,8 @@ from physics.rotation import quat_to_matrix
 
 from .camera import OrbitCamera
 from .gizmos import Gizmos, set_uniforms, shape_table
-from .gl import GL_DEPTH_BUFFER_BIT, gl_library
+from .gl import (GL_COLOR_BUFFER_BIT, GL_DEPTH_BUFFER_BIT, GL_DRAW_FRAMEBUFFER, GL_NEAREST,
+                 GL_READ_FRAMEBUFFER, gl_library)
 from .resources import load_program
 from .view import FrameView, GizmoOptions
 
@@ -354,11 +355,6 @@ def _floor_quads(rects: np.ndarray, margin: float = 0.0) -> np.ndarray:
     corners = [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
     return np.stack([np.stack(c, axis=-1) for c in corners], axis=1).reshape(-1, 2) \
         .astype(np.float32)
-
-
-# glBlitFramebuffer's arguments
-GL_READ_FRAMEBUFFER, GL_DRAW_FRAMEBUFFER = 0x8CA8, 0x8CA9
-GL_COLOR_BUFFER_BIT, GL_NEAREST = 0x4000, 0x2600
 
 
 def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,

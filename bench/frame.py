@@ -31,7 +31,6 @@ Target (issue 3): p50 ≤ 16.7 ms at 500 bodies.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import time
 
@@ -42,6 +41,7 @@ from record import ThreadCPU, bench_scene  # bench/record.py: the same 50/500-bo
 from app.camera import OrbitCamera
 from app.interpolate import RENDER_DELAY, interpolate
 from app.polhode import PolhodeTrail
+from app.recorder import finish_drawing
 from app.renderer import Renderer, palette_color
 from app.view import GizmoOptions, frame_view
 from physics.scene import build_world
@@ -66,8 +66,7 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
         gil_finish: bool, moving: bool) -> None:
     options = GIZMO_SETS[gizmos]
     ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    # ctypes drops the GIL around foreign calls; GLVND routes glFinish to the current context
-    finish = ctx.finish if gil_finish else ctypes.CDLL("libOpenGL.so.0").glFinish
+    finish = ctx.finish if gil_finish else finish_drawing  # the latter without the GIL
     fbo = ctx.framebuffer(ctx.renderbuffer(size, samples=samples),
                           ctx.depth_renderbuffer(size, samples=samples))
     renderer = Renderer(ctx)
