@@ -39,11 +39,12 @@ vec4 display(vec3 c, float alpha) {
     return vec4(0.585122381 * s1 + 0.783140355 * s2 - 0.368262736 * s3, alpha);
 }
 
+const float GIZMO_SHININESS = 32.0;  // the gizmos' highlight (gizmo_shade, arrow.frag.glsl)
+const float GIZMO_SPECULAR = 0.35;
+
 // Gizmo surfaces (arrows, balls, ellipsoids; gizmo, arrow and ellipsoid programs): lit like the
 // bodies but unshadowed; a translucent one (alpha < 1: the inertia ellipsoid) gets denser
 // towards its outline, so its shape reads while the body shows through.
-const float GIZMO_SHININESS = 32.0;
-const float GIZMO_SPECULAR = 0.35;
 vec4 gizmo_shade(vec4 color, vec3 n, vec3 p) {
     vec3 c = shade(color.rgb, n, p, 1.0, GIZMO_SHININESS, GIZMO_SPECULAR);
     float rim = 1.0 - abs(dot(n, normalize(u_eye - p)));
