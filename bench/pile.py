@@ -10,7 +10,9 @@ the ratio of Tumble to the best peer, and how the pile ended (kinetic energy, co
 height of the highest cube) so that a fast but wrong engine would show. Tumble's contact count is
 of the contacts that pushed in the last step; islands asleep (physics/sleep.py) have none and
 cost nothing, which is part of its rate once the pile rests (the peers here do not sleep).
-Never fails on a timing.
+Tumble's narrow phase and solver split large steps between threads (physics/threads.py); a
+second row, "Tumble 1T", holds it to one thread, and every row gives the CPU time per step of
+all threads, so the cost in cores shows next to the speed. Never fails on a timing.
 Target (issue 5): at least the best peer at every N, and ≥ 240 steps/s at N = 1000.
 """
 
@@ -21,9 +23,9 @@ import os
 import statistics
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is numba's (below)
 
+import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physics.model import BodyDef, WorldDef  # noqa: E402
@@ -137,19 +139,23 @@ def pybullet_pile(n: int):
     return (lambda: pybullet.stepSimulation(physicsClientId=client)), summary
 
 
-def run(make, n: int, steps: int, repeats: int):
-    """Median steps/s over repeats (each a fresh pile, timed over all its steps) and the end
-    state of the last one."""
-    rates, end = [], None
+def run(make, n: int, steps: int, repeats: int, threads: int):
+    """Median steps/s over repeats (each a fresh pile, timed over all its steps), the median
+    CPU time per step of all the process's threads, ms, and the end state of the last pile.
+    threads: how many Tumble's parallel kernels may use (the peers step on one)."""
+    rates, cpu, end = [], [], None
+    numba.set_num_threads(threads)
     for _ in range(repeats):
         step, summary = make(n)
         step()  # first-call costs (kernels loading from cache) are not the steady rate
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(steps - 1):
             step()
         rates.append((steps - 1) / (time.perf_counter() - t0))
+        cpu.append(1000 * (time.process_time() - c0) / (steps - 1))
         end = summary()
-    return statistics.median(rates), end
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return statistics.median(rates), statistics.median(cpu), end
 
 
 def main() -> None:
@@ -160,25 +166,31 @@ def main() -> None:
     parser.add_argument("--only-tumble", action="store_true",
                         help="skip the peers (quick checks of Tumble alone)")
     args = parser.parse_args()
-    engines = [("Tumble", tumble)]
+    threads = numba.config.NUMBA_NUM_THREADS
+    engines = [("Tumble", tumble, threads)]
+    if threads > 1:  # the same engine held to one thread, for the single-core comparison
+        engines.append(("Tumble 1T", tumble, 1))
     peers = () if args.only_tumble else (("MuJoCo CG", "mujoco", mujoco_pile),
                                          ("PyBullet", "pybullet", pybullet_pile))
     for name, module, make in peers:
         try:
             __import__(module)
-            engines.append((name, make))
+            engines.append((name, make, 1))
         except ImportError:
             print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
     steps = int(round(args.seconds / H))
-    print(f"{steps} steps of 1/240 s, median of {args.repeats} run(s)")
-    print(f"{'N':>5} {'engine':<10}{'steps/s':>10}{'vs Tumble':>11}   end: KE J, contacts, top m")
+    print(f"{steps} steps of 1/240 s, median of {args.repeats} run(s); Tumble on {threads} "
+          f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one")
+    print(f"{'N':>5} {'engine':<10}{'steps/s':>10}{'vs Tumble':>11}{'CPU ms/step':>13}"
+          f"   end: KE J, contacts, top m")
     for n in args.sizes:
-        results = [(name, *run(make, n, steps, args.repeats)) for name, make in engines]
+        results = [(name, *run(make, n, steps, args.repeats, count))
+                   for name, make, count in engines]
         ours = results[0][1]
-        for name, rate, (kinetic, contacts, top) in results:
-            print(f"{n:>5} {name:<10}{rate:10.1f}{ours / rate:10.2f}x   "
+        for name, rate, cpu, (kinetic, contacts, top) in results:
+            print(f"{n:>5} {name:<10}{rate:10.1f}{ours / rate:10.2f}x{cpu:13.2f}   "
                   f"{kinetic:10.3g} {contacts:6d} {top:6.2f}")
-        peers = [rate for _, rate, _ in results[1:]]
+        peers = [rate for name, rate, _, _ in results if not name.startswith("Tumble")]
         if peers:
             print(f"{n:>5} Tumble / best peer: {ours / max(peers):.2f}"
                   + ("   (target ≥ 240 steps/s)" if n == 1000 else ""))

@@ -18,6 +18,7 @@ import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, as the target says
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # the engine's parallel kernels too
 
 import numpy as np  # noqa: E402
 from scipy.spatial import ConvexHull  # noqa: E402

@@ -14,15 +14,19 @@ every body of an x slab in one sweep).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .contacts import SPECULATIVE_MARGIN
+from .threads import parallel_threads
+
+BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
 
 
 def reach(vel, omega, bound, h) -> np.ndarray:
     """(n,) m: bounding radius grown by the margin and by 1.5 steps of the fastest point's motion
     (|v| + |ω|·bound), the same allowance the wall contacts use."""
-    speed = np.linalg.norm(vel, axis=1) + bound * np.linalg.norm(omega, axis=1)
+    speed = (np.sqrt(np.einsum("ij,ij->i", vel, vel))
+             + bound * np.sqrt(np.einsum("ij,ij->i", omega, omega)))
     return bound + SPECULATIVE_MARGIN + 1.5 * h * speed
 
 
@@ -46,18 +50,16 @@ def _check(a, b, pos, radius, order, out, count):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(pos, radius, strip, order, wide, out):
-    """Fill out (capacity, 2) with candidate pairs (i < j rows); return how many there were
-    (may exceed the capacity: the caller retries with a bigger buffer). pos (n, 3), radius (n,)
-    and strip (n,) are sorted by strip, then by the low end along x (contiguous, so the loops
-    read memory in sequence); order (n,) maps them back to rows; wide m: the largest diameter."""
+def _sweep(pos, radius, strip, order, end, wide, first_body, last_body, out):
+    """Fill out (capacity, 2) with the candidate pairs (i < j rows) of the bodies first_body…
+    last_body − 1 with the bodies after them; return how many there were (may exceed the
+    capacity: the caller retries with a bigger buffer). pos (n, 3), radius (n,) and strip (n,)
+    are sorted by strip, then by the low end along x (contiguous, so the loops read memory in
+    sequence); order (n,) maps them back to rows; end (n,) one past the last body of each
+    body's strip; wide m: the largest diameter."""
     n = order.shape[0]
-    end = np.empty(n, dtype=np.int64)  # one past the last body of each body's strip
-    end[n - 1] = n
-    for a in range(n - 2, -1, -1):
-        end[a] = end[a + 1] if strip[a + 1] == strip[a] else a + 1
     count = 0
-    for a in range(n):
+    for a in range(first_body, last_body):
         hi_x = pos[a, 0] + radius[a]
         for b in range(a + 1, end[a]):  # the rest of a's strip
             if pos[b, 0] - radius[b] > hi_x:
@@ -82,13 +84,36 @@ def _sweep(pos, radius, strip, order, wide, out):
     return count
 
 
+@njit(cache=True, nogil=True)
+def _strip_ends(strip):
+    """(n,) one past the last body of each body's strip (strip (n,) sorted)."""
+    n = strip.shape[0]
+    end = np.empty(n, dtype=np.int64)
+    end[n - 1] = n
+    for a in range(n - 2, -1, -1):
+        end[a] = end[a + 1] if strip[a + 1] == strip[a] else a + 1
+    return end
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts):
+    """``_sweep`` of the bodies bounds[t]…bounds[t + 1] − 1 side by side, chunk t writing into
+    its own equal stretch of out."""
+    chunks = bounds.shape[0] - 1
+    capacity = out.shape[0] // chunks
+    for t in prange(chunks):
+        counts[t] = _sweep(pos, radius, strip, order, end, wide, bounds[t], bounds[t + 1],
+                           out[t * capacity:(t + 1) * capacity])
+
+
 def candidate_pairs(pos, reach_radius) -> np.ndarray:
     """(p, 2) int64 rows (i < j) whose spheres ``pos`` (n, 3) m, ``reach_radius`` (n,) m overlap
-    (deterministic for given positions).
+    (deterministic for given positions, and in the same order whatever the thread count).
 
     Bodies are cut into strips along z one largest diameter wide, so a body's partners lie in its
     own strip or the next one, and each strip is swept along x: a dense pile compares each body
-    with a few neighbours instead of every body in its x slab."""
+    with a few neighbours instead of every body in its x slab. Large scenes are swept in chunks
+    of bodies on the threads (physics/threads.py)."""
     n = len(pos)
     if n < 2:
         return np.zeros((0, 2), dtype=np.int64)
@@ -100,9 +125,22 @@ def candidate_pairs(pos, reach_radius) -> np.ndarray:
     strip = np.floor((pos[:, 2] - pos[:, 2].min()) / width).astype(np.int64)
     order = np.lexsort((pos[:, 0] - radius, strip))
     pos, radius, strip = pos[order], radius[order], strip[order]
-    out = np.empty((16 * n, 2), dtype=np.int64)
-    count = _sweep(pos, radius, strip, order, wide, out)
-    if count > len(out):
-        out = np.empty((count, 2), dtype=np.int64)
-        _sweep(pos, radius, strip, order, wide, out)
-    return out[:count]
+    end = _strip_ends(strip)
+    chunks = min(parallel_threads(), n // BODIES_PER_CHUNK)
+    if chunks < 2:
+        out = np.empty((16 * n, 2), dtype=np.int64)
+        count = _sweep(pos, radius, strip, order, end, wide, 0, n, out)
+        if count > len(out):
+            out = np.empty((count, 2), dtype=np.int64)
+            _sweep(pos, radius, strip, order, end, wide, 0, n, out)
+        return out[:count]
+    bounds = np.linspace(0, n, chunks + 1).astype(np.int64)
+    capacity = 16 * (n // chunks + 1)
+    counts = np.zeros(chunks, dtype=np.int64)
+    out = np.empty((chunks * capacity, 2), dtype=np.int64)
+    _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts)
+    if counts.max() > capacity:
+        capacity = int(counts.max())
+        out = np.empty((chunks * capacity, 2), dtype=np.int64)
+        _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts)
+    return np.concatenate([out[t * capacity:t * capacity + counts[t]] for t in range(chunks)])

@@ -29,11 +29,12 @@ points into its body: the first body receives +λn.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .boxes import box_separations
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
 from .model import MAX_HULL_VERTICES
+from .threads import parallel_threads
 
 MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
@@ -41,6 +42,7 @@ _ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + f
 _ID_MASK = (1 << _ID_BITS) - 1
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
+PAIRS_PER_CHUNK = 64       # fewer pairs per thread are not worth a thread's start-up
 
 
 @njit(cache=True, inline='always')
@@ -648,7 +650,8 @@ def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_
 
 
 def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
-    """Contacts between the candidate pairs (p, 2) of body rows from the broad phase.
+    """Contacts between the candidate pairs (p, 2) of body rows from the broad phase, in pair
+    order whatever the number of threads.
 
     pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
     will move with (for the speculative distance); model the ``Model``; h the step, s.
@@ -666,12 +669,54 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
         paired[pairs.ravel()] = True
         points, normals, offsets, box_axes, box_centre = world_hulls(pos, rotm, model,
                                                                      np.flatnonzero(paired))
-        count = _pair_kernel(
-            np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
-            model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
-            model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
-            model.edge_start, box_axes, box_centre, model.box_half, float(h), body, other, key,
-            point, normal, sep)
+        args = (np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
+                model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
+                model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
+                model.edge_start, box_axes, box_centre, model.box_half, float(h), body, other,
+                key, point, normal, sep)
+        # pairs are independent: chunks of them go to the threads, each chunk writing its
+        # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
+        chunks = min(parallel_threads(), len(pairs) // PAIRS_PER_CHUNK)
+        if chunks < 2:
+            count = _pair_kernel(*args)
+        else:
+            bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
+            counts = np.zeros(chunks, dtype=np.int64)
+            _pair_chunks(bounds, *args, counts)
+            count = _pack(bounds, counts, body, other, key, point, normal, sep)
     t1, t2 = plane_tangents(normal[:count])
     return Contacts(body[:count], key[:count], point[:count], normal[:count], sep[:count], t1, t2,
                     other[:count])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm,
+                 woff, face_start, loop_start, face_vertex, edge, edge_faces, edge_start,
+                 box_axes, box_centre, box_half, h, out_body, out_other, out_key, out_point,
+                 out_normal, out_sep, counts):
+    """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
+    writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]."""
+    for t in prange(len(bounds) - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        first, last = MAX_MANIFOLD * lo, MAX_MANIFOLD * hi
+        counts[t] = _pair_kernel(
+            pairs[lo:hi], pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
+            face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
+            box_centre, box_half, h, out_body[first:last], out_other[first:last],
+            out_key[first:last], out_point[first:last], out_normal[first:last],
+            out_sep[first:last])
+
+
+@njit(cache=True, nogil=True)
+def _pack(bounds, counts, body, other, key, point, normal, sep):
+    """Move each chunk's contacts down to follow the previous chunk's; returns the total."""
+    count = 0
+    for t in range(len(counts)):
+        first = MAX_MANIFOLD * bounds[t]
+        for i in range(first, first + counts[t]):
+            body[count], other[count], key[count], sep[count] = body[i], other[i], key[i], sep[i]
+            for a in range(3):
+                point[count, a] = point[i, a]
+                normal[count, a] = normal[i, a]
+            count += 1
+    return count

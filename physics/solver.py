@@ -9,7 +9,7 @@ Per step, for every contact point with offset r from the centre of mass and norm
   energy; positions are projected instead (world.py).
 - friction: the tangential impulse is clamped to the Coulomb cone |λ_t| ≤ μ λ_n.
 - body–body impacts (before the warm start): pairwise collisions, v_n' = −e·v_n per approaching
-  contact, swept until none approaches faster than the threshold (see ``_solve_kernel``); this
+  contact, swept until none approaches faster than the threshold (see ``_impact_kernel``); this
   is what passes an impact along a row of touching balls (Newton's cradle), which a restitution
   target per contact cannot do.
 - wall restitution: a contact whose impact speed exceeds a threshold is then driven to
@@ -30,12 +30,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .contacts import Contacts
 
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
 RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
+# The velocity sweeps of a large step run on two threads (sweep_groups): slabs, two per phase
+SWEEP_SLABS = 4
+PARALLEL_MIN_CONTACTS = 256  # fewer contacts are swept on one thread, in their own order
 
 
 @dataclass
@@ -85,7 +88,7 @@ def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
 def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
     """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
     ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
-    the end of ``_solve_kernel``."""
+    the end of the step (``_restitution_kernel``)."""
     for a in range(3):
         vel[b, a] += inv_mass[b] * impulse * axes[c, j, a]
         omega[b, a] += impulse * jac[c, _TURN + j, a]
@@ -96,9 +99,8 @@ def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
 
 
 @njit(cache=True, nogil=True)
-def _solve_kernel(body, other, axes, jac, sep, mass, mu, bounce, target, impulses, collide,
-                  restitution, threshold, collision, impact, vel, ang_mom, omega, inv_mass, h,
-                  iterations):
+def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, threshold, collision,
+                   impact, vel, omega, inv_mass, h, iterations):
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
@@ -124,33 +126,99 @@ def _solve_kernel(body, other, axes, jac, sep, mass, mu, bounce, target, impulse
             active = True
         if not active:
             break
-    for c in range(k):  # warm start
+
+
+@njit(cache=True, nogil=True)
+def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass):
+    """Apply the given contacts' impulses from the previous step (before the first sweep)."""
+    for c in contacts:
         for j in range(3):
             _push(c, j, body[c], other[c], impulses[c, j], axes, jac, vel, omega, inv_mass)
+
+
+@njit(cache=True, nogil=True)
+def _sweep(contacts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h):
+    """One Gauss–Seidel sweep over the given contacts: normal impulse, then friction."""
+    for c in contacts:
+        b, o = body[c], other[c]
+        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+        old = impulses[c, 0]
+        new = max(old - mass[c, 0] * (vn + max(sep[c], 0.0) / h), 0.0)
+        impulses[c, 0] = new
+        o1, o2 = impulses[c, 1], impulses[c, 2]
+        if new == 0.0 and old == 0.0 and o1 == 0.0 and o2 == 0.0:
+            continue  # a speculative contact left apart: its cone is the point 0, no impulse
+        _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
+        # Coulomb cone on the two tangent impulses together; both tangents read and write the
+        # bodies' velocities in one pass
+        u1 = u2 = 0.0
+        for a in range(3):
+            u1 += vel[b, a] * axes[c, 1, a] + omega[b, a] * jac[c, _ARM + 1, a]
+            u2 += vel[b, a] * axes[c, 2, a] + omega[b, a] * jac[c, _ARM + 2, a]
+        if o >= 0:
+            for a in range(3):
+                u1 -= vel[o, a] * axes[c, 1, a] + omega[o, a] * jac[c, _OTHER + _ARM + 1, a]
+                u2 -= vel[o, a] * axes[c, 2, a] + omega[o, a] * jac[c, _OTHER + _ARM + 2, a]
+        l1 = o1 - mass[c, 1] * u1
+        l2 = o2 - mass[c, 2] * u2
+        limit = mu[c] * new
+        norm = np.sqrt(l1 * l1 + l2 * l2)
+        if norm > limit:
+            scale = limit / norm
+            l1 *= scale
+            l2 *= scale
+        impulses[c, 1] = l1
+        impulses[c, 2] = l2
+        d1, d2 = l1 - o1, l2 - o2
+        for a in range(3):
+            vel[b, a] += inv_mass[b] * (d1 * axes[c, 1, a] + d2 * axes[c, 2, a])
+            omega[b, a] += d1 * jac[c, _TURN + 1, a] + d2 * jac[c, _TURN + 2, a]
+        if o >= 0:
+            for a in range(3):
+                vel[o, a] -= inv_mass[o] * (d1 * axes[c, 1, a] + d2 * axes[c, 2, a])
+                omega[o, a] -= (d1 * jac[c, _OTHER + _TURN + 1, a]
+                                + d2 * jac[c, _OTHER + _TURN + 2, a])
+
+
+@njit(cache=True, nogil=True)
+def _serial_sweeps(body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h,
+                   iterations):
+    """Warm start, then the velocity sweeps over every contact in order, on the calling
+    thread."""
+    every = np.arange(body.shape[0])
+    _warm_start(every, body, other, axes, jac, impulses, vel, omega, inv_mass)
     for _ in range(iterations):
-        for c in range(k):
-            b, o = body[c], other[c]
-            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-            old = impulses[c, 0]
-            new = max(old - mass[c, 0] * (vn + max(sep[c], 0.0) / h), 0.0)
-            impulses[c, 0] = new
-            o1, o2 = impulses[c, 1], impulses[c, 2]
-            if new == 0.0 and old == 0.0 and o1 == 0.0 and o2 == 0.0:
-                continue  # a speculative contact left apart: its cone is the point 0, no impulse
-            _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
-            # Coulomb cone on the two tangent impulses together
-            l1 = o1 - mass[c, 1] * _relative_velocity(c, 1, b, o, axes, jac, vel, omega)
-            l2 = o2 - mass[c, 2] * _relative_velocity(c, 2, b, o, axes, jac, vel, omega)
-            limit = mu[c] * new
-            norm = np.sqrt(l1 * l1 + l2 * l2)
-            if norm > limit:
-                scale = limit / norm
-                l1 *= scale
-                l2 *= scale
-            impulses[c, 1] = l1
-            impulses[c, 2] = l2
-            _push(c, 1, b, o, l1 - o1, axes, jac, vel, omega, inv_mass)
-            _push(c, 2, b, o, l2 - o2, axes, jac, vel, omega, inv_mass)
+        _sweep(every, body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega,
+                 inv_mass, h, iterations):
+    """Warm start and the velocity sweeps with the contacts in groups (see ``sweep_groups``):
+    the even slab groups side by side, then the odd ones, then the leftover group on this
+    thread."""
+    slabs = starts.shape[0] - 2
+    for phase in range(2):
+        for t in prange(slabs // 2):
+            g = 2 * t + phase
+            _warm_start(order[starts[g]:starts[g + 1]], body, other, axes, jac, impulses, vel,
+                        omega, inv_mass)
+    _warm_start(order[starts[slabs]:starts[slabs + 1]], body, other, axes, jac, impulses, vel,
+                omega, inv_mass)
+    for _ in range(iterations):
+        for phase in range(2):
+            for t in prange(slabs // 2):
+                g = 2 * t + phase
+                _sweep(order[starts[g]:starts[g + 1]], body, other, axes, jac, sep, mass, mu,
+                       impulses, vel, omega, inv_mass, h)
+        _sweep(order[starts[slabs]:starts[slabs + 1]], body, other, axes, jac, sep, mass, mu,
+               impulses, vel, omega, inv_mass, h)
+
+
+@njit(cache=True, nogil=True)
+def _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
+                        ang_mom, omega, inv_mass):
+    k = body.shape[0]
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
     for c in range(k):
         if bounce[c] and impulses[c, 0] <= 0.0:
@@ -184,68 +252,88 @@ def _solve_kernel(body, other, axes, jac, sep, mass, mu, bounce, target, impulse
                     ang_mom[o, a] -= p * jac[c, _OTHER + _ARM + j, a]
 
 
-@njit(cache=True, nogil=True)
-def _prepare_kernel(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
-                    omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                    collide, target, tau):
+@njit(cache=True, inline='always')
+def _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution, pos,
+                     vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                     collide, target, tau):
     """Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
     1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
     change of the relative velocity along d (seed 001; physics.md §3 for two bodies); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts)."""
+    leaves with, tau (k,) when in the step it hit (see solve_contacts). Filled in for contact c."""
+    b, o = body[c], other[c]
+    for a in range(3):
+        axes[c, 0, a] = normal[c, a]
+        axes[c, 1, a] = tangent1[c, a]
+        axes[c, 2, a] = tangent2[c, a]
+    an = 0.0
+    for a in range(3):
+        an += accel[b, a] * axes[c, 0, a]
+    for j in range(3):
+        mass[c, j] = inv_mass[b]
+    # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
+    for side in range(2):
+        q = b if side == 0 else o
+        row = _OTHER * side
+        if q < 0:
+            for i in range(row, row + _OTHER):
+                for a in range(3):
+                    jac[c, i, a] = 0.0
+            break
+        rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
+        for j in range(3):
+            dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
+            ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+            jac[c, row + _ARM + j, 0] = ax
+            jac[c, row + _ARM + j, 1] = ay
+            jac[c, row + _ARM + j, 2] = az
+            tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
+            ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
+            tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
+            jac[c, row + _TURN + j, 0] = tx
+            jac[c, row + _TURN + j, 1] = ty
+            jac[c, row + _TURN + j, 2] = tz
+            if side == 1:
+                mass[c, j] += inv_mass[q]
+            mass[c, j] += ax * tx + ay * ty + az * tz
+    if o >= 0:
+        for a in range(3):
+            an -= accel[o, a] * axes[c, 0, a]
+    for j in range(3):
+        mass[c, j] = 1.0 / mass[c, j]
+    vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+    fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
+    e = restitution[c]
+    # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
+    bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+    collide[c] = o >= 0 and e > 0.0
+    tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+    # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
+    # the step
+    target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
+
+
+@njit(cache=True, nogil=True)
+def _prepare_serial(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
+                    omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                    collide, target, tau):
     for c in range(body.shape[0]):
-        b, o = body[c], other[c]
-        for a in range(3):
-            axes[c, 0, a] = normal[c, a]
-            axes[c, 1, a] = tangent1[c, a]
-            axes[c, 2, a] = tangent2[c, a]
-        an = 0.0
-        for a in range(3):
-            an += accel[b, a] * axes[c, 0, a]
-        for j in range(3):
-            mass[c, j] = inv_mass[b]
-        # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
-        for side in range(2):
-            q = b if side == 0 else o
-            row = _OTHER * side
-            if q < 0:
-                for i in range(row, row + _OTHER):
-                    for a in range(3):
-                        jac[c, i, a] = 0.0
-                break
-            rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
-            for j in range(3):
-                dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
-                ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
-                jac[c, row + _ARM + j, 0] = ax
-                jac[c, row + _ARM + j, 1] = ay
-                jac[c, row + _ARM + j, 2] = az
-                tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
-                ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
-                tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
-                jac[c, row + _TURN + j, 0] = tx
-                jac[c, row + _TURN + j, 1] = ty
-                jac[c, row + _TURN + j, 2] = tz
-                if side == 1:
-                    mass[c, j] += inv_mass[q]
-                mass[c, j] += ax * tx + ay * ty + az * tz
-        if o >= 0:
-            for a in range(3):
-                an -= accel[o, a] * axes[c, 0, a]
-        for j in range(3):
-            mass[c, j] = 1.0 / mass[c, j]
-        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-        fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
-        e = restitution[c]
-        # walls: restitution pass; body pairs: collision pass (see _solve_kernel)
-        bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
-        collide[c] = o >= 0 and e > 0.0
-        tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
-        # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
-        # the step
-        target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
+        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
+                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
+                         bounce, collide, target, tau)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _prepare_parallel(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
+                      omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                      collide, target, tau):
+    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    for c in prange(body.shape[0]):
+        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
+                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
+                         bounce, collide, target, tau)
 
 
 @njit(cache=True)
@@ -304,18 +392,27 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     bounce, collide = np.empty(k, dtype=bool), np.empty(k, dtype=bool)
     target, tau = np.empty(k), np.empty(k)
     restitution = np.ascontiguousarray(restitution, dtype=float)
-    _prepare_kernel(contacts.body, contacts.other, contacts.point, contacts.normal,
-                    contacts.tangent1, contacts.tangent2, contacts.separation, restitution, pos,
-                    vel, omega, accel, inv_mass, inv_inertia_world, float(h), float(threshold),
-                    axes, jac, mass, bounce, collide, target, tau)
+    # small steps stay on the calling thread: waking the others costs more than it saves
+    prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
+    prepare(contacts.body, contacts.other, contacts.point, contacts.normal, contacts.tangent1,
+            contacts.tangent2, contacts.separation, restitution, pos, vel, omega, accel, inv_mass,
+            inv_inertia_world, float(h), float(threshold), axes, jac, mass, bounce, collide,
+            target, tau)
     collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
-    _solve_kernel(
-        contacts.body, contacts.other, axes, jac, contacts.separation, mass,
-        np.ascontiguousarray(friction, dtype=float), bounce, target, impulses, collide,
-        restitution, float(threshold), collision, tau, vel, ang_mom, omega, inv_mass, float(h),
-        int(iterations),
-    )
+    friction = np.ascontiguousarray(friction, dtype=float)
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, float(threshold),
+                   collision, tau, vel, omega, inv_mass, float(h), int(iterations))
+    if k >= PARALLEL_MIN_CONTACTS:
+        order, starts = sweep_groups(body, other, pos)
+        _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, friction, impulses, vel,
+                     omega, inv_mass, float(h), int(iterations))
+    else:
+        _serial_sweeps(body, other, axes, jac, sep, mass, friction, impulses, vel, omega,
+                       inv_mass, float(h), int(iterations))
+    _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
+                        ang_mom, omega, inv_mass)
     n = len(vel)
     result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
                            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
@@ -323,6 +420,57 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
                     result.loaded, result.acted, result.touched, result.walled,
                     result.impact_fraction)
     return result
+
+
+def sweep_groups(body, other, pos) -> tuple[np.ndarray, np.ndarray]:
+    """Contacts (k,) in groups whose sweeps can run side by side: order (k,) the contacts group
+    after group (ascending within each), starts (SWEEP_SLABS + 2,) where each group begins.
+
+    The bodies in contact are cut into SWEEP_SLABS slabs of equal count along the axis their
+    centres pos (n, 3) spread most; group g holds the contacts within slab g and between slabs
+    g and g + 1 (a wall contact is within its body's slab), so groups g and g + 2 share no body
+    and the even groups sweep side by side, then the odd ones. Contacts reaching further than
+    the next slab (slabs thinner than a body) form a last group, swept on one thread. Gauss–Seidel
+    converges whatever the order of its visits (Box2D v3 colours its constraint graph the same
+    way, to the same end); the grouping depends on the positions only, never on the thread
+    count, so results do not either."""
+    order = np.empty(len(body), dtype=np.int64)
+    starts = np.zeros(SWEEP_SLABS + 2, dtype=np.int64)
+    _group_kernel(body, other, pos, SWEEP_SLABS, order, starts)
+    return order, starts
+
+
+@njit(cache=True, nogil=True)
+def _group_kernel(body, other, pos, slabs, order, starts):
+    n, k = pos.shape[0], body.shape[0]
+    involved = np.zeros(n, dtype=np.bool_)
+    for c in range(k):
+        involved[body[c]] = True
+        if other[c] >= 0:
+            involved[other[c]] = True
+    rows = np.flatnonzero(involved)
+    low, high = np.full(3, np.inf), np.full(3, -np.inf)
+    for r in rows:
+        for a in range(3):
+            low[a] = min(low[a], pos[r, a])
+            high[a] = max(high[a], pos[r, a])
+    axis = np.argmax(high - low)
+    slab = np.zeros(n, dtype=np.int64)
+    ranked = rows[np.argsort(pos[rows, axis], kind="mergesort")]
+    for i in range(ranked.shape[0]):
+        slab[ranked[i]] = i * slabs // ranked.shape[0]
+    group = np.empty(k, dtype=np.int64)
+    for c in range(k):
+        first = slab[body[c]]
+        second = slab[other[c]] if other[c] >= 0 else first
+        group[c] = min(first, second) if abs(first - second) <= 1 else slabs
+        starts[group[c] + 1] += 1
+    for g in range(slabs + 1):
+        starts[g + 1] += starts[g]
+    fill = starts[:-1].copy()
+    for c in range(k):  # counting sort: ascending within each group
+        order[fill[group[c]]] = c
+        fill[group[c]] += 1
 
 
 @njit(cache=True, nogil=True)

@@ -286,7 +286,8 @@ class World:
             s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, h, awake)
         pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
-        pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
+        if not awake.all():
+            pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
         if len(pairs) == 0:
             return walls
         return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))

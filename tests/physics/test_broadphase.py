@@ -34,3 +34,24 @@ def test_reach_grows_with_speed_and_spin():
     r = reach(vel, omega, bound, 1 / 240)
     assert r[0] > 0.1 and np.isclose(r[1] - r[0], 1.5 * 10 / 240)
     assert np.isclose(r[2] - r[0], 1.5 * 0.1 * 50 / 240)
+
+
+def test_large_scenes_swept_in_chunks_give_the_same_pairs_in_the_same_order(monkeypatch):
+    """The sweep is shared out between threads in chunks of bodies; the pairs found, and their
+    order (which orders the contacts and so the solver's visits), must not depend on how many."""
+    import physics.broadphase as broadphase
+
+    rng = np.random.default_rng(8)
+    pos = rng.uniform([-2, 0, -2], [2, 1, 2], (1500, 3))
+    radius = rng.uniform(0.05, 0.2, 1500)
+    found = {}
+    for threads in (1, 2, 5):
+        monkeypatch.setattr(broadphase, "parallel_threads", lambda: threads)
+        found[threads] = candidate_pairs(pos, radius)
+    assert len(found[1]) > 1500
+    assert np.array_equal(found[1], found[2]) and np.array_equal(found[1], found[5])
+    some = rng.choice(len(pos), 300, replace=False)  # and they are the right pairs
+    chosen = set(some.tolist())
+    assert ({tuple(p) for p in found[5].tolist() if p[0] in chosen and p[1] in chosen}
+            == {(int(some[i]), int(some[j])) if some[i] < some[j] else (int(some[j]), int(some[i]))
+                for i, j in brute_force(pos[some], radius[some])})

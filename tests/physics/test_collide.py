@@ -165,3 +165,29 @@ def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
             sep, face = _face_query(a, b, pos, points, m.hull_start, normals, offsets,
                                     m.face_start)
             assert sep == brute.max() and face == m.face_start[a] + np.argmax(brute)
+
+
+def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
+    """Pairs are shared out between threads in chunks; the contacts and their order must not
+    depend on how many (a heap of overlapping boxes: many manifolds of every kind)."""
+    import physics.collide as collide
+    from physics.broadphase import candidate_pairs
+
+    rng = np.random.default_rng(4)
+    n = 400
+    model = Model(WorldDef())
+    for i in range(n):
+        model.append(i, box_body((0.3, 0.2, 0.1)))
+    pos = rng.uniform([-0.8, 0, -0.8], [0.8, 0.6, 0.8], (n, 3))
+    quat = rng.normal(size=(n, 4))
+    rotm = quat_to_matrix(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    vel = rng.uniform(-1, 1, (n, 3))
+    pairs = candidate_pairs(pos, model.bound_radius + 0.05)
+    found = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(collide, "parallel_threads", lambda: threads)
+        found[threads] = body_contacts(pairs, pos, rotm, vel, np.zeros((n, 3)), model, H)
+    assert found[1].count > 1000
+    for threads in (2, 3):
+        for field in ("body", "other", "key", "point", "normal", "separation"):
+            assert np.array_equal(getattr(found[1], field), getattr(found[threads], field)), field

@@ -112,3 +112,65 @@ def test_pair_impulses_conserve_linear_and_angular_momentum():
     assert np.allclose(after, about_origin, rtol=0, atol=1e-12)
     # ω and L stay consistent: ω = I_w⁻¹ L for both bodies
     assert np.allclose(omega, (inv_iw @ ang_mom[:, :, None])[:, :, 0], rtol=0, atol=1e-12)
+
+
+def random_body_contacts(n=120, k=600, seed=2):
+    """k contacts between random pairs of n bodies spread along x, mostly near neighbours
+    (no walls)."""
+    rng = np.random.default_rng(seed)
+    pos = np.column_stack((np.linspace(-3, 3, n), rng.uniform(-0.2, 0.2, (n, 2))))
+    first = rng.integers(0, n - 1, k)
+    second = np.minimum(first + rng.integers(1, 4, k), n - 1)  # mostly neighbours along x
+    far = rng.random(k) < 0.05  # and a few across the scene (the leftover group's)
+    second = np.where(far, rng.integers(0, n, k), second)
+    second = np.where(second == first, (first + 1) % n, second)
+    normal = rng.normal(size=(k, 3))
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    t1, t2 = plane_tangents(normal)
+    point = 0.5 * (pos[first] + pos[second]) + rng.uniform(-0.05, 0.05, (k, 3))
+    contacts = Contacts(first, np.arange(k), point, normal, rng.uniform(-0.01, 0.002, k), t1, t2,
+                        second)
+    return contacts, pos, rng
+
+
+def test_sweep_groups_keep_bodies_of_side_by_side_groups_apart():
+    from physics.solver import SWEEP_SLABS, sweep_groups
+
+    contacts, pos, _ = random_body_contacts()
+    order, starts = sweep_groups(contacts.body, contacts.other, pos)
+    assert sorted(order.tolist()) == list(range(contacts.count))  # every contact once
+    groups = [order[starts[g]:starts[g + 1]] for g in range(SWEEP_SLABS + 1)]
+    assert all(np.all(np.diff(g) > 0) for g in groups)  # in their own order within a group
+    touched = [set(contacts.body[g]) | set(contacts.other[g]) for g in groups]
+    for g in range(SWEEP_SLABS - 2):
+        assert not touched[g] & touched[g + 2]
+    assert min(len(g) for g in groups[:SWEEP_SLABS]) > 0.1 * contacts.count
+    assert 0 < len(groups[SWEEP_SLABS]) < 0.1 * contacts.count
+
+
+def test_many_contacts_swept_on_threads_conserve_momentum():
+    """Above PARALLEL_MIN_CONTACTS the sweeps run in slab groups; every impulse is still equal
+    and opposite, so linear and angular momentum (about the origin) are conserved."""
+    from physics.solver import PARALLEL_MIN_CONTACTS
+
+    contacts, pos, rng = random_body_contacts()
+    assert contacts.count >= PARALLEL_MIN_CONTACTS
+    n = len(pos)
+    mass = rng.uniform(0.5, 3.0, n)
+    inv_iw = np.array([np.diag(1 / rng.uniform(0.01, 0.1, 3)) for _ in range(n)])
+    vel = rng.uniform(-2, 2, (n, 3))
+    omega = rng.uniform(-3, 3, (n, 3))
+    ang_mom = np.linalg.solve(inv_iw, omega[..., None])[..., 0]
+
+    def momenta():
+        return mass @ vel, (ang_mom + np.cross(pos, mass[:, None] * vel)).sum(axis=0)
+
+    p0, l0 = momenta()
+    k = contacts.count
+    result = solve_contacts(contacts, pos, vel, ang_mom, omega, 1.0 / mass, inv_iw,
+                            np.zeros((n, 3)), np.full(k, 0.3), np.full(k, 0.5), np.zeros((k, 3)),
+                            1 / 240, 10, 0.2)
+    assert result.loaded.sum() > 100  # the impulses did something
+    p1, l1 = momenta()
+    assert np.allclose(p1, p0, rtol=0, atol=1e-12 * np.abs(mass[:, None] * vel).sum())
+    assert np.allclose(l1, l0, rtol=0, atol=1e-11 * (np.abs(ang_mom).sum() + np.abs(l0).sum()))
