@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from .contacts import SPECULATIVE_MARGIN
-from .threads import parallel_threads
+from .runtime import parallel_threads
 
 BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
 
@@ -113,7 +113,7 @@ def candidate_pairs(pos, reach_radius) -> np.ndarray:
     Bodies are cut into strips along z one largest diameter wide, so a body's partners lie in its
     own strip or the next one, and each strip is swept along x: a dense pile compares each body
     with a few neighbours instead of every body in its x slab. Large scenes are swept in chunks
-    of bodies on the threads (physics/threads.py)."""
+    of bodies on the threads (physics/runtime.py)."""
     n = len(pos)
     if n < 2:
         return np.zeros((0, 2), dtype=np.int64)

@@ -34,7 +34,7 @@ from numba import njit, prange
 from .boxes import box_separations
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
 from .model import MAX_HULL_VERTICES
-from .threads import parallel_threads
+from .runtime import parallel_threads
 
 MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis

@@ -108,12 +108,18 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
     # v_n' = −e·v_n, sweeping until none approaches faster than the threshold. Each such
     # impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and an impact travels along a chain of touching
     # bodies (Newton's cradle) one pair at a time.
-    for _ in range(iterations):
+    # A contact whose two bodies have not changed velocity since its last visit would find
+    # what it found then (not approaching): it is skipped. changed (n,) holds when each body
+    # last changed, counted in visits (sweep · k + contact), so the skip is exact.
+    changed = np.full(vel.shape[0], -1, dtype=np.int64)
+    for sweep in range(iterations):
         active = False
         for c in range(k):
             if not collide[c]:
                 continue
             b, o = body[c], other[c]
+            if sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + c:
+                continue
             vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
             gap = max(sep[c], 0.0)
             if vn >= -threshold or gap > -vn * h:  # slow, or does not close the gap this step
@@ -123,6 +129,7 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
                 impact[c] = gap / (-vn * h)
             collision[c] += dl
             _push(c, 0, b, o, dl, axes, jac, vel, omega, inv_mass)
+            changed[b] = changed[o] = sweep * k + c
             active = True
         if not active:
             break
