@@ -10,7 +10,7 @@ the ratio of Tumble to the best peer, and how the pile ended (kinetic energy, co
 height of the highest cube) so that a fast but wrong engine would show. Tumble's contact count is
 of the contacts that pushed in the last step; islands asleep (physics/sleep.py) have none and
 cost nothing, which is part of its rate once the pile rests (the peers here do not sleep).
-Tumble's narrow phase and solver split large steps between threads (physics/threads.py); a
+Tumble's narrow phase and solver split large steps between threads (physics/runtime.py); a
 second row, "Tumble 1T", holds it to one thread, and every row gives the CPU time per step of
 all threads, so the cost in cores shows next to the speed. Never fails on a timing.
 Target (issue 5): at least the best peer at every N, and ≥ 240 steps/s at N = 1000.
@@ -25,7 +25,7 @@ import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is numba's (below)
 
-import numba  # noqa: E402
+import numba
 import numpy as np  # noqa: E402
 
 from physics.model import BodyDef, WorldDef  # noqa: E402

@@ -33,7 +33,14 @@ TRIM_THRESHOLD = 64 << 20  # bytes of free heap kept for the next step
 
 
 def parallel_threads() -> int:
-    """Threads a parallel kernel launched now would use."""
+    """Threads a parallel kernel launched now, from this thread, would use."""
+    return numba.get_num_threads()
+
+
+def use_threads(count: int) -> int:
+    """Let the parallel kernels this thread launches use up to ``count`` threads (the setting
+    is the calling thread's own); returns the count in effect, at most ``NUMBA_NUM_THREADS``."""
+    numba.set_num_threads(max(1, min(int(count), numba.config.NUMBA_NUM_THREADS)))
     return numba.get_num_threads()
 
 

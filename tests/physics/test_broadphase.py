@@ -39,14 +39,14 @@ def test_reach_grows_with_speed_and_spin():
 def test_large_scenes_swept_in_chunks_give_the_same_pairs_in_the_same_order(monkeypatch):
     """The sweep is shared out between threads in chunks of bodies; the pairs found, and their
     order (which orders the contacts and so the solver's visits), must not depend on how many."""
-    import physics.broadphase as broadphase
+    from physics import broadphase
 
     rng = np.random.default_rng(8)
     pos = rng.uniform([-2, 0, -2], [2, 1, 2], (1500, 3))
     radius = rng.uniform(0.05, 0.2, 1500)
     found = {}
     for threads in (1, 2, 5):
-        monkeypatch.setattr(broadphase, "parallel_threads", lambda: threads)
+        monkeypatch.setattr(broadphase, "parallel_threads", lambda count=threads: count)
         found[threads] = candidate_pairs(pos, radius)
     assert len(found[1]) > 1500
     assert np.array_equal(found[1], found[2]) and np.array_equal(found[1], found[5])

@@ -170,7 +170,7 @@ def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
 def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
     """Pairs are shared out between threads in chunks; the contacts and their order must not
     depend on how many (a heap of overlapping boxes: many manifolds of every kind)."""
-    import physics.collide as collide
+    from physics import collide
     from physics.broadphase import candidate_pairs
 
     rng = np.random.default_rng(4)
@@ -185,7 +185,7 @@ def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
     pairs = candidate_pairs(pos, model.bound_radius + 0.05)
     found = {}
     for threads in (1, 2, 3):
-        monkeypatch.setattr(collide, "parallel_threads", lambda: threads)
+        monkeypatch.setattr(collide, "parallel_threads", lambda count=threads: count)
         found[threads] = body_contacts(pairs, pos, rotm, vel, np.zeros((n, 3)), model, H)
     assert found[1].count > 1000
     for threads in (2, 3):

@@ -489,3 +489,31 @@ def test_constructor_refuses_bad_settings():
         Simulation(WorldDef())
     with pytest.raises(ValueError, match="run_steps needs a whole number of steps"):
         Simulation(World()).run_steps(-1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_physics_thread_sets_its_own_kernel_thread_count(monkeypatch, threads):
+    """The count applies in the physics thread (numba's setting is per thread), before any step;
+    the caller's own count is left alone."""
+    import numba
+
+    from physics import simulation
+
+    calls = []
+
+    def record(count):
+        calls.append((count, threading.current_thread().name))
+        return count
+
+    monkeypatch.setattr(simulation, "use_threads", record)
+    before = numba.get_num_threads()
+    with Simulation(free_fall_world(), kernel_threads=threads):
+        time.sleep(0.05)
+    assert calls == [(threads, "tumble-physics")]
+    assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2"])
+def test_kernel_threads_must_be_a_whole_number_of_at_least_one(bad):
+    with pytest.raises(ValueError, match="kernel_threads"):
+        Simulation(free_fall_world(), kernel_threads=bad)

@@ -1,0 +1,50 @@
+"""Kernel threads: a per-thread setting, clamped to what numba started with; a safe layer."""
+
+import threading
+
+import numba
+
+from physics.runtime import parallel_threads, use_threads
+
+
+def test_use_threads_is_the_calling_threads_own_and_clamped():
+    seen = {}
+
+    def physics_thread():
+        seen["one"] = use_threads(1)
+        seen["after"] = parallel_threads()
+        seen["many"] = use_threads(10_000)
+        seen["zero"] = use_threads(0)
+
+    before = parallel_threads()
+    worker = threading.Thread(target=physics_thread)
+    worker.start()
+    worker.join()
+    assert seen["one"] == seen["after"] == 1
+    assert seen["many"] == numba.config.NUMBA_NUM_THREADS
+    assert seen["zero"] == 1
+    assert parallel_threads() == before
+
+
+def test_the_threading_layer_is_safe_for_launches_from_two_threads(monkeypatch):
+    """The app's physics thread and the recorder's may launch kernels at once: numba must not
+    fall back to its workqueue layer, which aborts the process when that happens."""
+    import numpy as np
+
+    from physics import broadphase
+    from physics.broadphase import candidate_pairs
+
+    monkeypatch.setattr(broadphase, "parallel_threads", lambda: 2)  # launch, even on one core
+
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(-2, 2, (1200, 3))
+    results = []
+    radius = np.full(1200, 0.1)
+    workers = [threading.Thread(target=lambda: results.append(candidate_pairs(pos, radius)))
+               for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert numba.threading_layer() in ("omp", "tbb")
+    assert len(results) == 2 and np.array_equal(results[0], results[1])
