@@ -42,7 +42,7 @@ _ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + f
 _ID_MASK = (1 << _ID_BITS) - 1
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
-PAIRS_PER_CHUNK = 64       # fewer pairs per thread are not worth a thread's start-up
+PAIRS_PER_CHUNK = 256      # fewer pairs per thread are not worth a thread's start-up
 
 
 @njit(cache=True, inline='always')

@@ -55,9 +55,9 @@ def _step_a_floor_of_boxes() -> None:
     """Two steps of a floor tiled with touching boxes: enough contacts for the solver's
     parallel sweeps and enough pairs for the narrow phase's threads."""
     tile = builtin_shape("box", [0.1, 0.1, 0.1])
-    world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
-    for x in np.arange(-0.45, 0.5, 0.1):
-        for z in np.arange(-0.45, 0.5, 0.1):
+    world = World(WorldDef(container_size=[3.0, 2.0, 3.0]))
+    for x in np.arange(-1.15, 1.2, 0.1):
+        for z in np.arange(-1.15, 1.2, 0.1):
             world.add_body(tile.body_def(position=[x, 0.05, z]))
     for _ in range(2):
         world.step(1.0 / 240.0)

@@ -114,7 +114,7 @@ def test_pair_impulses_conserve_linear_and_angular_momentum():
     assert np.allclose(omega, (inv_iw @ ang_mom[:, :, None])[:, :, 0], rtol=0, atol=1e-12)
 
 
-def random_body_contacts(n=120, k=600, seed=2):
+def random_body_contacts(n=300, k=1500, seed=2):
     """k contacts between random pairs of n bodies spread along x, mostly near neighbours
     (no walls)."""
     rng = np.random.default_rng(seed)

@@ -33,3 +33,15 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
     compiled = sorted({e.data["dispatcher"].py_func.__qualname__
                        for _, e in compiles.buffer if e.is_start})
     assert compiled == [], f"compiled after physics.warmup: {compiled}"
+
+
+def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
+    """The floor of boxes has enough contacts, pairs and bodies for every parallel kernel this
+    machine would use (the chunked broad and narrow phases only with more than one thread)."""
+    from physics import broadphase, collide, solver
+    from physics.runtime import parallel_threads
+
+    compile_kernels()
+    assert solver._slab_sweeps.signatures and solver._prepare_parallel.signatures
+    if parallel_threads() > 1:
+        assert collide._pair_chunks.signatures and broadphase._sweep_chunks.signatures
