@@ -367,6 +367,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         count += 1
     vr = hull_start[ref_body]
     lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
+    src, dst, src_tags, dst_tags = buf_a, buf_b, tags_a, tags_b  # swapped after each plane
     for k in range(lo, hi):
         p = vr + face_vertex[k]
         q = vr + face_vertex[k + 1 if k + 1 < hi else lo]
@@ -377,33 +378,30 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
         out_count = 0
         for i in range(count):
             j = i + 1 if i + 1 < count else 0
-            di = sx * buf_a[i, 0] + sy * buf_a[i, 1] + sz * buf_a[i, 2] - limit
-            dj = sx * buf_a[j, 0] + sy * buf_a[j, 1] + sz * buf_a[j, 2] - limit
+            di = sx * src[i, 0] + sy * src[i, 1] + sz * src[i, 2] - limit
+            dj = sx * src[j, 0] + sy * src[j, 1] + sz * src[j, 2] - limit
             if di <= 0.0 and out_count < _CLIP_CAPACITY:
                 for a in range(3):
-                    buf_b[out_count, a] = buf_a[i, a]
-                tags_b[out_count] = tags_a[i]
+                    dst[out_count, a] = src[i, a]
+                dst_tags[out_count] = src_tags[i]
                 out_count += 1
             if (di < 0.0) != (dj < 0.0) and di != dj and out_count < _CLIP_CAPACITY:
                 t = di / (di - dj)
                 for a in range(3):
-                    buf_b[out_count, a] = buf_a[i, a] + t * (buf_a[j, a] - buf_a[i, a])
-                tags_b[out_count] = 64 * (k - lo + 1) + tags_a[i] % 64
+                    dst[out_count, a] = src[i, a] + t * (src[j, a] - src[i, a])
+                dst_tags[out_count] = 64 * (k - lo + 1) + src_tags[i] % 64
                 out_count += 1
         count = out_count
-        for i in range(count):
-            for a in range(3):
-                buf_a[i, a] = buf_b[i, a]
-            tags_a[i] = tags_b[i]
+        src, dst, src_tags, dst_tags = dst, src, dst_tags, src_tags
         if count == 0:
             return out_n
     kept = 0
     for i in range(count):
-        s = nx * buf_a[i, 0] + ny * buf_a[i, 1] + nz * buf_a[i, 2] - woff[ref_face]
+        s = nx * src[i, 0] + ny * src[i, 1] + nz * src[i, 2] - woff[ref_face]
         if s < spec:
             for a in range(3):
-                buf_a[kept, a] = buf_a[i, a]
-            tags_a[kept] = tags_a[i]
+                buf_a[kept, a] = src[i, a]
+            tags_a[kept] = src_tags[i]
             depth[kept] = s
             kept += 1
     m = _reduce(buf_a, depth, tags_a, kept, nx, ny, nz, keep)
