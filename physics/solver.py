@@ -105,35 +105,76 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
-    # Bridson & Fedkiw 2003, §5): each approaching contact reverses its current normal velocity,
-    # v_n' = −e·v_n, sweeping until none approaches faster than the threshold. Each such
-    # impulse loses ½ m_eff v_n² (1 − e²) ≥ 0, and an impact travels along a chain of touching
-    # bodies (Newton's cradle) one pair at a time.
-    # A contact whose two bodies have not changed velocity since its last visit would find
-    # what it found then (not approaching): it is skipped. changed (n,) holds when each body
-    # last changed, counted in visits (sweep · k + contact), so the skip is exact.
+    # Bridson & Fedkiw 2003, §5): the approaching points of one pair's manifold leave at
+    # v_n' = −e·v_n, sweeping the pairs until none approaches faster than the threshold. Each
+    # such collision loses energy (e ≤ 1), and an impact travels along a chain of touching
+    # bodies (Newton's cradle) one pair at a time. The points of one manifold (a box landing
+    # flat on another: four corners) take their impulses together, converged like the walls'
+    # restitution pass: one corner after the other would tip the box and send it sliding.
+    # A pair whose two bodies have not changed velocity since its last visit would find what it
+    # found then (not approaching): it is skipped. changed (n,) holds when each body last
+    # changed, counted in visits (sweep · k + first contact of the pair), so the skip is exact.
     changed = np.full(vel.shape[0], -1, dtype=np.int64)
     for sweep in range(iterations):
         active = False
-        for c in range(k):
-            if not collide[c]:
-                continue
-            b, o = body[c], other[c]
-            if sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + c:
-                continue
-            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-            gap = max(sep[c], 0.0)
-            if vn >= -threshold or gap > -vn * h:  # slow, or does not close the gap this step
-                continue
-            dl = -(1.0 + restitution[c]) * vn * mass[c, 0]
-            if collision[c] == 0.0:
-                impact[c] = gap / (-vn * h)
-            collision[c] += dl
-            _push(c, 0, b, o, dl, axes, jac, vel, omega, inv_mass)
-            changed[b] = changed[o] = sweep * k + c
-            active = True
+        first = 0
+        while first < k:
+            last = first + 1  # the pair's manifold: its contacts are consecutive
+            while last < k and body[last] == body[first] and other[last] == other[first]:
+                last += 1
+            b, o = body[first], other[first]
+            if (collide[first] and not (
+                    sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
+                    and _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution,
+                                          threshold, collision, impact, vel, omega, inv_mass, h)):
+                changed[b] = changed[o] = sweep * k + first
+                active = True
+            first = last
         if not active:
             break
+
+
+@njit(cache=True, inline='always')
+def _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution, threshold, collision,
+                      impact, vel, omega, inv_mass, h):
+    """Collide the approaching points first…last − 1 of bodies b and o's manifold together:
+    each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence. Returns
+    whether any point approached."""
+    count = last - first
+    target = np.empty(count)
+    given = np.zeros(count)
+    approaching = False
+    for i in range(count):
+        c = first + i
+        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+        gap = max(sep[c], 0.0)
+        # slow, or does not close the gap this step: left out (a target it already meets)
+        if vn >= -threshold or gap > -vn * h:
+            target[i] = -np.inf
+            continue
+        target[i] = -restitution[c] * vn
+        if collision[c] == 0.0:
+            impact[c] = gap / (-vn * h)
+        approaching = True
+    if not approaching:
+        return False
+    for _ in range(RESTITUTION_MAX_SWEEPS):
+        change, total = 0.0, 0.0
+        for i in range(count):
+            if target[i] == -np.inf:
+                continue
+            c = first + i
+            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+            new = max(given[i] + mass[c, 0] * (target[i] - vn), 0.0)
+            _push(c, 0, b, o, new - given[i], axes, jac, vel, omega, inv_mass)
+            change = max(change, abs(new - given[i]))
+            given[i] = new
+            total = max(total, new)
+        if count == 1 or change <= RESTITUTION_TOLERANCE * total:
+            break
+    for i in range(count):
+        collision[first + i] += given[i]
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -243,3 +243,22 @@ def test_contact_points_for_the_gizmos_include_body_body_contacts():
     assert np.count_nonzero(between) == 4 and np.count_nonzero(~between) == 4  # + the floor's
     assert np.allclose(np.abs(normals[between]), [0, 1, 0])
     assert np.allclose(np.sort(points[between, 0]), [-0.05, -0.05, 0.1, 0.1])
+
+
+@pytest.mark.parametrize("restitution", [0.3, 0.8])
+def test_a_box_landing_flat_on_another_collides_straight_without_spin(restitution):
+    """The four corners of a flat landing take their impulses together: two equal boxes (free,
+    no gravity) meet face to face and leave as two particles would, v' = ∓(1 ± e)/2·v, with
+    no spin and no sideways motion (one corner after the other would tip them)."""
+    world = World(WorldDef(container_size=None, gravity=[0.0, 0.0, 0.0],
+                           restitution=restitution, friction=0.5))
+    below = world.add_body(cube([0.0, 0.0, 0.0]))
+    above = world.add_body(cube([0.0, CUBE + 0.004, 0.0], velocity=[0.0, -2.0, 0.0]))
+    for _ in range(3):  # the 4 mm close within the first step
+        world.step(H)
+    vel, omega = world.state.vel, world.angular_velocity()
+    rows = [world.index_of(below), world.index_of(above)]
+    expected = [-(1 + restitution), -(1 - restitution)]  # × 2 m/s / 2
+    assert np.allclose(vel[rows, 1], expected, rtol=0, atol=1e-9)
+    assert np.abs(vel[:, [0, 2]]).max() < 1e-12
+    assert np.abs(omega).max() < 1e-9
