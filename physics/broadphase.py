@@ -9,9 +9,19 @@ overlap on all three axes and the grown spheres overlap. Sorting costs O(n log n
 O(n + pairs) when few boxes share a slab of a strip (sweep and prune: Baraff 1992; Bullet's
 btAxisSweep3 does it incrementally; the strips keep a pile spread over the floor from putting
 every body of an x slab in one sweep).
+
+Between steps the pairs are kept (``SweptPairs``: Box2D's dynamic tree with fat boxes, here
+fat spheres): each body has a fat sphere, its reach sphere grown by ``FAT_MARGIN`` when it was
+last placed, and the kept pairs are those whose fat spheres overlap. While a body's reach sphere
+stays inside its fat sphere, every pair within reach is among them; a body that leaves its fat
+sphere gets a new one and is checked against every other fat sphere (a fresh sweep when many
+leave at once). Each step then filters the kept pairs by the exact sphere test, which gives the
+very pairs a fresh sweep would (in the kept order, which depends on the history only).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
@@ -20,6 +30,97 @@ from .contacts import SPECULATIVE_MARGIN
 from .runtime import parallel_threads
 
 BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
+FAT_MARGIN = 0.02       # m a fat sphere is wider than the reach sphere it was made from
+MAX_REPLACED = 64       # more bodies leaving their fat spheres in one step: a fresh sweep
+
+
+@dataclass
+class SweptPairs:
+    """Pairs (p, 2) int64 rows (i < j) whose fat spheres — centres (n, 3) m, radii fat (n,) m —
+    overlap, for the bodies ids (n,) in these rows. Empty before the first step."""
+
+    pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    fat: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.ndarray, SweptPairs]:
+    """Candidate pairs (p, 2): the same set as ``candidate_pairs(pos, reach_radius)``, from the
+    kept fat spheres, refreshed for the bodies that left theirs; returns them and what to keep
+    for the next step. ids (n,) body ids; pos (n, 3) m; reach_radius (n,) m."""
+    pos = np.ascontiguousarray(pos, dtype=float)
+    reach_radius = np.ascontiguousarray(reach_radius, dtype=float)
+    outside = np.zeros(len(pos), dtype=np.bool_)
+    same_bodies = len(ids) == len(kept.ids) and np.array_equal(ids, kept.ids)
+    if same_bodies:
+        # 1 nm of slack: positions are rounded to well under that
+        _outside_fat(pos, reach_radius, kept.centre, kept.fat, 1e-9, outside)
+        leaving = np.flatnonzero(outside)
+    if not same_bodies or len(leaving) > MAX_REPLACED:
+        fat = reach_radius + FAT_MARGIN
+        kept = SweptPairs(candidate_pairs(pos, fat), np.array(ids), pos.copy(), fat)
+    elif len(leaving):
+        centre, fat = kept.centre.copy(), kept.fat.copy()
+        centre[leaving] = pos[leaving]
+        fat[leaving] = reach_radius[leaving] + FAT_MARGIN
+        stay = ~(outside[kept.pairs[:, 0]] | outside[kept.pairs[:, 1]])
+        new = _fat_neighbours(leaving, outside, centre, fat)
+        kept = SweptPairs(np.concatenate((kept.pairs[stay], new)), kept.ids, centre, fat)
+    keep = np.empty(len(kept.pairs), dtype=np.bool_)
+    _within_reach(kept.pairs, pos, reach_radius, keep)
+    return kept.pairs[keep], kept
+
+
+@njit(cache=True, nogil=True)
+def _outside_fat(pos, radius, centre, fat, slack, outside):
+    """outside[i]: body i's reach sphere is no longer inside its fat sphere (less slack)."""
+    for i in range(pos.shape[0]):
+        moved = np.sqrt((pos[i, 0] - centre[i, 0]) ** 2 + (pos[i, 1] - centre[i, 1]) ** 2
+                        + (pos[i, 2] - centre[i, 2]) ** 2)
+        outside[i] = moved + radius[i] > fat[i] - slack
+
+
+@njit(cache=True, nogil=True)
+def _fat_neighbours(leaving, outside, centre, fat):
+    """(q, 2) pairs (i < j) of each body in leaving (rows) with every body whose fat sphere its
+    new one overlaps; a pair of two leaving bodies once."""
+    count = _fat_overlaps(leaving, outside, centre, fat, np.empty((0, 2), dtype=np.int64))
+    out = np.empty((count, 2), dtype=np.int64)
+    _fat_overlaps(leaving, outside, centre, fat, out)
+    return out
+
+
+@njit(cache=True, inline='always')
+def _fat_overlaps(leaving, outside, centre, fat, out):
+    """Count the pairs of ``_fat_neighbours``, writing them into out when it has room."""
+    count = 0
+    for e in leaving:
+        for i in range(centre.shape[0]):
+            if i == e or (outside[i] and i < e):
+                continue
+            reach_ei = fat[e] + fat[i]
+            d2 = ((centre[i, 0] - centre[e, 0]) ** 2 + (centre[i, 1] - centre[e, 1]) ** 2
+                  + (centre[i, 2] - centre[e, 2]) ** 2)
+            if d2 <= reach_ei * reach_ei:
+                if count < out.shape[0]:
+                    out[count, 0], out[count, 1] = min(e, i), max(e, i)
+                count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _within_reach(pairs, pos, radius, keep):
+    """keep[p]: pair p passes ``_check``'s sphere test (the same arithmetic, so the same
+    answer at the boundary)."""
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
+        reach_ab = radius[a] + radius[b]
+        dy = pos[b, 1] - pos[a, 1]
+        dz = pos[b, 2] - pos[a, 2]
+        dx = pos[b, 0] - pos[a, 0]
+        keep[p] = (abs(dy) <= reach_ab and abs(dz) <= reach_ab
+                   and dx * dx + dy * dy + dz * dz <= reach_ab * reach_ab)
 
 
 def reach(vel, omega, bound, h) -> np.ndarray:

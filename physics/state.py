@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .broadphase import SweptPairs
 from .warmstart import ContactCache
 
 
@@ -19,7 +20,8 @@ class State:
     ang_mom (n,3) world angular momentum about the COM, kg·m²/s;
     force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame);
     asleep (n,) bool: the body is not simulated until woken (sleep.py); slow_time (n,) s it has
-    been under the sleep tolerances."""
+    been under the sleep tolerances. contact_cache: the last step's impulses by contact key (warm
+    start); swept_pairs: the broad phase's last fat sweep (kept while it holds)."""
 
     time: float = 0.0
     pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -31,6 +33,7 @@ class State:
     asleep: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     slow_time: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact_cache: ContactCache = field(default_factory=ContactCache)
+    swept_pairs: SweptPairs = field(default_factory=SweptPairs)
 
     ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque", "asleep", "slow_time")
 

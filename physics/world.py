@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import contacts as contact_stage
-from .broadphase import candidate_pairs, reach
+from .broadphase import pairs_within_reach, reach
 from .collide import body_contacts
 from .contacts import Contacts
 from .energy import (free_flight_energy, kinetic_energy, potential_energy,
@@ -285,7 +285,8 @@ class World:
         walls = contact_stage.wall_contacts(
             s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, h, awake)
-        pairs = candidate_pairs(s.pos, reach(vel, omega, m.bound_radius, h))
+        pairs, s.swept_pairs = pairs_within_reach(s.swept_pairs, m.ids, s.pos,
+                                                  reach(vel, omega, m.bound_radius, h))
         if not awake.all():
             pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
         if len(pairs) == 0:
