@@ -158,7 +158,10 @@ def test_ctrl_c_stops_and_still_leaves_a_playable_file(scene, tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "record", str(scene), "--seconds", "60", "--fps", "30",
          "--size", "320x180", "--out", str(out)], cwd=REPO, env=dict(env, PYTHONPATH=str(REPO)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl+C's default action even when this run inherited SIGINT ignored (a test run
+        # started in the background by a non-interactive shell), as a terminal gives it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         first = process.stderr.readline()  # progress reaches 10 % (180 frames)
         assert "/1800 frames" in first, first + process.stderr.read()
