@@ -228,7 +228,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
             np.ones(n, dtype=bool) if awake is None else awake, float(h), body, key, point, plane,
             sep,
         )
-    normal = planes[plane[:count], :3] if count else np.zeros((0, 3))
+    normal = np.take(planes[:, :3], plane[:count], axis=0)
     t1, t2 = plane_tangents(normal)
     return Contacts(body[:count], key[:count], point[:count], normal, sep[:count], t1, t2)
 

@@ -288,7 +288,7 @@ class World:
         pairs, s.swept_pairs = pairs_within_reach(s.swept_pairs, m.ids, s.pos,
                                                   reach(vel, omega, m.bound_radius, h))
         if not awake.all():
-            pairs = pairs[awake[pairs[:, 0]] | awake[pairs[:, 1]]]
+            pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
         if len(pairs) == 0:
             return walls
         return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
