@@ -20,7 +20,9 @@ Every pair closer than a speculative distance (the margin plus how far the two c
 1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
 fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
 features that made them (reference face, clipping edge, incident vertex or edge pair), so the same
-contact is found again next step and its impulses warm-start.
+contact is found again next step and its impulses warm-start. A touching pair that has barely
+moved against each other since its manifold was found keeps that manifold, carried along with
+the two bodies (manifolds.py: Jolt's body pair cache).
 
 Normals point from the second body (``other``) into the first (``body``), as a wall's normal
 points into its body: the first body receives +λn.
@@ -33,6 +35,7 @@ from numba import njit, prange
 
 from .boxes import box_separations
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
+from .manifolds import ManifoldCache, emit_stored, reusable_slot
 from .model import MAX_HULL_VERTICES
 from .runtime import parallel_threads
 
@@ -492,8 +495,9 @@ def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis,
 @njit(cache=True, nogil=True)
 def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
                  face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-                 box_centre, box_half, h, out_body, out_other, out_key, out_point, out_normal,
-                 out_sep):
+                 box_centre, box_half, h, rotm, keys, used, pose, start, count, lower_first,
+                 stored_key, local, out_body, out_other, out_key, out_point, out_normal, out_sep,
+                 out_source):
     out_n = 0
     q = np.empty(3)
     c = np.empty(3)
@@ -509,6 +513,12 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
+        slot = reusable_slot(a, b, ids, pos, rotm, keys, used, pose)
+        if slot >= 0:  # barely moved against each other since their manifold was found
+            out_n = emit_stored(slot, a, b, ids, pos, rotm, start, count, lower_first, stored_key,
+                                local, out_n, out_body, out_other, out_key, out_point, out_normal,
+                                out_sep, out_source)
+            continue
         rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
                       + (vel[a, 2] - vel[b, 2]) ** 2)
         spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
@@ -649,11 +659,19 @@ def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_
 
 def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     """Contacts between the candidate pairs (p, 2) of body rows from the broad phase, in pair
-    order whatever the number of threads.
+    order whatever the number of threads, every manifold found afresh.
 
     pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
     will move with (for the speculative distance); model the ``Model``; h the step, s.
     """
+    return pair_contacts(pairs, pos, rotm, vel, omega, model, h, ManifoldCache())[0]
+
+
+def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
+                  manifolds: ManifoldCache) -> tuple[Contacts, ManifoldCache]:
+    """``body_contacts``, carrying along the manifolds of the last step's touching pairs that
+    have barely moved against each other since (manifolds.py); returns the contacts and the
+    manifolds to keep for the next step."""
     capacity = max(MAX_MANIFOLD * len(pairs), 1)
     body = np.empty(capacity, dtype=np.int64)
     other = np.empty(capacity, dtype=np.int64)
@@ -661,6 +679,7 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
     point = np.empty((capacity, 3))
     normal = np.empty((capacity, 3))
     sep = np.empty(capacity)
+    source = np.full(capacity, -1, dtype=np.int64)  # the stored manifold a contact came from
     count = 0
     if len(pairs):
         paired = np.zeros(len(pos), dtype=bool)
@@ -670,8 +689,8 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
         args = (np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
                 model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
                 model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
-                model.edge_start, box_axes, box_centre, model.box_half, float(h), body, other,
-                key, point, normal, sep)
+                model.edge_start, box_axes, box_centre, model.box_half, float(h), rotm,
+                *manifolds.arrays, body, other, key, point, normal, sep, source)
         # pairs are independent: chunks of them go to the threads, each chunk writing its
         # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
         chunks = min(parallel_threads(), len(pairs) // PAIRS_PER_CHUNK)
@@ -681,17 +700,21 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
             bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
             counts = np.zeros(chunks, dtype=np.int64)
             _pair_chunks(bounds, *args, counts)
-            count = _pack(bounds, counts, body, other, key, point, normal, sep)
-    t1, t2 = plane_tangents(normal[:count])
-    return Contacts(body[:count], key[:count], point[:count], normal[:count], sep[:count], t1, t2,
-                    other[:count])
+            count = _pack(bounds, counts, body, other, key, point, normal, sep, source)
+    body, other, key, point, normal, sep = (body[:count], other[:count], key[:count],
+                                            point[:count], normal[:count], sep[:count])
+    kept = ManifoldCache.of(body, other, key, point, normal, sep, source[:count], model.ids, pos,
+                            rotm, manifolds)
+    t1, t2 = plane_tangents(normal)
+    return Contacts(body, key, point, normal, sep, t1, t2, other), kept
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm,
                  woff, face_start, loop_start, face_vertex, edge, edge_faces, edge_start,
-                 box_axes, box_centre, box_half, h, out_body, out_other, out_key, out_point,
-                 out_normal, out_sep, counts):
+                 box_axes, box_centre, box_half, h, rotm, keys, used, pose, start, count,
+                 lower_first, stored_key, local, out_body, out_other, out_key, out_point,
+                 out_normal, out_sep, out_source, counts):
     """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
     writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]."""
     for t in prange(len(bounds) - 1):
@@ -700,19 +723,21 @@ def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_
         counts[t] = _pair_kernel(
             pairs[lo:hi], pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
             face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-            box_centre, box_half, h, out_body[first:last], out_other[first:last],
-            out_key[first:last], out_point[first:last], out_normal[first:last],
-            out_sep[first:last])
+            box_centre, box_half, h, rotm, keys, used, pose, start, count, lower_first,
+            stored_key, local, out_body[first:last], out_other[first:last], out_key[first:last],
+            out_point[first:last], out_normal[first:last], out_sep[first:last],
+            out_source[first:last])
 
 
 @njit(cache=True, nogil=True)
-def _pack(bounds, counts, body, other, key, point, normal, sep):
+def _pack(bounds, counts, body, other, key, point, normal, sep, source):
     """Move each chunk's contacts down to follow the previous chunk's; returns the total."""
     count = 0
     for t in range(len(counts)):
         first = MAX_MANIFOLD * bounds[t]
         for i in range(first, first + counts[t]):
             body[count], other[count], key[count], sep[count] = body[i], other[i], key[i], sep[i]
+            source[count] = source[i]
             for a in range(3):
                 point[count, a] = point[i, a]
                 normal[count, a] = normal[i, a]

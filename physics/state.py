@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .broadphase import SweptPairs
+from .manifolds import ManifoldCache
 from .warmstart import ContactCache
 
 
@@ -21,7 +22,8 @@ class State:
     force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame);
     asleep (n,) bool: the body is not simulated until woken (sleep.py); slow_time (n,) s it has
     been under the sleep tolerances. contact_cache: the last step's impulses by contact key (warm
-    start); swept_pairs: the broad phase's last fat sweep (kept while it holds)."""
+    start); swept_pairs: the broad phase's last fat sweep (kept while it holds); manifolds: the
+    last step's manifolds of touching pairs (carried along while they barely move)."""
 
     time: float = 0.0
     pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -34,6 +36,7 @@ class State:
     slow_time: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact_cache: ContactCache = field(default_factory=ContactCache)
     swept_pairs: SweptPairs = field(default_factory=SweptPairs)
+    manifolds: ManifoldCache = field(default_factory=ManifoldCache)
 
     ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque", "asleep", "slow_time")
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import contacts as contact_stage
 from .broadphase import pairs_within_reach, reach
-from .collide import body_contacts
+from .collide import pair_contacts
 from .contacts import Contacts
 from .energy import (free_flight_energy, kinetic_energy, potential_energy,
                      remove_island_energy_gain)
@@ -289,9 +289,8 @@ class World:
                                                   reach(vel, omega, m.bound_radius, h))
         if not awake.all():
             pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
-        if len(pairs) == 0:
-            return walls
-        return Contacts.join(walls, body_contacts(pairs, s.pos, rotm, vel, omega, m, h))
+        found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
+        return Contacts.join(walls, found) if found.count else walls
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
