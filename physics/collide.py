@@ -35,7 +35,7 @@ from numba import njit, prange
 
 from .boxes import box_separations
 from .contacts import SPECULATIVE_MARGIN, Contacts, plane_tangents
-from .manifolds import ManifoldCache, emit_stored, reusable_slot
+from .manifolds import ManifoldCache, emit_stored, reusable_entry
 from .model import MAX_HULL_VERTICES
 from .runtime import parallel_threads
 
@@ -495,7 +495,7 @@ def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis,
 @njit(cache=True, nogil=True)
 def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
                  face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-                 box_centre, box_half, h, rotm, keys, used, pose, start, count, lower_first,
+                 box_centre, box_half, h, rotm, keys, entry, pose, start, count, lower_first,
                  stored_key, local, out_body, out_other, out_key, out_point, out_normal, out_sep,
                  out_source):
     out_n = 0
@@ -513,9 +513,9 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        slot = reusable_slot(a, b, ids, pos, rotm, keys, used, pose)
-        if slot >= 0:  # barely moved against each other since their manifold was found
-            out_n = emit_stored(slot, a, b, ids, pos, rotm, start, count, lower_first, stored_key,
+        stored = reusable_entry(a, b, ids, pos, rotm, keys, entry, pose)
+        if stored >= 0:  # barely moved against each other since their manifold was found
+            out_n = emit_stored(stored, a, b, ids, pos, rotm, start, count, lower_first, stored_key,
                                 local, out_n, out_body, out_other, out_key, out_point, out_normal,
                                 out_sep, out_source)
             continue
@@ -712,7 +712,7 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
 @njit(cache=True, nogil=True, parallel=True)
 def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm,
                  woff, face_start, loop_start, face_vertex, edge, edge_faces, edge_start,
-                 box_axes, box_centre, box_half, h, rotm, keys, used, pose, start, count,
+                 box_axes, box_centre, box_half, h, rotm, keys, entry, pose, start, count,
                  lower_first, stored_key, local, out_body, out_other, out_key, out_point,
                  out_normal, out_sep, out_source, counts):
     """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
@@ -723,7 +723,7 @@ def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_
         counts[t] = _pair_kernel(
             pairs[lo:hi], pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
             face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-            box_centre, box_half, h, rotm, keys, used, pose, start, count, lower_first,
+            box_centre, box_half, h, rotm, keys, entry, pose, start, count, lower_first,
             stored_key, local, out_body[first:last], out_other[first:last], out_key[first:last],
             out_point[first:last], out_normal[first:last], out_sep[first:last],
             out_source[first:last])

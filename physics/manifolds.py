@@ -39,19 +39,21 @@ _ID_BITS = 21
 
 @dataclass
 class ManifoldCache:
-    """The manifolds of the touching hull pairs of the last step.
+    """The manifolds of the touching pairs of the last step.
 
-    Per slot of a hash table (m slots, a power of two at least twice the number of pairs):
-    keys (m,) int64 pair keys, used (m,) bool, pose (m, 12) the relative pose the manifold was
-    found at (position (3,) m, then the rotation matrix (3, 3) row by row), start (m,) and
-    count (m,) the slot's stored contacts. Per stored contact (c,): lower_first bool (the
-    contact's first body is the pair's lower id), key int64 its warm-start key, local (c, 9):
-    P₁ in the first body's frame m, P₂ in the second's m, the normal in the first's.
-    Empty (m = 0) before the first step.
+    A hash table of m slots (a power of two at least twice the number of pairs): keys (m,) int64
+    pair keys, entry (m,) int64 the pair's row below, −1 for an empty slot. Per pair (p,):
+    pose (p, 12) the relative pose the manifold was found at (position (3,) m, then the rotation
+    matrix (3, 3) row by row), start (p,) and count (p,) its stored contacts. Per stored contact
+    (c,): lower_first bool (the contact's first body is the pair's lower id), key int64 its
+    warm-start key, local (c, 9): P₁ in the first body's frame m, P₂ in the second's m, the
+    normal in the first's. Empty (m = 0) before the first step. Only the slots' entries are
+    cleared when a cache is made (the rest is written before it is read): a step's cache is
+    ~1 MB for a pile of 1000 boxes.
     """
 
     keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    used: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    entry: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     pose: np.ndarray = field(default_factory=lambda: np.zeros((0, 12)))
     start: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -62,25 +64,25 @@ class ManifoldCache:
     @property
     def arrays(self) -> tuple:
         """The arrays in the order the kernels take them."""
-        return (self.keys, self.used, self.pose, self.start, self.count, self.lower_first,
+        return (self.keys, self.entry, self.pose, self.start, self.count, self.lower_first,
                 self.key, self.local)
 
     @staticmethod
     def of(body, other, key, point, normal, sep, source, ids, pos, rotm,
            old: ManifoldCache) -> ManifoldCache:
         """The cache of this step's body-pair contacts (k,) (rows body, other; key; point (k, 3)
-        m; normal (k, 3); sep (k,) m; consecutive per pair), where source (k,) is the slot of
+        m; normal (k, 3); sep (k,) m; consecutive per pair), where source (k,) is the pair row of
         ``old`` a reused manifold came from (−1: found this step). ids (n,) body ids; pos
         (n, 3) m and rotm (n, 3, 3) the poses the contacts were found or carried at."""
         pairs = _count_pairs(body, other)
         slots = 2 * (1 << max(pairs - 1, 0).bit_length())
         cache = ManifoldCache(
-            np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=bool), np.zeros((slots, 12)),
-            np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=np.int64),
-            np.zeros(len(body), dtype=bool), np.zeros(len(body), dtype=np.int64),
-            np.zeros((len(body), 9)))
-        _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm, *old.arrays,
-                      *cache.arrays)
+            np.empty(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
+            np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
+            np.empty(pairs, dtype=np.int64), np.empty(len(body), dtype=bool),
+            np.empty(len(body), dtype=np.int64), np.empty((len(body), 9)))
+        _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm, old.pose,
+                      old.start, old.count, old.lower_first, old.key, old.local, *cache.arrays)
         return cache
 
 
@@ -105,60 +107,60 @@ def _home(key, mask):
 
 
 @njit(cache=True, inline='always')
-def _find(key, keys, used):
-    """Slot holding key, or −1."""
+def _find(key, keys, entry):
+    """Entry (pair row) of key, or −1."""
     if keys.shape[0] == 0:
         return -1
     mask = keys.shape[0] - 1
     s = _home(key, mask)
-    while used[s]:  # at most half full: an empty slot is near
+    while entry[s] >= 0:  # at most half full: an empty slot is near
         if keys[s] == key:
-            return s
+            return entry[s]
         s = (s + 1) & mask
     return -1
 
 
 @njit(cache=True, inline='always')
-def _pose_distance(lo, hi, pos, rotm, pose, slot):
+def _pose_distance(lo, hi, pos, rotm, pose, row):
     """(squared shift m², trace(R₀ᵀ R)) between the pair's relative pose now and the pose stored
-    in slot (R₀)."""
+    in row (R₀)."""
     shift = 0.0
     for i in range(3):
         d = 0.0
         for k in range(3):
             d += rotm[lo, k, i] * (pos[hi, k] - pos[lo, k])
-        shift += (d - pose[slot, i]) ** 2
+        shift += (d - pose[row, i]) ** 2
     trace = 0.0
     for i in range(3):
         for j in range(3):
             r = 0.0
             for k in range(3):
                 r += rotm[lo, k, i] * rotm[hi, k, j]
-            trace += pose[slot, 3 + 3 * i + j] * r
+            trace += pose[row, 3 + 3 * i + j] * r
     return shift, trace
 
 
 @njit(cache=True, inline='always')
-def reusable_slot(a, b, ids, pos, rotm, keys, used, pose):
-    """Slot of the stored manifold of rows a and b if their relative pose is still within the
+def reusable_entry(a, b, ids, pos, rotm, keys, entry, pose):
+    """Row of the stored manifold of rows a and b if their relative pose is still within the
     thresholds of the one it was found at, else −1."""
-    slot = _find(pair_key(ids[a], ids[b]), keys, used)
-    if slot < 0:
+    row = _find(pair_key(ids[a], ids[b]), keys, entry)
+    if row < 0:
         return -1
     lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
-    shift, trace = _pose_distance(lo, hi, pos, rotm, pose, slot)
+    shift, trace = _pose_distance(lo, hi, pos, rotm, pose, row)
     if shift > REUSE_SHIFT * REUSE_SHIFT or trace < MIN_TRACE:
         return -1
-    return slot
+    return row
 
 
 @njit(cache=True, inline='always')
-def emit_stored(slot, a, b, ids, pos, rotm, start, count, lower_first, stored_key, local, out_n,
+def emit_stored(row, a, b, ids, pos, rotm, start, count, lower_first, stored_key, local, out_n,
                 out_body, out_other, out_key, out_point, out_normal, out_sep, out_source):
-    """Write the contacts stored in slot for rows a and b, carried to their poses now (see the
-    module's docstring); returns the new output count."""
+    """Write the contacts stored in pair row ``row`` for body rows a and b, carried to their
+    poses now (see the module's docstring); returns the new output count."""
     lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
-    for c in range(start[slot], start[slot] + count[slot]):
+    for c in range(start[row], start[row] + count[row]):
         first, second = (lo, hi) if lower_first[c] else (hi, lo)
         p1x = pos[first, 0]
         p1y = pos[first, 1]
@@ -187,19 +189,20 @@ def emit_stored(slot, a, b, ids, pos, rotm, start, count, lower_first, stored_ke
         out_normal[out_n, 1] = ny
         out_normal[out_n, 2] = nz
         out_sep[out_n] = (p1x - p2x) * nx + (p1y - p2y) * ny + (p1z - p2z) * nz
-        out_source[out_n] = slot
+        out_source[out_n] = row
         out_n += 1
     return out_n
 
 
 @njit(cache=True, nogil=True)
 def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
-                  old_keys, old_used, old_pose, old_start, old_count, old_lower_first, old_key,
-                  old_local, keys, used, pose, start, count, lower_first, stored_key, local):
+                  old_pose, old_start, old_count, old_lower_first, old_key, old_local, keys,
+                  entry, pose, start, count, lower_first, stored_key, local):
     mask = keys.shape[0] - 1
     k = body.shape[0]
     first = 0
     filled = 0
+    row = -1
     while first < k:
         last = first + 1  # a pair's contacts are consecutive
         while last < k and body[last] == body[first] and other[last] == other[first]:
@@ -207,17 +210,18 @@ def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
         a, b = body[first], other[first]
         lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
         pk = pair_key(ids[a], ids[b])
-        s = _home(pk, mask)
-        while used[s]:
-            s = (s + 1) & mask
-        used[s] = True
-        keys[s] = pk
-        start[s] = filled
+        slot = _home(pk, mask)
+        while entry[slot] >= 0:
+            slot = (slot + 1) & mask
+        row += 1
+        entry[slot] = row
+        keys[slot] = pk
+        start[row] = filled
         old = source[first]
         if old >= 0:  # carried: keep what it was found at, so small moves cannot add up
-            count[s] = old_count[old]
+            count[row] = old_count[old]
             for j in range(12):
-                pose[s, j] = old_pose[old, j]
+                pose[row, j] = old_pose[old, j]
             for i in range(old_count[old]):
                 c = old_start[old] + i
                 lower_first[filled + i] = old_lower_first[c]
@@ -226,30 +230,34 @@ def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
                     local[filled + i, j] = old_local[c, j]
             filled += old_count[old]
         else:
-            count[s] = last - first
+            count[row] = last - first
             for i in range(3):
                 d = 0.0
                 for m in range(3):
                     d += rotm[lo, m, i] * (pos[hi, m] - pos[lo, m])
-                pose[s, i] = d
+                pose[row, i] = d
                 for j in range(3):
                     r = 0.0
                     for m in range(3):
                         r += rotm[lo, m, i] * rotm[hi, m, j]
-                    pose[s, 3 + 3 * i + j] = r
+                    pose[row, 3 + 3 * i + j] = r
             for c in range(first, last):
                 f, o = body[c], other[c]
                 lower_first[filled] = f == lo
                 stored_key[filled] = key[c]
-                for i in range(3):  # Rᵀ (world point − centre), and Rᵀ n
-                    q1 = q2 = n1 = 0.0
-                    for m in range(3):
-                        half = 0.5 * sep[c] * normal[c, m]
-                        q1 += rotm[f, m, i] * (point[c, m] + half - pos[f, m])
-                        q2 += rotm[o, m, i] * (point[c, m] - half - pos[o, m])
-                        n1 += rotm[f, m, i] * normal[c, m]
-                    local[filled, i] = q1
-                    local[filled, 3 + i] = q2
-                    local[filled, 6 + i] = n1
+                # P₁ − x_f and P₂ − x_o in the world, then Rᵀ of each, and Rᵀ n
+                half = 0.5 * sep[c]
+                d1x = point[c, 0] + half * normal[c, 0] - pos[f, 0]
+                d1y = point[c, 1] + half * normal[c, 1] - pos[f, 1]
+                d1z = point[c, 2] + half * normal[c, 2] - pos[f, 2]
+                d2x = point[c, 0] - half * normal[c, 0] - pos[o, 0]
+                d2y = point[c, 1] - half * normal[c, 1] - pos[o, 1]
+                d2z = point[c, 2] - half * normal[c, 2] - pos[o, 2]
+                for i in range(3):
+                    local[filled, i] = rotm[f, 0, i] * d1x + rotm[f, 1, i] * d1y + rotm[f, 2, i] * d1z
+                    local[filled, 3 + i] = (rotm[o, 0, i] * d2x + rotm[o, 1, i] * d2y
+                                            + rotm[o, 2, i] * d2z)
+                    local[filled, 6 + i] = (rotm[f, 0, i] * normal[c, 0] + rotm[f, 1, i] * normal[c, 1]
+                                            + rotm[f, 2, i] * normal[c, 2])
                 filled += 1
         first = last
