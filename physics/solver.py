@@ -115,44 +115,51 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
     # found then (not approaching): it is skipped. changed (n,) holds when each body last
     # changed, counted in visits (sweep · k + first contact of the pair), so the skip is exact.
     changed = np.full(vel.shape[0], -1, dtype=np.int64)
+    target, given = np.empty(k), np.empty(k)  # per contact; one allocation, not one per visit
+    # the manifolds that may collide, found once: contacts starts[m]…ends[m] − 1 (the contacts
+    # of a pair are consecutive); walls and pairs without restitution are not swept at all
+    starts, ends = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    runs = 0
+    first = 0
+    while first < k:
+        last = first + 1
+        while last < k and body[last] == body[first] and other[last] == other[first]:
+            last += 1
+        if collide[first]:
+            starts[runs], ends[runs] = first, last
+            runs += 1
+        first = last
     for sweep in range(iterations):
         active = False
-        first = 0
-        while first < k:
-            last = first + 1  # the pair's manifold: its contacts are consecutive
-            while last < k and body[last] == body[first] and other[last] == other[first]:
-                last += 1
+        for m in range(runs):
+            first, last = starts[m], ends[m]
             b, o = body[first], other[first]
-            if (collide[first] and not (
-                    sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
+            if (not (sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
                     and _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution,
-                                          threshold, collision, impact, vel, omega, inv_mass, h)):
+                                          threshold, collision, impact, vel, omega, inv_mass, h,
+                                          target, given)):
                 changed[b] = changed[o] = sweep * k + first
                 active = True
-            first = last
         if not active:
             break
 
 
 @njit(cache=True, inline='always')
 def _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution, threshold, collision,
-                      impact, vel, omega, inv_mass, h):
+                      impact, vel, omega, inv_mass, h, target, given):
     """Collide the approaching points first…last − 1 of bodies b and o's manifold together:
     each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence. Returns
-    whether any point approached."""
-    count = last - first
-    target = np.empty(count)
-    given = np.zeros(count)
+    whether any point approached. target, given (k,): scratch per contact."""
     approaching = False
-    for i in range(count):
-        c = first + i
+    for c in range(first, last):
+        given[c] = 0.0
         vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
         gap = max(sep[c], 0.0)
         # slow, or does not close the gap this step: left out (a target it already meets)
         if vn >= -threshold or gap > -vn * h:
-            target[i] = -np.inf
+            target[c] = -np.inf
             continue
-        target[i] = -restitution[c] * vn
+        target[c] = -restitution[c] * vn
         if collision[c] == 0.0:
             impact[c] = gap / (-vn * h)
         approaching = True
@@ -160,20 +167,19 @@ def _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution, thre
         return False
     for _ in range(RESTITUTION_MAX_SWEEPS):
         change, total = 0.0, 0.0
-        for i in range(count):
-            if target[i] == -np.inf:
+        for c in range(first, last):
+            if target[c] == -np.inf:
                 continue
-            c = first + i
             vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-            new = max(given[i] + mass[c, 0] * (target[i] - vn), 0.0)
-            _push(c, 0, b, o, new - given[i], axes, jac, vel, omega, inv_mass)
-            change = max(change, abs(new - given[i]))
-            given[i] = new
+            new = max(given[c] + mass[c, 0] * (target[c] - vn), 0.0)
+            _push(c, 0, b, o, new - given[c], axes, jac, vel, omega, inv_mass)
+            change = max(change, abs(new - given[c]))
+            given[c] = new
             total = max(total, new)
-        if count == 1 or change <= RESTITUTION_TOLERANCE * total:
+        if last - first == 1 or change <= RESTITUTION_TOLERANCE * total:
             break
-    for i in range(count):
-        collision[first + i] += given[i]
+    for c in range(first, last):
+        collision[c] += given[c]
     return True
 
 
