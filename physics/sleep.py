@@ -18,24 +18,38 @@ ANGULAR_TOLERANCE = np.radians(2.0)    # rad/s (Box2D: 2°/s)
 TIME_TO_SLEEP = 0.5                    # s (Box2D: b2_timeToSleep)
 
 
-def slow_bodies(vel, omega, loaded) -> np.ndarray:
-    """(n,) bool: under both sleep tolerances and without a held load.
+def rest(vel, ang_mom, omega, loaded, island, asleep, slow_time, h) -> None:
+    """Count slow time and put rested islands to sleep, in place, in one compiled pass.
 
-    vel (n, 3) m/s; omega (n, 3) rad/s; loaded (n,) bool: a force, torque or grab acts."""
-    return ((np.einsum("ij,ij->i", vel, vel) < LINEAR_TOLERANCE**2)
-            & (np.einsum("ij,ij->i", omega, omega) < ANGULAR_TOLERANCE**2) & ~loaded)
+    A body is slow when under both tolerances with no held load; slow_time (n,) s grows by h
+    for each slow awake body and is reset for the others. An island (labels island (n,))
+    falls asleep when every body in it has been slow for ``TIME_TO_SLEEP``, unless it still
+    holds a sleeping body (one just touched by an awake one: it waits until that has woken);
+    its bodies are marked in asleep (n,) bool and their vel (n, 3) m/s and ang_mom (n, 3)
+    kg·m²/s are zeroed. omega (n, 3) rad/s: the world angular velocities; loaded (n,) bool: a
+    force, torque or grab acts; h the step, s."""
+    _rest_kernel(vel, ang_mom, omega, loaded, island, asleep, slow_time, float(h),
+                 LINEAR_TOLERANCE**2, ANGULAR_TOLERANCE**2, TIME_TO_SLEEP)
 
 
-def islands_to_sleep(timer, island, asleep) -> np.ndarray:
-    """(n,) bool: awake bodies whose whole island has been slow for ``TIME_TO_SLEEP``.
-
-    timer (n,) s each body has been slow; island (n,) labels; asleep (n,) bool. An island that
-    still holds a sleeping body (one just touched by an awake one) waits until it has woken."""
-    n = len(timer)
-    ready = np.where(asleep, -1.0, timer)
-    shortest = np.full(n, np.inf)
-    np.minimum.at(shortest, island, ready)
-    return (shortest[island] >= TIME_TO_SLEEP) & ~asleep
+@njit(cache=True, nogil=True)
+def _rest_kernel(vel, ang_mom, omega, loaded, island, asleep, slow_time, h, linear2, angular2,
+                 time_to_sleep):
+    n = vel.shape[0]
+    shortest = np.full(n, np.inf)  # per island label: its least rested body (−1: one sleeps)
+    for i in range(n):
+        speed2 = vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2
+        spin2 = omega[i, 0] ** 2 + omega[i, 1] ** 2 + omega[i, 2] ** 2
+        slow = speed2 < linear2 and spin2 < angular2 and not loaded[i]
+        slow_time[i] = slow_time[i] + h if slow and not asleep[i] else 0.0
+        ready = -1.0 if asleep[i] else slow_time[i]
+        shortest[island[i]] = min(shortest[island[i]], ready)
+    for i in range(n):
+        if not asleep[i] and shortest[island[i]] >= time_to_sleep:
+            asleep[i] = True
+            for a in range(3):
+                vel[i, a] = 0.0
+                ang_mom[i, a] = 0.0
 
 
 def wake_pressed(body, other, acted, asleep, slow_time) -> None:

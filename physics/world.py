@@ -24,7 +24,7 @@ from .islands import island_labels
 from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
                     check_restitution, check_solver_iterations, check_vector)
 from .rotation import quat_rotate, quat_to_matrix
-from .sleep import islands_to_sleep, slow_bodies, wake_pressed
+from .sleep import rest, wake_pressed
 from .solver import contact_materials, push_apart, solve_contacts
 from .state import State
 from .warmstart import ContactCache
@@ -309,13 +309,8 @@ class World:
         loaded = np.zeros(m.count, dtype=bool)
         if force.any() or torque.any():  # mostly none: skip the per-row reductions
             loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
-        omega = world_omega(rotm, m.inv_inertia, s.ang_mom)
-        slow = slow_bodies(s.vel, omega, loaded)
-        s.slow_time = np.where(slow & ~s.asleep, s.slow_time + h, 0.0)
-        sleep = islands_to_sleep(s.slow_time, island, s.asleep)
-        s.asleep |= sleep
-        s.vel[sleep] = 0.0
-        s.ang_mom[sleep] = 0.0
+        rest(s.vel, s.ang_mom, world_omega(rotm, m.inv_inertia, s.ang_mom), loaded, island,
+             s.asleep, s.slow_time, h)
 
     def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
         """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
