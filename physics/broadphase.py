@@ -64,14 +64,14 @@ def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.nda
         centre, fat = kept.centre.copy(), kept.fat.copy()
         centre[leaving] = pos[leaving]
         fat[leaving] = reach_radius[leaving] + FAT_MARGIN
-        stay = ~(outside[kept.pairs[:, 0]] | outside[kept.pairs[:, 1]])
         new = _fat_neighbours(leaving, outside, centre, fat)
-        kept = SweptPairs(np.concatenate((np.compress(stay, kept.pairs, axis=0), new)), kept.ids,
-                          centre, fat)
-    keep = np.empty(len(kept.pairs), dtype=np.bool_)
-    _within_reach(kept.pairs, pos, reach_radius, keep)
-    # np.compress: boolean indexing of a 2-D array is ten times slower in numpy 2.x
-    return np.compress(keep, kept.pairs, axis=0), kept
+        # the kept pairs of bodies that stayed inside their fat spheres, then the new ones
+        pairs = np.empty((len(kept.pairs) + len(new), 2), dtype=np.int64)
+        count = _refresh_pairs(kept.pairs, outside, new, pairs)
+        kept = SweptPairs(pairs[:count], kept.ids, centre, fat)
+    within = np.empty_like(kept.pairs)
+    count = _within_reach(kept.pairs, pos, reach_radius, within)
+    return within[:count], kept
 
 
 @njit(cache=True, nogil=True)
@@ -112,17 +112,36 @@ def _fat_overlaps(leaving, outside, centre, fat, out):
 
 
 @njit(cache=True, nogil=True)
-def _within_reach(pairs, pos, radius, keep):
-    """keep[p]: pair p passes ``_check``'s sphere test (the same arithmetic, so the same
-    answer at the boundary)."""
+def _refresh_pairs(pairs, outside, new, out):
+    """Write into out the pairs (p, 2) with neither body outside its fat sphere, then the new
+    pairs (q, 2); returns how many were written."""
+    count = 0
+    for p in range(pairs.shape[0]):
+        if not (outside[pairs[p, 0]] or outside[pairs[p, 1]]):
+            out[count, 0], out[count, 1] = pairs[p, 0], pairs[p, 1]
+            count += 1
+    for p in range(new.shape[0]):
+        out[count, 0], out[count, 1] = new[p, 0], new[p, 1]
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _within_reach(pairs, pos, radius, out):
+    """Write into out, in order, the pairs (p, 2) that pass ``_check``'s sphere test (the same
+    arithmetic, so the same answer at the boundary); returns how many."""
+    count = 0
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         reach_ab = radius[a] + radius[b]
         dy = pos[b, 1] - pos[a, 1]
         dz = pos[b, 2] - pos[a, 2]
         dx = pos[b, 0] - pos[a, 0]
-        keep[p] = (abs(dy) <= reach_ab and abs(dz) <= reach_ab
-                   and dx * dx + dy * dy + dz * dz <= reach_ab * reach_ab)
+        if (abs(dy) <= reach_ab and abs(dz) <= reach_ab
+                and dx * dx + dy * dy + dz * dz <= reach_ab * reach_ab):
+            out[count, 0], out[count, 1] = a, b
+            count += 1
+    return count
 
 
 def reach(vel, omega, bound, h) -> np.ndarray:
