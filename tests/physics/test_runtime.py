@@ -48,3 +48,28 @@ def test_the_threading_layer_is_safe_for_launches_from_two_threads(monkeypatch):
         w.join()
     assert numba.threading_layer() in ("omp", "tbb")
     assert len(results) == 2 and np.array_equal(results[0], results[1])
+
+
+def test_openmp_workers_spin_briefly_unless_the_environment_says_otherwise():
+    """Set before libgomp loads (it reads the variable once); a value the user set wins."""
+    import os
+    import subprocess
+    import sys
+
+    def spin_count(**env):
+        child_env = {k: v for k, v in os.environ.items()
+                     if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+        child_env.update(env)
+        code = ("import os, physics.runtime, numba, numpy as np\n"
+                "from physics.broadphase import candidate_pairs\n"
+                "candidate_pairs(np.random.default_rng(0).uniform(-2, 2, (1200, 3)), "
+                "np.full(1200, 0.1))\n"
+                "print(os.environ.get('GOMP_SPINCOUNT'), numba.threading_layer())")
+        out = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True,
+                             text=True, check=True)
+        return out.stdout.split()
+
+    count, layer = spin_count()
+    assert count == "10000" and layer in ("omp", "tbb")
+    assert spin_count(GOMP_SPINCOUNT="500")[0] == "500"
+    assert spin_count(OMP_WAIT_POLICY="active")[0] == "None"
