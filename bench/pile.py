@@ -29,6 +29,7 @@ import numba
 import numpy as np  # noqa: E402
 
 from physics.model import BodyDef, WorldDef  # noqa: E402
+from physics.warmup import compile_kernels  # noqa: E402
 from physics.world import World  # noqa: E402
 
 H = 1.0 / 240.0
@@ -147,7 +148,7 @@ def run(make, n: int, steps: int, repeats: int, threads: int):
     numba.set_num_threads(threads)
     for _ in range(repeats):
         step, summary = make(n)
-        step()  # first-call costs (kernels loading from cache) are not the steady rate
+        step()  # first-call costs (this pile's arrays, the threads' start) are not the steady rate
         t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(steps - 1):
             step()
@@ -166,6 +167,9 @@ def main() -> None:
     parser.add_argument("--only-tumble", action="store_true",
                         help="skip the peers (quick checks of Tumble alone)")
     args = parser.parse_args()
+    # every kernel loaded from numba's cache before any timing: the solver's kernels would
+    # otherwise load (~0.1 s) at the first contact of whichever row runs first
+    compile_kernels()
     threads = numba.config.NUMBA_NUM_THREADS
     engines = [("Tumble", tumble, threads)]
     if threads > 1:  # the same engine held to one thread, for the single-core comparison
