@@ -3,8 +3,9 @@
     python bench/step.py [--repeats 5] [--only free|walls]
 
 Same work for the peer in the same run when `mujoco` is installed (extra `bench`): free bodies
-with free joints, and bodies with the same 64-vertex hulls bouncing off the same walls and off
-each other (body–body collisions on in both, as in the app; bench/pile.py measures dense
+with free joints, spread on a lattice so that they tumble without touching, and bodies with the
+same 64-vertex hulls bouncing off the same walls and off each other; body–body collision
+detection is on in both engines in both cases, as in the app (bench/pile.py measures dense
 piles). Target (issue 2): 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
 medians; never fails on a timing.
 """
@@ -42,10 +43,24 @@ def hull_64() -> np.ndarray:
     return HULL
 
 
-def initial_conditions(n: int, seed: int = 0):
+LATTICE = 0.3  # m between free bodies: more than two bounding spheres and their margins
+
+
+def initial_conditions(n: int, walls: bool, seed: int = 0):
+    """Centres (n, 3) m, velocities (n, 3) m/s, ω (n, 3) rad/s and orientations (n, 4).
+
+    Bouncing bodies start anywhere in the container with random velocities, under gravity.
+    Free bodies sit on a lattice at rest, without gravity, so they tumble in place without ever
+    touching: torque-free motion, with collision detection on in both engines (as in the app)
+    but nothing for it to find."""
     rng = np.random.default_rng(seed)
-    pos = rng.uniform([-1.8, 0.2, -1.8], [1.8, 2.8, 1.8], size=(n, 3))
-    vel = rng.normal(size=(n, 3)) * 2.0
+    if walls:
+        pos = rng.uniform([-1.8, 0.2, -1.8], [1.8, 2.8, 1.8], size=(n, 3))
+        vel = rng.normal(size=(n, 3)) * 2.0
+    else:
+        side = int(np.ceil(n ** (1 / 3)))
+        grid = np.stack(np.unravel_index(np.arange(n), (side, side, side)), axis=1)
+        pos, vel = grid * LATTICE, np.zeros((n, 3))
     omega = rng.normal(size=(n, 3)) * 5.0
     quat = rng.normal(size=(n, 4))
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
@@ -58,8 +73,9 @@ def ellipsoid_moments(mass=1.0, semi=(0.06, 0.045, 0.03)) -> np.ndarray:
 
 
 def tumble_world(n: int, walls: bool) -> World:
-    world = World(WorldDef(container_size=[4.0, 3.0, 4.0] if walls else None, restitution=0.8))
-    pos, vel, omega, quat = initial_conditions(n)
+    world = World(WorldDef(container_size=[4.0, 3.0, 4.0] if walls else None, restitution=0.8,
+                           gravity=[0.0, -9.81, 0.0] if walls else [0.0, 0.0, 0.0]))
+    pos, vel, omega, quat = initial_conditions(n, walls)
     moments = ellipsoid_moments()
     for i in range(n):
         world.add_body(BodyDef(mass=1.0, principal_moments=moments, hull=hull_64(), position=pos[i],
@@ -70,12 +86,11 @@ def tumble_world(n: int, walls: bool) -> World:
 def mujoco_model(n: int, walls: bool):
     import mujoco
 
-    pos, vel, omega, quat = initial_conditions(n)
+    pos, vel, omega, quat = initial_conditions(n, walls)
     verts = " ".join(f"{v:.6f}" for v in hull_64().ravel())
     bodies = "\n".join(
         f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-        f'<geom type="mesh" mesh="hull" mass="1" contype="{1 if walls else 0}" '
-        f'conaffinity="{1 if walls else 0}"/></body>'
+        '<geom type="mesh" mesh="hull" mass="1" contype="1" conaffinity="1"/></body>'
         for p, q in zip(pos, quat))
     wall_geoms = ""
     if walls:  # floor y = 0 and four walls, Y-up like Tumble (gravity along −y)
@@ -86,7 +101,8 @@ def mujoco_model(n: int, walls: bool):
         <geom type="plane" size="2 2 0.1" pos="2 0 0" zaxis="-1 0 0" contype="0" conaffinity="1"/>
         <geom type="plane" size="2 2 0.1" pos="0 0 -2" zaxis="0 0 1" contype="0" conaffinity="1"/>
         <geom type="plane" size="2 2 0.1" pos="0 0 2" zaxis="0 0 -1" contype="0" conaffinity="1"/>"""
-    xml = f"""<mujoco><option timestep="{H}" gravity="0 -9.81 0"/><size memory="{64 + n // 10}M"/>
+    gravity = "0 -9.81 0" if walls else "0 0 0"
+    xml = f"""<mujoco><option timestep="{H}" gravity="{gravity}"/><size memory="{64 + n // 10}M"/>
       <asset><mesh name="hull" vertex="{verts}"/></asset>
       <worldbody>{wall_geoms}{bodies}</worldbody></mujoco>"""
     model = mujoco.MjModel.from_xml_string(xml)
