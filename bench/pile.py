@@ -29,7 +29,7 @@ import numba
 import numpy as np  # noqa: E402
 
 from physics.model import BodyDef, WorldDef  # noqa: E402
-from physics.warmup import compile_kernels  # noqa: E402
+from physics.warmup import compile_kernels
 from physics.world import World  # noqa: E402
 
 H = 1.0 / 240.0
