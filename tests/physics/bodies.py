@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from physics.model import BodyDef
+from physics.model import BodyDef, Model, WorldDef
 
 
 def box_corners(size) -> np.ndarray:
@@ -22,3 +22,16 @@ def box_body(size=(1.0, 1.0, 1.0), mass=1.0, **kwargs) -> BodyDef:
     moments = box_moments(mass, size)
     assert np.all(np.diff(moments) >= 0), "choose sizes so the moments come out ascending"
     return BodyDef(mass=mass, principal_moments=moments, hull=box_corners(size), **kwargs)
+
+
+def box_heap(n=400, seed=4):
+    """A heap of n overlapping 0.3 × 0.2 × 0.1 m boxes at random poses (many manifolds of every
+    kind): (model, pos (n, 3), unit quat (n, 4), the generator to draw more from)."""
+    rng = np.random.default_rng(seed)
+    model = Model(WorldDef())
+    for i in range(n):
+        model.append(i, box_body((0.3, 0.2, 0.1)))
+    pos = rng.uniform([-0.8, 0, -0.8], [0.8, 0.6, 0.8], (n, 3))
+    quat = rng.normal(size=(n, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    return model, pos, quat, rng

@@ -6,7 +6,7 @@ from physics.collide import body_contacts
 from physics.model import BodyDef, Model, WorldDef
 from physics.rotation import quat_from_axis_angle, quat_to_matrix
 
-from .bodies import box_body, box_corners
+from .bodies import box_body, box_corners, box_heap
 
 H = 1.0 / 240.0
 
@@ -173,14 +173,9 @@ def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
     from physics import collide
     from physics.broadphase import candidate_pairs
 
-    rng = np.random.default_rng(4)
-    n = 400
-    model = Model(WorldDef())
-    for i in range(n):
-        model.append(i, box_body((0.3, 0.2, 0.1)))
-    pos = rng.uniform([-0.8, 0, -0.8], [0.8, 0.6, 0.8], (n, 3))
-    quat = rng.normal(size=(n, 4))
-    rotm = quat_to_matrix(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    model, pos, quat, rng = box_heap()
+    n = len(pos)
+    rotm = quat_to_matrix(quat)
     vel = rng.uniform(-1, 1, (n, 3))
     pairs = candidate_pairs(pos, model.bound_radius + 0.05)
     found = {}

@@ -11,7 +11,7 @@ from physics.manifolds import REUSE_SHIFT, REUSE_TURN, ManifoldCache
 from physics.model import Model, WorldDef
 from physics.rotation import quat_from_axis_angle, quat_mul, quat_to_matrix
 
-from .bodies import box_body
+from .bodies import box_body, box_heap
 
 H = 1.0 / 240.0
 FIELDS = ("body", "other", "key", "point", "normal", "separation")
@@ -117,14 +117,8 @@ def test_manifolds_are_kept_by_body_id_not_by_row():
 
 
 def test_carried_manifolds_do_not_depend_on_the_thread_count(monkeypatch):
-    rng = np.random.default_rng(4)
-    n = 400
-    model = Model(WorldDef())
-    for i in range(n):
-        model.append(i, box_body((0.3, 0.2, 0.1)))
-    pos = rng.uniform([-0.8, 0, -0.8], [0.8, 0.6, 0.8], (n, 3))
-    quat = rng.normal(size=(n, 4))
-    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    model, pos, quat, _ = box_heap()
+    n = len(pos)
     pairs = candidate_pairs(pos, model.bound_radius + 0.05)
     zero = np.zeros((n, 3))
     _, cache = pair_contacts(pairs, pos, quat_to_matrix(quat), zero, zero, model, H,
