@@ -61,6 +61,16 @@ class Contacts:
                           for f in _FIELDS))
 
 
+@njit(cache=True, inline='always')
+def manifold_end(body, other, first):
+    """One past the last contact of the manifold that starts at contact first: the contacts of
+    one pair (or of one body with the walls) are consecutive, body and other (k,) rows."""
+    last = first + 1
+    while last < body.shape[0] and body[last] == body[first] and other[last] == other[first]:
+        last += 1
+    return last
+
+
 _FIELDS = ("body", "key", "point", "normal", "separation", "tangent1", "tangent2", "other")
 
 

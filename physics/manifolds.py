@@ -1,5 +1,5 @@
-"""Manifold reuse: a touching pair of hulls whose relative pose has barely changed since its
-contacts were found keeps them (Jolt's body pair cache, ``PhysicsSettings::
+"""Manifold reuse: a touching pair whose relative pose has barely changed since its contacts
+were found keeps them (Jolt's body pair cache, ``PhysicsSettings::
 mBodyPairCacheMaxDeltaPositionSq`` and ``mBodyPairCacheCosMaxDeltaRotationDiv2``: 1 mm and 2°
 there, ``REUSE_SHIFT`` and ``REUSE_TURN`` here).
 
@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .contacts import manifold_end
+from .warmstart import hash_slot
+
 REUSE_SHIFT = 5e-4      # m the relative position may move before the manifold is found again
 REUSE_TURN = np.radians(1.0)  # rad the relative orientation may turn before the same
 # trace(R₀ᵀ R) = 1 + 2 cos θ for the rotation θ between two orientations
 MIN_TRACE = 1.0 + 2.0 * np.cos(REUSE_TURN)
-_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2⁶⁴ / φ (as in warmstart.py)
 _ID_BITS = 21
 
 
@@ -89,9 +91,10 @@ class ManifoldCache:
 @njit(cache=True, nogil=True)
 def _count_pairs(body, other):
     runs = 0
-    for c in range(body.shape[0]):
-        if c == 0 or body[c] != body[c - 1] or other[c] != other[c - 1]:
-            runs += 1
+    first = 0
+    while first < body.shape[0]:
+        first = manifold_end(body, other, first)
+        runs += 1
     return runs
 
 
@@ -102,17 +105,12 @@ def pair_key(id_a, id_b):
 
 
 @njit(cache=True, inline='always')
-def _home(key, mask):
-    return np.int64((np.uint64(key) * _FIBONACCI) >> np.uint64(32)) & mask
-
-
-@njit(cache=True, inline='always')
 def _find(key, keys, entry):
     """Entry (pair row) of key, or −1."""
     if keys.shape[0] == 0:
         return -1
     mask = keys.shape[0] - 1
-    s = _home(key, mask)
+    s = hash_slot(key, mask)
     while entry[s] >= 0:  # at most half full: an empty slot is near
         if keys[s] == key:
             return entry[s]
@@ -121,22 +119,30 @@ def _find(key, keys, entry):
 
 
 @njit(cache=True, inline='always')
+def _relative_pose(lo, hi, pos, rotm, i):
+    """Entry i of a pair's relative pose (the layout of ``ManifoldCache.pose``): 0–2 the
+    position Rₗᵀ (x_h − x_l) m, 3–11 the rotation Rₗᵀ R_h row by row."""
+    r = 0.0
+    if i < 3:
+        for k in range(3):
+            r += rotm[lo, k, i] * (pos[hi, k] - pos[lo, k])
+    else:
+        row, col = divmod(i - 3, 3)
+        for k in range(3):
+            r += rotm[lo, k, row] * rotm[hi, k, col]
+    return r
+
+
+@njit(cache=True, inline='always')
 def _pose_distance(lo, hi, pos, rotm, pose, row):
     """(squared shift m², trace(R₀ᵀ R)) between the pair's relative pose now and the pose stored
     in row (R₀)."""
     shift = 0.0
     for i in range(3):
-        d = 0.0
-        for k in range(3):
-            d += rotm[lo, k, i] * (pos[hi, k] - pos[lo, k])
-        shift += (d - pose[row, i]) ** 2
+        shift += (_relative_pose(lo, hi, pos, rotm, i) - pose[row, i]) ** 2
     trace = 0.0
-    for i in range(3):
-        for j in range(3):
-            r = 0.0
-            for k in range(3):
-                r += rotm[lo, k, i] * rotm[hi, k, j]
-            trace += pose[row, 3 + 3 * i + j] * r
+    for i in range(3, 12):
+        trace += pose[row, i] * _relative_pose(lo, hi, pos, rotm, i)
     return shift, trace
 
 
@@ -204,13 +210,11 @@ def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
     filled = 0
     row = -1
     while first < k:
-        last = first + 1  # a pair's contacts are consecutive
-        while last < k and body[last] == body[first] and other[last] == other[first]:
-            last += 1
+        last = manifold_end(body, other, first)
         a, b = body[first], other[first]
         lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
         pk = pair_key(ids[a], ids[b])
-        slot = _home(pk, mask)
+        slot = hash_slot(pk, mask)
         while entry[slot] >= 0:
             slot = (slot + 1) & mask
         row += 1
@@ -231,16 +235,8 @@ def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
             filled += old_count[old]
         else:
             count[row] = last - first
-            for i in range(3):
-                d = 0.0
-                for m in range(3):
-                    d += rotm[lo, m, i] * (pos[hi, m] - pos[lo, m])
-                pose[row, i] = d
-                for j in range(3):
-                    r = 0.0
-                    for m in range(3):
-                        r += rotm[lo, m, i] * rotm[hi, m, j]
-                    pose[row, 3 + 3 * i + j] = r
+            for i in range(12):
+                pose[row, i] = _relative_pose(lo, hi, pos, rotm, i)
             for c in range(first, last):
                 f, o = body[c], other[c]
                 lower_first[filled] = f == lo

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .contacts import Contacts
+from .contacts import Contacts, manifold_end
 
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
 RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
@@ -122,9 +122,7 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
     runs = 0
     first = 0
     while first < k:
-        last = first + 1
-        while last < k and body[last] == body[first] and other[last] == other[first]:
-            last += 1
+        last = manifold_end(body, other, first)
         if collide[first]:
             starts[runs], ends[runs] = first, last
             runs += 1

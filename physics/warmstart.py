@@ -56,7 +56,7 @@ def _power_of_two_above(count: int) -> int:
 
 
 @njit(cache=True)
-def _slot(key, mask):
+def hash_slot(key, mask):
     """Home slot of a key in a table of mask + 1 slots (the product's top bits, spread by the
     multiplication, folded down by the mask)."""
     return np.int64((np.uint64(key) * _FIBONACCI) >> np.uint64(32)) & mask
@@ -68,7 +68,7 @@ def _store_kernel(keys, impulses, keep, table_keys, table_impulses, used):
     for c in range(keys.shape[0]):
         if not keep[c]:
             continue
-        s = _slot(keys[c], mask)
+        s = hash_slot(keys[c], mask)
         while used[s]:  # at most half full: an empty slot is near
             s = (s + 1) & mask
         used[s] = True
@@ -81,7 +81,7 @@ def _store_kernel(keys, impulses, keep, table_keys, table_impulses, used):
 def _lookup_kernel(table_keys, table_impulses, used, keys, out):
     mask = table_keys.shape[0] - 1
     for c in range(keys.shape[0]):
-        s = _slot(keys[c], mask)
+        s = hash_slot(keys[c], mask)
         while used[s]:  # probing ends at the first empty slot: the key is not there
             if table_keys[s] == keys[c]:
                 for j in range(3):
