@@ -200,7 +200,8 @@ class Loader:
                                        file_done=True))
             return
         body_id = future.result()
-        record = BodyRecord(body_id, shape.name, shape.source, body_color(body_id), shape)
+        record = BodyRecord(body_id, shape.name, shape.source, body_color(body_id), shape,
+                            self.mode)
         p = shape.properties
         self._results.put(_Outcome(
             record=record, message=f"loaded {shape.name}: mass={p.mass:.6g} kg, mode={p.mode}",

@@ -25,14 +25,13 @@ Design choices:
   ±x, ±z, +y that stays inside the container).
 - Reset: the world returns to its reset point; the body table is rebuilt from every record the
   panel has seen, for the ids the reset world holds (ids are never reused within one reset span).
-- Per-body material overrides are known only when made through the panel (snapshots carry the
-  world defaults, not per-body values); scene-file overrides show as "world default".
+- Per-body materials are the physics thread's: the panel shows and saves what the snapshot
+  carries, so a scene's own values, a duplicate's and the panel's edits are all the same thing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
 import queue
@@ -44,12 +43,11 @@ from typing import Callable
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from physics.meshes import Shape, builtin_shape
+from physics.meshes import BUILTIN_SIZES, builtin_shape
 from physics.model import BodyDef
-from physics.rotation import (matrix_to_quat, quat_conj, quat_mul, quat_normalize, quat_rotate,
-                              quat_to_bryant_xyz, quat_to_crv, quat_to_euler_zxz,
+from physics.rotation import (quat_to_bryant_xyz, quat_to_crv, quat_to_euler_zxz,
                               quat_to_rodrigues, quat_to_rotvec)
-from physics.scene import SHAPE_SIZES, BodyEntry, BodyRecord, Scene, save_scene
+from physics.scene import BodyRecord, save_scene, scene_from_snapshot
 from physics.simulation import MAX_TIME_SCALE, MIN_TIME_SCALE, Snapshot
 
 from .app_state import AppState
@@ -67,7 +65,6 @@ FRICTION_MAX = 2.0       # slider end; Ctrl+click the slider to type a larger μ
 GIMBAL_WARN = 0.02       # |sin| below which Euler/Bryant angles are flagged as near gimbal lock
 DEFAULT_SIZES = {"box": (0.4, 0.3, 0.2), "sphere": (0.15,), "cylinder": (0.12, 0.4),
                  "t_handle": (1.0,)}
-BUILTIN_PREFIX = "builtin "  # physics.meshes names builtin shapes "builtin <kind>"
 
 HELP_KEYS = (
     ("Space", "pause / resume"),
@@ -111,110 +108,11 @@ _TOAST_COLOURS = {40: (0.55, 0.13, 0.13), 30: (0.50, 0.36, 0.08)}  # logging lev
 _TOAST_INFO = (0.16, 0.20, 0.28)
 
 
-# --------------------------------------------------------------------------------------------
-# Shapes, poses and scenes (no ImGui)
-
-
-def mesh_pose(shape: Shape, position, orientation) -> tuple[np.ndarray, np.ndarray]:
-    """Where the mesh's own origin and frame are for a body whose principal frame is at
-    ``position`` (3,) m (centre of mass) with ``orientation`` (4,) (principal → world).
-
-    Inverse of ``Shape.body_def``: q_mesh = q ⊗ conj(q_p), p_mesh = p − R(q_mesh)·com, with q_p
-    the quaternion of the principal axes (mesh → body rotation). Returns ((3,), (4,)).
-    """
-    q_axes = matrix_to_quat(shape.mesh_to_body_rotation)
-    q_mesh = quat_normalize(quat_mul(np.asarray(orientation, float), quat_conj(q_axes)))
-    return (np.asarray(position, float) - quat_rotate(q_mesh, shape.properties.center_of_mass),
-            q_mesh)
-
-
-def density_of(shape: Shape) -> float:
-    """kg/m³ of a solid shape, kg/m² of a shell."""
-    p = shape.properties
-    return p.mass / (p.area if p.mode == "shell" else p.volume)
-
-
-def with_density(shape: Shape, density: float) -> Shape:
-    """The same shape at another density: mass and inertia scale linearly with it (module
-    docstring); centre of mass, axes, hull and mesh are unchanged. ValueError for a bad value."""
-    density = float(density)
-    if not (math.isfinite(density) and density > 0.0):
-        raise ValueError(f"density must be a finite number > 0, got {density}")
-    k = density / density_of(shape)
-    p = shape.properties
-    props = dataclasses.replace(p, mass=p.mass * k, inertia=p.inertia * k,
-                                principal_moments=p.principal_moments * k)
-    return dataclasses.replace(shape, properties=props)
-
-
-def builtin_kind(shape: Shape) -> str | None:
-    """"box", "sphere", "cylinder" or "t_handle" for a builtin shape, else None."""
-    if shape.source is None and shape.name.startswith(BUILTIN_PREFIX):
-        kind = shape.name[len(BUILTIN_PREFIX):]
-        return kind if kind in SHAPE_SIZES else None
-    return None
-
-
-@functools.cache
-def _unit_t_handle_width() -> float:
-    return float(np.ptp(builtin_shape("t_handle").vertices[:, 0]))
-
-
-def builtin_size(shape: Shape) -> tuple[float, ...]:
-    """The ``size`` of a builtin shape (scene-file meaning, SHAPE_SIZES), read back from its
-    mesh: builtins are centred and axis-aligned in their own frame (physics.meshes)."""
-    kind = builtin_kind(shape)
-    v = shape.vertices
-    if kind == "box":
-        return tuple(float(x) for x in np.ptp(v, axis=0))
-    if kind == "sphere":
-        return (float(shape.radius),)
-    if kind == "cylinder":  # axis along y; the rim vertices lie on the radius
-        return (float(np.max(np.hypot(v[:, 0], v[:, 2]))), float(np.ptp(v[:, 1])))
-    if kind == "t_handle":
-        return (float(np.ptp(v[:, 0])) / _unit_t_handle_width(),)
-    raise ValueError(f"{shape.name}: not a builtin shape")
-
-
-def scene_from_snapshot(snapshot: Snapshot, bodies: dict[int, BodyRecord],
-                        materials: dict[int, dict[str, float]]) -> Scene:
-    """The current world as a ``Scene``: settings and, for each body with a record, its shape,
-    density, inertia mode, mesh-origin pose, velocities, material overrides and colour.
-    Bodies still loading (no record yet) are left out."""
-    entries = []
-    for row, body_id in enumerate(snapshot.ids):
-        record = bodies.get(int(body_id))
-        if record is None:
-            continue
-        shape = record.shape
-        position, orientation = mesh_pose(shape, snapshot.pos[row], snapshot.quat[row])
-        kind = builtin_kind(shape)
-        own = materials.get(int(body_id), {})
-        entries.append(BodyEntry(
-            mesh=None if kind else Path(record.source or shape.source),
-            shape=kind, size=builtin_size(shape) if kind else None,
-            # 12 digits: 1000, not 1000.0000000000001 from mass/volume (tidier file, and the
-            # same eigen-decomposition when moments are equal, e.g. a cylinder's I2 = I3)
-            density=float(f"{density_of(shape):.12g}"),
-            inertia="auto" if kind else shape.properties.mode,
-            position=_floats(position), orientation=_floats(orientation),
-            velocity=_floats(snapshot.vel[row]), angular_velocity=_floats(snapshot.omega[row]),
-            restitution=own.get("restitution"), friction=own.get("friction"),
-            color=None if record.color is None else _floats(record.color)))
-    return Scene(gravity=_floats(snapshot.gravity), hz=float(snapshot.hz),
-                 restitution=snapshot.restitution, friction=snapshot.friction,
-                 container_size=(None if snapshot.container_size is None
-                                 else _floats(snapshot.container_size)),
-                 bodies=tuple(entries))
-
-
-def _floats(values) -> tuple[float, ...]:
-    return tuple(float(v) for v in values)
-
-
-def bounding_radius(shape: Shape) -> float:
-    """m: the farthest collision point from the centre of mass."""
-    return shape.radius if shape.radius > 0 else float(np.max(np.linalg.norm(shape.hull, axis=1)))
+def own_materials(snapshot: Snapshot, row: int) -> dict[str, float | None]:
+    """{"restitution": …, "friction": …} of one body: its own values, None for the world's."""
+    return {name: None if math.isnan(value) else float(value)
+            for name, value in (("restitution", snapshot.body_restitution[row]),
+                                ("friction", snapshot.body_friction[row]))}
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,15 +202,13 @@ class Panel:
     frames (labels excluded) "restitution", "friction", "time_scale" and "solver_iterations" (the
     number field with its − and + buttons at the right end), the "record" button and the
     "include_panel" checkbox box from the last draw, for tests that drive them with real
-    pointer events. materials: body id → {"restitution" or
-    "friction": value}, the per-body overrides made here.
+    pointer events.
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
         self.state = state
         self.history = History(history_seconds)
         self.item_rects: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {}
-        self.materials: dict[int, dict[str, float]] = {}
         self._results: queue.SimpleQueue = queue.SimpleQueue()  # (future, what, then)
         self._pending: dict[str, tuple[object, Future]] = {}   # slider key → (value, future)
         self._known: dict[int, BodyRecord] = {}  # every record seen, for reset
@@ -390,7 +286,6 @@ class Panel:
         ids = [int(i) for i in state.sim.latest().ids]
         state.bodies.clear()
         state.bodies.update({i: self._known[i] for i in ids if i in self._known})
-        self.materials = {i: m for i, m in self.materials.items() if i in state.bodies}
         if state.selected not in state.bodies:
             state.selected = None
 
@@ -421,17 +316,10 @@ class Panel:
 
     def set_body_material(self, body_id: int, **values) -> Future:
         """restitution= / friction=: a value overrides the world default, None returns to it."""
-        def done(_):
-            own = self.materials.setdefault(body_id, {})
-            for name, value in values.items():
-                if value is None:
-                    own.pop(name, None)
-                else:
-                    own[name] = float(value)
         future = self.state.sim.set_body_material(body_id, **values)
         for name, value in values.items():
             self._pending[f"{name}:{body_id}"] = (value, future)
-        return self.watch(future, f"set {'/'.join(values)} of body #{body_id}", done)
+        return self.watch(future, f"set {'/'.join(values)} of body #{body_id}")
 
     def delete(self, body_id: int | None) -> Future | None:
         """Remove a body (None: nothing to do); its record goes once the physics agrees."""
@@ -440,7 +328,6 @@ class Panel:
 
         def done(_):
             self.state.bodies.pop(body_id, None)
-            self.materials.pop(body_id, None)
             if self.state.selected == body_id:
                 self.state.selected = None
         return self.watch(self.state.sim.remove_body(body_id), f"remove body #{body_id}", done)
@@ -454,14 +341,13 @@ class Panel:
             return None
         snapshot = self.state.sim.latest()
         shape = record.shape
-        position, orientation = mesh_pose(shape, snapshot.pos[row], snapshot.quat[row])
-        offset = self._beside(snapshot, snapshot.pos[row], bounding_radius(shape))
-        own = dict(self.materials.get(body_id, {}))
+        position, orientation = shape.mesh_pose(snapshot.pos[row], snapshot.quat[row])
+        offset = self._beside(snapshot, snapshot.pos[row], shape.bound_radius)
         body = shape.body_def(position + offset, orientation, snapshot.vel[row],
-                              snapshot.omega[row], **own)
+                              snapshot.omega[row], **own_materials(snapshot, row))
 
         def done(new_id):
-            self._register(dataclasses.replace(record, body_id=new_id), own)
+            self._register(dataclasses.replace(record, body_id=new_id))
             self.state.selected = new_id
         return self.watch(self.state.sim.add_body(body), f"duplicate {record.name}", done)
 
@@ -489,13 +375,13 @@ class Panel:
             return None
         container = self.state.sim.latest().container_size
         height = 1.5 if container is None else 0.6 * float(container[1])
-        body = shape.body_def([0.0, max(height, bounding_radius(shape) + 0.05), 0.0])
+        body = shape.body_def([0.0, max(height, shape.bound_radius + 0.05), 0.0])
         record = BodyRecord(-1, kind, None, None, shape)
         return self.watch(self.state.sim.add_body(body), f"add {kind}",
                           lambda new_id: self._add_done(record, new_id))
 
     def _add_done(self, record: BodyRecord, new_id: int) -> None:
-        self._register(dataclasses.replace(record, body_id=new_id), {})
+        self._register(dataclasses.replace(record, body_id=new_id))
         self.state.selected = new_id
 
     def set_density(self, body_id: int, density: float) -> tuple[Future, Future] | None:
@@ -507,16 +393,16 @@ class Panel:
             self.state.notifications.warning(f"body #{body_id} is not in the simulation")
             return None
         try:
-            shape = with_density(record.shape, density)
+            shape = record.shape.with_density(density)
         except ValueError as e:
             self.state.notifications.error(f"{record.name}: {e}")
             return None
         s = self.state.sim.latest()
-        own = dict(self.materials.get(body_id, {}))
         p = shape.properties
         body = BodyDef(mass=p.mass, principal_moments=p.principal_moments, hull=shape.hull,
                        radius=shape.radius, position=s.pos[row], orientation=s.quat[row],
-                       velocity=s.vel[row], angular_velocity=s.omega[row], **own)
+                       velocity=s.vel[row], angular_velocity=s.omega[row],
+                       **own_materials(s, row))
         removed = self.watch(self.state.sim.remove_body(body_id),
                              f"change the density of {record.name}")
 
@@ -526,19 +412,16 @@ class Panel:
                 return
             was_selected = self.state.selected == body_id
             self.state.bodies.pop(body_id, None)
-            self.materials.pop(body_id, None)
-            self._register(dataclasses.replace(record, body_id=new_id, shape=shape), own)
+            self._register(dataclasses.replace(record, body_id=new_id, shape=shape))
             if was_selected:
                 self.state.selected = new_id
         added = self.watch(self.state.sim.add_body(body),
                            f"change the density of {record.name}", done)
         return removed, added
 
-    def _register(self, record: BodyRecord, materials: dict[str, float]) -> None:
+    def _register(self, record: BodyRecord) -> None:
         self.state.bodies[record.body_id] = record
         self._known[record.body_id] = record
-        if materials:
-            self.materials[record.body_id] = dict(materials)
 
     def open_files(self, text: str) -> None:
         """Load a mesh or open a scene by path (the window's loader, off the render thread)."""
@@ -554,7 +437,7 @@ class Panel:
         if not path.name:
             self.state.notifications.warning("type a file path to save the scene to")
             return False
-        scene = scene_from_snapshot(self.state.sim.latest(), self.state.bodies, self.materials)
+        scene = scene_from_snapshot(self.state.sim.latest(), self.state.bodies)
         try:
             save_scene(scene, path)
         except (OSError, ValueError) as e:
@@ -598,7 +481,7 @@ class Panel:
         state = self.state
         if state.sim is not self._sim:  # a new simulation: nothing pending carries over
             self._sim, self._pending, self._known, self._step_errors = state.sim, {}, {}, set()
-            self.materials, self.history = {}, History(self.history.seconds)
+            self.history = History(self.history.seconds)
         self.process_results()
         self._report_step_errors(snapshot)
         if state.show_panel:
@@ -780,7 +663,7 @@ class Panel:
         imgui.end_disabled()
 
         imgui.separator_text("Add a builtin shape")
-        kinds = list(SHAPE_SIZES)
+        kinds = list(BUILTIN_SIZES)
         imgui.set_next_item_width(110)
         _, self._new_kind = imgui.combo("##kind", self._new_kind, kinds)
         kind = kinds[self._new_kind]
@@ -792,7 +675,7 @@ class Panel:
             _, size[0] = imgui.input_float("##size", size[0], 0.0, 0.0, "%.3g")
         else:
             _, self._new_size[kind] = input_size[len(size)]("##size", size, "%.3g")
-        imgui.set_item_tooltip(f"size: {SHAPE_SIZES[kind][1]}")
+        imgui.set_item_tooltip(f"size: {BUILTIN_SIZES[kind][1]}")
         imgui.set_next_item_width(140)
         _, self._new_density = imgui.input_float("kg/m³", self._new_density, 0.0, 0.0, "%.6g")
         imgui.same_line()
@@ -847,10 +730,10 @@ class Panel:
                    "recomputed and the body replaced")
             imgui.set_next_item_width(150)
             unit = "kg/m²" if p.mode == "shell" else "kg/m³"
-            entered, density = imgui.input_float("##density", density_of(shape), 0.0, 0.0,
+            entered, density = imgui.input_float("##density", shape.density, 0.0, 0.0,
                                                  f"%.6g {unit}",
                                                  imgui.InputTextFlags_.enter_returns_true)
-            if entered and not math.isclose(density, density_of(shape), rel_tol=1e-9):
+            if entered and not math.isclose(density, shape.density, rel_tol=1e-9):
                 self.set_density(body_id, density)
             _row("inertia mode", p.mode + ("" if p.watertight else " (surface not closed)"))
             imgui.end_table()
@@ -862,7 +745,7 @@ class Panel:
         if _begin_table("inertia"):
             _vec_row("COM, mesh", p.center_of_mass, "m",
                      "centre of mass in the mesh file's own frame",
-                     tiny=1e-9 * bounding_radius(shape))
+                     tiny=1e-9 * shape.bound_radius)
             _vec_row("COM, world", s.pos[row], "m")
             scale = _scale(p.inertia)
             captions = ("inertia tensor", _units(scale, "kg·m²"), "(COM, mesh axes)")
@@ -890,10 +773,10 @@ class Panel:
             imgui.end_table()
 
         imgui.separator_text("Material overrides")
-        own = self.materials.get(body_id, {})
+        own = own_materials(s, row)
         for name, world, top in (("restitution", s.restitution, 1.0),
                                  ("friction", s.friction, FRICTION_MAX)):
-            value = self._shown(f"{name}:{body_id}", own.get(name))
+            value = self._shown(f"{name}:{body_id}", own[name])
             changed, on = imgui.checkbox(f"own {name}", value is not None)
             if changed:
                 self.set_body_material(body_id, **{name: world if on else None})

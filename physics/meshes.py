@@ -25,6 +25,7 @@ import io
 import json
 import os
 import struct
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ from scipy.spatial import ConvexHull, QhullError
 
 from physics.inertia import InertiaError, MassProperties, mass_properties
 from physics.model import MAX_HULL_VERTICES, BodyDef, check_vector
-from physics.rotation import matrix_to_quat, quat_mul, quat_normalize, quat_rotate
+from physics.rotation import matrix_to_quat, quat_conj, quat_mul, quat_normalize, quat_rotate
 
 MAX_FACES = 5_000_000  # default limit on triangles per file (issue 2 §4)
 MODES = ("auto", "solid", "shell")
@@ -81,6 +82,8 @@ class Shape:
     radius                 > 0 only for an exact sphere (collision uses the radius), m
     mesh_to_body_rotation  (3, 3) = properties.principal_axes; body = Rᵀ (mesh − com)
     warnings               load repairs, the inertia-mode fallback, inertia warnings
+    kind, size             a builtin's kind ("box", "sphere", "cylinder", "t_handle") and size
+                           (BUILTIN_SIZES meaning); None for a mesh file
     """
 
     name: str
@@ -92,6 +95,45 @@ class Shape:
     radius: float
     mesh_to_body_rotation: np.ndarray
     warnings: tuple[str, ...] = ()
+    kind: str | None = None
+    size: tuple[float, ...] | None = None
+
+    @property
+    def bound_radius(self) -> float:
+        """m: the farthest collision point from the centre of mass."""
+        return self.radius if self.radius > 0 else float(np.max(np.linalg.norm(self.hull, axis=1)))
+
+    @property
+    def density(self) -> float:
+        """kg/m³ of a solid shape, kg/m² of a shell."""
+        p = self.properties
+        return p.mass / (p.area if p.mode == "shell" else p.volume)
+
+    def with_density(self, density: float) -> Shape:
+        """The same shape at another density. Mass properties are linear in density (m = ρV,
+        I = ρ∫r²dV, likewise per area for a shell), so they are scaled, not recomputed: instant
+        for a million-face mesh, and a builtin keeps its closed-form moments. Centre of mass,
+        axes, hull and mesh are unchanged. ValueError for a bad value."""
+        density = float(density)
+        if not (np.isfinite(density) and density > 0.0):
+            raise ValueError(f"density must be a finite number > 0, got {density}")
+        k = density / self.density
+        p = self.properties
+        props = dataclasses.replace(p, mass=p.mass * k, inertia=p.inertia * k,
+                                    principal_moments=p.principal_moments * k)
+        return dataclasses.replace(self, properties=props)
+
+    def mesh_pose(self, position, orientation) -> tuple[np.ndarray, np.ndarray]:
+        """Where the mesh's own origin and frame are for a body whose principal frame is at
+        ``position`` (3,) m (centre of mass) with ``orientation`` (4,) (principal → world).
+
+        The inverse of ``body_def``: q_mesh = q ⊗ conj(q_p), p_mesh = p − R(q_mesh)·com, with
+        q_p the quaternion of the principal axes. Returns ((3,), (4,)).
+        """
+        q_axes = matrix_to_quat(self.mesh_to_body_rotation)
+        q_mesh = quat_normalize(quat_mul(np.asarray(orientation, float), quat_conj(q_axes)))
+        com = self.properties.center_of_mass
+        return np.asarray(position, float) - quat_rotate(q_mesh, com), q_mesh
 
     def body_def(self, position, orientation=(1.0, 0.0, 0.0, 0.0), velocity=0.0,
                  angular_velocity=0.0, restitution=None, friction=None) -> BodyDef:
@@ -579,7 +621,8 @@ def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> 
                   warnings + list(props.warnings))
 
 
-def _shape(name, source, vertices, faces, props, radius, warnings) -> Shape:
+def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
+           size=None) -> Shape:
     axes = np.asarray(props.principal_axes, dtype=float)
     body = (vertices - props.center_of_mass) @ axes  # body = Rᵀ (mesh − com), row-wise
     try:
@@ -590,7 +633,7 @@ def _shape(name, source, vertices, faces, props, radius, warnings) -> Shape:
                  faces=_readonly(np.array(faces, dtype=np.int64)), properties=props,
                  hull=_readonly(hull), radius=float(radius),
                  mesh_to_body_rotation=_readonly(axes.copy()),
-                 warnings=tuple(dict.fromkeys(warnings)))
+                 warnings=tuple(dict.fromkeys(warnings)), kind=kind, size=size)
 
 
 def _rank(points: np.ndarray) -> int:
@@ -684,7 +727,7 @@ def _reduce(points: np.ndarray, k: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Builtin shapes
 
-_BUILTIN_SIZES = {  # kind → (default size, meaning)
+BUILTIN_SIZES = {  # kind → (default size, meaning)
     "box": ([1.0, 1.0, 1.0], "[x, y, z] full extents in m"),
     "sphere": ([0.5], "[radius] in m"),
     "cylinder": ([0.5, 1.0], "[radius, height] in m, axis along y"),
@@ -739,9 +782,9 @@ def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
     as an exact sphere, the cylinder with its 64 prism corners).
     """
     name = f"builtin {kind}"
-    if kind not in _BUILTIN_SIZES:
-        raise MeshError(f"{name}: unknown builtin shape; use one of {', '.join(_BUILTIN_SIZES)}")
-    default, meaning = _BUILTIN_SIZES[kind]
+    if kind not in BUILTIN_SIZES:
+        raise MeshError(f"{name}: unknown builtin shape; use one of {', '.join(BUILTIN_SIZES)}")
+    default, meaning = BUILTIN_SIZES[kind]
     try:
         dims = np.asarray(default if size is None else size, dtype=float).reshape(len(default))
     except (TypeError, ValueError):
@@ -751,6 +794,7 @@ def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
     density = float(density)
     if not (np.isfinite(density) and density > 0):
         raise MeshError(f"{name}: density must be a finite number > 0, got {density}")
+    size = tuple(float(d) for d in dims)
     radius = 0.0
     if kind == "box":
         mesh = trimesh.creation.box(extents=dims)
@@ -776,10 +820,10 @@ def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
         com = mass_properties(vertices, faces, density=density, mode="solid").center_of_mass
         vertices = vertices - com
         props = mass_properties(vertices, faces, density=density, mode="solid")
-        return _shape(name, None, vertices, faces, props, 0.0, list(props.warnings))
+        return _shape(name, None, vertices, faces, props, 0.0, list(props.warnings), kind, size)
     props = _diagonal_properties(volume, area, density, moments)
     return _shape(name, None, np.asarray(mesh.vertices), np.asarray(mesh.faces), props, radius,
-                  [])
+                  [], kind, size)
 
 
 def _diagonal_properties(volume, area, density, moments_xyz) -> MassProperties:

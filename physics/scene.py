@@ -26,16 +26,11 @@ from pathlib import Path
 
 import tomli_w
 
-from physics.meshes import Shape, builtin_shape, load_shape
+from physics.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
+from physics.simulation import Snapshot
 from physics.world import MAX_STEP, World
 
-SHAPE_SIZES = {  # builtin kind → (allowed size lengths, meaning) — design.md "Builtin shapes"
-    "box": ((3,), "[x, y, z] full extents in m"),
-    "sphere": ((1,), "[radius] in m"),
-    "cylinder": ((2,), "[radius, height] in m, axis along y"),
-    "t_handle": ((1,), "[scale] (1 → about 0.3 m)"),
-}
 INERTIA_MODES = ("auto", "solid", "shell")
 DEFAULT_CONTAINER = (4.0, 3.0, 4.0)  # m, when [container] is present without a size
 WORLD_KEYS = ("gravity", "hz", "restitution", "friction")
@@ -58,7 +53,7 @@ class BodyEntry:
 
     mesh              absolute path of the mesh file (the file holds it relative to itself), or
     shape             a builtin kind (box, sphere, cylinder, t_handle) — exactly one of the two
-    size              builtin size (see SHAPE_SIZES), m; None for meshes (and a default t_handle)
+    size              builtin size (meshes.BUILTIN_SIZES), m; None for meshes
     density           kg/m³ (kg/m² with inertia = "shell")
     inertia           "auto" | "solid" | "shell" (builtins: auto or solid)
     position          (3,) m, where the mesh's own origin goes (builtins: their centre of mass)
@@ -115,13 +110,15 @@ class Scene:
 class BodyRecord:
     """Bookkeeping for one body of a built world (not solver data): its stable id, a display
     name (mesh file name or builtin kind), the mesh file (None for builtins), colour (None → the
-    renderer chooses) and the ``Shape`` (mesh for drawing, mass properties, hull)."""
+    renderer chooses), the ``Shape`` (mesh for drawing, mass properties, hull) and the inertia
+    mode asked for (``auto`` stays ``auto`` when the scene is saved, whatever it chose)."""
 
     body_id: int
     name: str
     source: str | None
     color: tuple[float, float, float] | None
     shape: Shape
+    inertia: str = "auto"
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,11 +291,14 @@ class _Reader:
                 raise self.error(t, "size", "'size' is for builtin shapes only; a mesh keeps the "
                                  "size it has in its file")
         else:
-            shape = self.choice(t, "shape", values["shape"], tuple(SHAPE_SIZES))
-            lengths, meaning = SHAPE_SIZES[shape]
+            shape = self.choice(t, "shape", values["shape"], tuple(BUILTIN_SIZES))
+            default, meaning = BUILTIN_SIZES[shape]
             if "size" in values:
-                size = self.positive_vector(t, "size", values["size"], *lengths, meaning=meaning)
-            elif shape != "t_handle":
+                size = self.positive_vector(t, "size", values["size"], len(default),
+                                            meaning=meaning)
+            elif shape == "t_handle":  # its size is a scale: 1 is the natural T-handle
+                size = tuple(default)
+            else:
                 raise self.error(t, "shape", f"shape {shape!r} needs size = {meaning}")
             if inertia == "shell":
                 raise self.error(t, "inertia", "builtin shapes are solid; inertia = \"shell\" is "
@@ -423,6 +423,44 @@ def save_scene(scene: Scene, path) -> None:
     path.write_text("".join(out), encoding="utf-8")
 
 
+def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> Scene:
+    """The world of a snapshot as a ``Scene``: its settings and, for each body with a record,
+    shape, density, inertia mode, mesh-origin pose, velocities, own materials and colour.
+    Bodies still loading (no record yet) are left out."""
+    entries = []
+    for row, body_id in enumerate(snapshot.ids):
+        record = records.get(int(body_id))
+        if record is None:
+            continue
+        shape = record.shape
+        position, orientation = shape.mesh_pose(snapshot.pos[row], snapshot.quat[row])
+        entries.append(BodyEntry(
+            mesh=None if shape.kind else Path(record.source or shape.source),
+            shape=shape.kind, size=shape.size,
+            # 12 digits: 1000, not 1000.0000000000001 from mass/volume (tidier file, and the
+            # same eigen-decomposition when moments are equal, e.g. a cylinder's I2 = I3)
+            density=float(f"{shape.density:.12g}"), inertia=record.inertia,
+            position=_floats(position), orientation=_floats(orientation),
+            velocity=_floats(snapshot.vel[row]), angular_velocity=_floats(snapshot.omega[row]),
+            restitution=_own(snapshot.body_restitution[row]),
+            friction=_own(snapshot.body_friction[row]),
+            color=None if record.color is None else _floats(record.color)))
+    return Scene(gravity=_floats(snapshot.gravity), hz=float(snapshot.hz),
+                 restitution=snapshot.restitution, friction=snapshot.friction,
+                 container_size=(None if snapshot.container_size is None
+                                 else _floats(snapshot.container_size)),
+                 bodies=tuple(entries))
+
+
+def _floats(values) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def _own(value: float) -> float | None:
+    """A body's own material value; NaN (the world default) → None."""
+    return None if math.isnan(value) else float(value)
+
+
 def _relative(mesh: Path, folder: Path) -> str:
     """Mesh path relative to the scene's folder, with '/' (portable), so a folder of scenes and
     meshes can be moved; absolute when the two share nothing but the root (or the drive)."""
@@ -476,7 +514,7 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
                 restitution=body.restitution, friction=body.friction))
         except ValueError as e:  # MeshError, or a bad value in a Scene built in code
             raise SceneError(f"{where}{e}") from e
-        records.append(BodyRecord(body_id, display, source, body.color, shape))
+        records.append(BodyRecord(body_id, display, source, body.color, shape, body.inertia))
     return world, records
 
 

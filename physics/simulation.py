@@ -96,6 +96,8 @@ class Snapshot:
     ang_mom (n,3)   angular momentum about the centre of mass, world, kg·m²/s
     omega_body (n,3)  angular velocity in the principal frame (moments ascending), rad/s
     kinetic (n,)    kinetic energy, J;  potential (n,) gravitational potential energy, J
+    body_restitution (n,), body_friction (n,)  each body's own material, NaN → the world default
+                    (the physics thread owns them: whoever shows or saves them reads them here)
     contact_points (k,3), contact_normals (k,3): contacts that carried load in the last step, m
     gravity (3,) m/s²; container_size (3,) m or None; restitution, friction: world defaults;
     solver_iterations: sequential-impulse sweeps per step; asleep (n,) bool: sleeping bodies
@@ -117,6 +119,8 @@ class Snapshot:
     omega_body: np.ndarray
     kinetic: np.ndarray
     potential: np.ndarray
+    body_restitution: np.ndarray
+    body_friction: np.ndarray
     contact_points: np.ndarray
     contact_normals: np.ndarray
     gravity: np.ndarray
@@ -465,6 +469,7 @@ class Simulation:
             omega=_frozen(w.angular_velocity()), ang_mom=_frozen(s.ang_mom),
             omega_body=_frozen(w.body_angular_velocity()),
             kinetic=_frozen(w.kinetic_energy()), potential=_frozen(w.potential_energy()),
+            body_restitution=_frozen(w.model.restitution), body_friction=_frozen(w.model.friction),
             contact_points=_frozen(points), contact_normals=_frozen(normals),
             gravity=_frozen(settings.gravity),
             container_size=(None if settings.container_size is None

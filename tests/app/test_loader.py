@@ -15,9 +15,11 @@ from app.loader import CLEARANCE, Loader, _reason, horizontal_radius
 from physics.meshes import load_shape
 from physics.model import WorldDef
 from physics.rotation import quat_rotate
-from physics.scene import load_scene
+from physics.scene import load_scene, scene_from_snapshot
 from physics.simulation import Simulation
 from physics.world import World
+
+from ..physics.scenes import assert_same_scene
 
 REPO = Path(__file__).resolve().parents[2]
 MESHES = REPO / "assets" / "meshes"
@@ -192,6 +194,16 @@ def test_a_scene_replaces_everything_and_becomes_the_reset_point(app):
     assert not np.allclose(state.sim.latest().pos, start)  # the balls fell
     state.sim.reset().result(2)
     np.testing.assert_allclose(state.sim.latest().pos, start)
+
+
+@pytest.mark.parametrize("path", sorted(SCENES.glob("*.toml")), ids=lambda p: p.stem)
+def test_an_opened_scene_is_what_its_file_says(app, path):
+    """Every field of every body, per-body materials included, arrives in the snapshots as the
+    file gives it, so saving the scene writes the same file back."""
+    state, loader = app
+    loader.request([path])
+    snapshot = settle(state, loader)
+    assert_same_scene(scene_from_snapshot(snapshot, state.bodies), load_scene(path))
 
 
 def test_scene_and_mesh_together_and_startup_reset_point(app):

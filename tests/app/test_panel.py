@@ -13,13 +13,13 @@ from pyglet.extlibs import png
 
 from app.app_state import AppState
 from app.imgui_gl import ImGuiRenderer
-from app.panel import (BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel,
-                       builtin_size, mesh_pose, scene_from_snapshot, with_density)
+from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel
 from app.resources import asset_path
-from physics.meshes import builtin_shape, load_shape
-from physics.rotation import quat_from_rotvec
-from physics.scene import build_world, load_scene
+from physics.meshes import builtin_shape
+from physics.scene import build_world, load_scene, scene_from_snapshot
 from physics.simulation import CommandError, Simulation
+
+from ..physics.scenes import assert_same_scene
 
 if "pyglet.window" not in sys.modules:
     # pyglet.window opens a hidden "shadow" window on import, which needs an X display; the
@@ -269,7 +269,7 @@ def test_density_edit_replaces_the_body_with_new_mass_properties():
     new_id = state.selected
     assert new_id != body_id and body_id not in state.bodies and body_id not in after.ids
     shape = state.bodies[new_id].shape
-    expected = builtin_shape("box", builtin_size(old), density=1234.0).properties
+    expected = builtin_shape("box", old.size, density=1234.0).properties
     assert shape.properties.mass == pytest.approx(expected.mass, rel=1e-12)
     np.testing.assert_allclose(shape.properties.principal_moments, expected.principal_moments,
                                rtol=1e-12)
@@ -277,33 +277,8 @@ def test_density_edit_replaces_the_body_with_new_mass_properties():
     a, b = row(before, body_id), row(after, new_id)
     for name in ("pos", "quat", "vel", "omega"):
         np.testing.assert_allclose(getattr(after, name)[b], getattr(before, name)[a], atol=1e-12)
-    assert panel.materials[new_id] == {"restitution": 0.3}
+    assert after.body_restitution[b] == 0.3 and np.isnan(after.body_friction[b])
     assert state.sim.world.model.restitution[b] == 0.3
-
-
-def test_with_density_equals_recomputing_the_mesh():
-    mesh = asset_path("meshes/t_handle.obj")
-    scaled = with_density(load_shape(mesh, density=1000.0), 250.0).properties
-    fresh = load_shape(mesh, density=250.0).properties
-    assert scaled.mass == pytest.approx(fresh.mass, rel=1e-12)
-    np.testing.assert_allclose(scaled.inertia, fresh.inertia, rtol=1e-9, atol=1e-15)
-    with pytest.raises(ValueError, match="density"):
-        with_density(load_shape(mesh), -1.0)
-
-
-@pytest.mark.parametrize("kind,size", [("box", (0.5, 0.3, 0.2)), ("sphere", (0.25,)),
-                                       ("cylinder", (0.1, 0.6)), ("t_handle", (1.7,))])
-def test_builtin_size_reads_back_the_size(kind, size):
-    assert builtin_size(builtin_shape(kind, size)) == pytest.approx(size, rel=1e-12)
-
-
-def test_mesh_pose_inverts_body_def():
-    shape = load_shape(asset_path("meshes/wing_nut.stl"))
-    position, orientation = np.array([0.3, 1.2, -0.4]), quat_from_rotvec([0.4, -1.1, 2.0])
-    body = shape.body_def(position, orientation)
-    p, q = mesh_pose(shape, body.position, body.orientation)
-    np.testing.assert_allclose(p, position, atol=1e-12)
-    assert abs(np.dot(q, orientation)) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_saved_scene_loads_back_with_the_same_bodies(tmp_path):
@@ -319,7 +294,7 @@ def test_saved_scene_loads_back_with_the_same_bodies(tmp_path):
     assert state.scene_path == path
     snapshot = state.sim.latest()
     scene = load_scene(path)
-    assert scene == scene_from_snapshot(snapshot, state.bodies, panel.materials)
+    assert scene == scene_from_snapshot(snapshot, state.bodies)
     world, records = build_world(scene)
     assert len(records) == len(snapshot.ids) == len(state.bodies)
     np.testing.assert_allclose(world.model.settings.gravity, [0.0, -5.0, 0.0])
@@ -330,9 +305,9 @@ def test_saved_scene_loads_back_with_the_same_bodies(tmp_path):
         assert record.shape.properties.mass == pytest.approx(old.mass, rel=1e-9)
         np.testing.assert_allclose(world.state.pos[new_row], snapshot.pos[old_row], atol=1e-9)
         # the mesh's attitude (a principal frame is arbitrary where two moments are equal)
-        _, q_old = mesh_pose(state.bodies[int(body_id)].shape, snapshot.pos[old_row],
-                             snapshot.quat[old_row])
-        _, q_new = mesh_pose(record.shape, world.state.pos[new_row], world.state.quat[new_row])
+        _, q_old = state.bodies[int(body_id)].shape.mesh_pose(snapshot.pos[old_row],
+                                                              snapshot.quat[old_row])
+        _, q_new = record.shape.mesh_pose(world.state.pos[new_row], world.state.quat[new_row])
         assert abs(np.dot(q_new, q_old)) == pytest.approx(1.0, abs=1e-9)
         np.testing.assert_allclose(world.state.vel[new_row], snapshot.vel[old_row], atol=1e-9)
         np.testing.assert_allclose(world.angular_velocity()[new_row], snapshot.omega[old_row],
@@ -373,3 +348,17 @@ def test_solver_iterations_are_edited_with_the_plus_button(ui, fbo):
     panel.set_solver_iterations(3)
     state.sim.run_steps(1)
     assert state.sim.world.model.settings.solver_iterations == 3
+
+
+@pytest.mark.parametrize("path", sorted(asset_path("scenes").glob("*.toml")),
+                         ids=lambda p: p.stem)
+def test_every_shipped_scene_survives_open_save_open(path, tmp_path):
+    """Open a shipped scene as the app does, save it from the panel into another folder, open
+    the saved file: every field of the world and of every body (materials, colours, density,
+    inertia mode, mesh paths, poses, velocities) is what the original file says."""
+    original = load_scene(path)
+    state, panel = open_scene(path.stem)
+    saved_path = tmp_path / "elsewhere" / "saved.toml"
+    saved_path.parent.mkdir()
+    assert panel.save_scene(str(saved_path))
+    assert_same_scene(load_scene(saved_path), original)

@@ -14,7 +14,7 @@ from scipy.spatial import ConvexHull
 
 from physics.meshes import (MeshError, builtin_shape, convex_hull_vertices, load_mesh,
                             load_shape, shape_from_mesh)
-from physics.rotation import quat_from_axis_angle, quat_to_matrix
+from physics.rotation import quat_from_axis_angle, quat_from_rotvec, quat_to_matrix
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "meshes"
 
@@ -550,3 +550,30 @@ def test_gltf_with_missing_buffer_file(tmp_path):
 def test_bad_options_name_the_file(kwargs, words):
     with pytest.raises(MeshError, match=rf"tetrahedron\.off: {words}"):
         load_shape(ASSETS / "tetrahedron.off", **kwargs)
+
+
+def test_with_density_equals_recomputing_the_mesh():
+    mesh = ASSETS / "t_handle.obj"
+    scaled = load_shape(mesh, density=1000.0).with_density(250.0).properties
+    fresh = load_shape(mesh, density=250.0).properties
+    assert scaled.mass == pytest.approx(fresh.mass, rel=1e-12)
+    np.testing.assert_allclose(scaled.inertia, fresh.inertia, rtol=1e-9, atol=1e-15)
+    with pytest.raises(ValueError, match="density"):
+        load_shape(mesh).with_density(-1.0)
+
+
+@pytest.mark.parametrize("kind,size", [("box", (0.5, 0.3, 0.2)), ("sphere", (0.25,)),
+                                       ("cylinder", (0.1, 0.6)), ("t_handle", (1.7,))])
+def test_a_builtin_knows_its_kind_and_size(kind, size):
+    shape = builtin_shape(kind, size)
+    assert (shape.kind, shape.size) == (kind, size)
+    assert shape.with_density(10.0).size == size
+
+
+def test_mesh_pose_inverts_body_def():
+    shape = load_shape(ASSETS / "wing_nut.stl")
+    position, orientation = np.array([0.3, 1.2, -0.4]), quat_from_rotvec([0.4, -1.1, 2.0])
+    body = shape.body_def(position, orientation)
+    p, q = shape.mesh_pose(body.position, body.orientation)
+    np.testing.assert_allclose(p, position, atol=1e-12)
+    assert abs(np.dot(q, orientation)) == pytest.approx(1.0, abs=1e-12)

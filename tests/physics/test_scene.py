@@ -239,7 +239,7 @@ def test_round_trip_load_save_load(tmp_path):
                       position=(0.1, 0.2, 0.3), orientation=(0.5, 0.5, 0.5, 0.5),
                       velocity=(1 / 3, 0.0, -2.0), angular_velocity=(0.0, 2 / 7, 0.0),
                       restitution=0.9, friction=0.05, color=(0.1, 0.2, 0.3)),
-            BodyEntry(shape="t_handle"),
+            BodyEntry(shape="t_handle", size=(1.5,)),
             BodyEntry(shape="cylinder", size=(0.1, 0.7), restitution=1.0),
         ),
     )
@@ -253,6 +253,12 @@ def test_round_trip_load_save_load(tmp_path):
     save_scene(loaded, second)
     assert 'mesh = "../meshes/box.obj"' in second.read_text()
     assert load_scene(second) == original
+
+
+def test_a_t_handle_without_a_size_reads_as_the_natural_one(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text('[[body]]\nshape = "t_handle"\n')
+    assert load_scene(path).bodies[0].size == (1.0,)
 
 
 @pytest.mark.parametrize("name", ["default", "bounce", "dzhanibekov"])
