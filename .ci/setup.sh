@@ -40,6 +40,6 @@ else
   .venv/bin/python -m pip install -q -e .
 fi
 # Compile the numba kernels now (~8 s once) so the first start of the app or the tests is warm:
-# the engine's, and the recorder's colour conversion (compiled when app.recorder is imported)
+# the engine's, and the recorder's colour conversion (compiled when app.video.recorder is imported)
 .venv/bin/python -m physics.warmup
-.venv/bin/python -c "import app.recorder"
+.venv/bin/python -c "import app.video.recorder"

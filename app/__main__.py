@@ -3,7 +3,7 @@
     tumble [SCENE.toml | MESH …]     the desktop app (issue 3)
     tumble inertia MESH …            mass properties of a mesh file
     tumble simulate SCENE.toml …     headless run → CSV, one row per body per sampled step
-    tumble record SCENE.toml …       offscreen video, deterministic (app/record.py)
+    tumble record SCENE.toml …       offscreen video, deterministic (app/video/offline.py)
 
 Exit status: 0 on success; 1 when a file's content cannot be used (bad mesh, invalid scene);
 2 for bad arguments (a missing file, a bad number, an output that cannot be written) and for
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import importlib.util
 import logging
 import math
 import sys
@@ -203,7 +202,7 @@ def _frame_size(text: str) -> tuple[int, int]:
 
 
 def _gizmo_list(text: str):
-    from app.view import gizmo_options
+    from app.render.view import gizmo_options
     try:
         return gizmo_options([name.strip() for name in text.split(",") if name.strip()])
     except ValueError as e:
@@ -211,7 +210,7 @@ def _gizmo_list(text: str):
 
 
 def _camera(text: str):
-    from app.camera import parse_camera
+    from app.render.camera import parse_camera
     try:
         return parse_camera(text)
     except ValueError as e:
@@ -236,16 +235,13 @@ def open_app(files: list[str]) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    """``tumble record``: offscreen video, when this build has it."""
-    if importlib.util.find_spec("app.record") is None:
-        raise _Failure("video recording is not available in this build (app/record.py is not "
-                       "there yet); 'tumble simulate' writes the motion as CSV", 2)
+    """``tumble record``: offscreen video."""
     _existing_file(args.scene, "scene file")
-    from app import record
-    from app.recorder import RecordingError
+    from app.video import offline
+    from app.video.recorder import RecordingError
     from physics.scene import SceneError
     try:
-        return record.main(args)
+        return offline.main(args)
     except SceneError as e:
         raise _Failure(str(e), 1) from None
     except RecordingError as e:
@@ -257,7 +253,9 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     import json
 
     _existing_file(args.mesh, "mesh file")
-    from physics.meshes import load_shape  # after the argument checks: numba/trimesh load slowly
+    from physics.geometry.meshes import (
+        load_shape,  # after the argument checks: numba/trimesh load slowly
+    )
     try:
         shape = load_shape(args.mesh, density=args.density, mode=args.mode)
     except ValueError as e:  # MeshError / InertiaError: the message names the file and problem

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from app.notifications import Notifications
+from app.render.view import GizmoOptions
+from app.video.recorder import FPS_CHOICES, recordings_folder
 from physics.scene import BodyRecord
 from physics.simulation import Simulation
-
-from .notifications import Notifications
-from .recorder import FPS_CHOICES, recordings_folder
-from .view import GizmoOptions
 
 
 @dataclass

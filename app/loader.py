@@ -1,7 +1,7 @@
 """Loading dropped or opened files off the render thread (issue 3 "Drag-and-drop").
 
 ``Loader.request(paths, drop_point)`` (render thread) queues the files for a worker thread, which
-reads them — meshes with ``physics.meshes.load_shape`` (density 1000, mode auto), ``.toml`` scenes
+reads them — meshes with ``physics.geometry.meshes.load_shape`` (density 1000, mode auto), ``.toml`` scenes
 with ``physics.scene.load_scene`` + ``build_world`` — and sends the resulting commands to the
 physics thread. The outcomes come back through a queue that ``Loader.poll()`` (render thread, once
 a frame) applies to the ``AppState``: body records, notifications, the ``loading`` count. So
@@ -34,16 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.meshes import MAX_FACES, Shape, load_shape
+from app.app_state import AppState
+from app.render.renderer import palette_color
+from physics.geometry.meshes import MAX_FACES, Shape, load_shape
 from physics.scene import BodyRecord, Scene, build_world, load_scene
-
-from .app_state import AppState
-from .renderer import palette_color
 
 log = logging.getLogger("tumble")
 
 DENSITY = 1000.0   # kg/m³ for dropped meshes (water; issue 3)
-MODE = "auto"      # solid for closed surfaces, else shell with a warning (physics/meshes.py)
+MODE = "auto"      # solid for closed surfaces, else shell with a warning (physics/geometry/meshes.py)
 CLEARANCE = 0.02   # m between the floor and a dropped body's lowest hull point
 GAP = 0.05         # m between neighbouring bodies dropped together
 WALL_MARGIN = 0.01  # m kept between a dropped body and the container walls

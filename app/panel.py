@@ -43,17 +43,21 @@ from typing import Callable
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from physics.meshes import BUILTIN_SIZES, builtin_shape
+from app.app_state import AppState
+from app.render.view import GizmoOptions
+from app.resources import asset_path
+from app.video.recorder import FPS_CHOICES
+from physics.geometry.meshes import BUILTIN_SIZES, builtin_shape
+from physics.geometry.rotation import (
+    quat_to_bryant_xyz,
+    quat_to_crv,
+    quat_to_euler_zxz,
+    quat_to_rodrigues,
+    quat_to_rotvec,
+)
 from physics.model import BodyDef
-from physics.rotation import (quat_to_bryant_xyz, quat_to_crv, quat_to_euler_zxz,
-                              quat_to_rodrigues, quat_to_rotvec)
 from physics.scene import BodyRecord, save_scene, scene_from_snapshot
 from physics.simulation import MAX_TIME_SCALE, MIN_TIME_SCALE, Snapshot
-
-from .app_state import AppState
-from .recorder import FPS_CHOICES
-from .resources import asset_path
-from .view import GizmoOptions
 
 PANEL_WIDTH = 380.0      # px, the panel docked at the right edge of the window
 HISTORY_SECONDS = 20.0   # s of sim time shown in the plots

@@ -21,7 +21,7 @@ with its traceback, shown as a notification, and the loop goes on.
 
 Recording (F9 or the panel's Record button): the frame is read back after the 3D view, or
 after the panel with "include panel", and always before the overlay (notifications, the red
-REC indicator); ``app.recorder.ScreenRecording`` places it in the video by simulation time and
+REC indicator); ``app.video.recorder.ScreenRecording`` places it in the video by simulation time and
 encodes it on its writer thread. Closing the window, a resize or an encoder error finishes the
 file; failures are notifications and the app goes on.
 
@@ -54,25 +54,30 @@ import numpy as np
 import pyglet
 from imgui_bundle import imgui
 
+from app.app_state import AppState
+from app.loader import Loader
+from app.panel import PANEL_WIDTH, Panel
+from app.render.camera import OrbitCamera, home_sphere
+from app.render.gizmos import body_radius
+from app.render.imgui_gl import ImGuiRenderer
+from app.render.interpolate import RENDER_DELAY, interpolate
+from app.render.picking import pick
+from app.render.polhode import PolhodeTrail
+from app.render.renderer import Renderer, palette_color
+from app.render.view import FrameView, frame_view
+from app.resources import asset_path
+from app.video.recorder import (
+    RecordingError,
+    ScreenRecording,
+    even_size,
+    prepare_folder,
+    save_png,
+    timestamped_path,
+)
+from physics.geometry.rotation import quat_to_matrix
 from physics.model import WorldDef
-from physics.rotation import quat_to_matrix
 from physics.simulation import Simulation
 from physics.world import World
-
-from .app_state import AppState
-from .camera import OrbitCamera, home_sphere
-from .gizmos import body_radius
-from .imgui_gl import ImGuiRenderer
-from .interpolate import RENDER_DELAY, interpolate
-from .loader import Loader
-from .panel import PANEL_WIDTH, Panel
-from .picking import pick
-from .polhode import PolhodeTrail
-from .recorder import (RecordingError, ScreenRecording, even_size, prepare_folder, save_png,
-                       timestamped_path)
-from .renderer import Renderer, palette_color
-from .resources import asset_path
-from .view import FrameView, frame_view
 
 log = logging.getLogger("tumble")
 
@@ -130,7 +135,7 @@ def _create_window() -> pyglet.window.Window:
     # one window, one context: no hidden shadow window (pyglet creates it on the first import
     # of pyglet.window, which would also need a display before main() can report there is none)
     pyglet.options["shadow_window"] = False
-    from . import xdnd_fix  # noqa: F401  (importing it patches pyglet's XDND handler)
+    from app import xdnd_fix  # noqa: F401  (importing it patches pyglet's XDND handler)
 
     base = dict(major_version=3, minor_version=3, forward_compatible=True, depth_size=24,
                 double_buffer=True)

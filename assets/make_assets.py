@@ -2,7 +2,7 @@
 
 Run from anywhere:  python assets/make_assets.py
 
-Every format the loader reads appears at least once (physics/meshes.py, issue 2 §4/§7):
+Every format the loader reads appears at least once (physics/geometry/meshes.py, issue 2 §4/§7):
   t_handle.obj        the builtin T-handle (Dzhanibekov flip), centred on its centre of mass
   wing_nut.stl        binary STL, non-convex: a hub with two raised wings, one closed prism
   tetrahedron.off     convex, irregular (exact closed-form inertia exists)
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: make `physics` importable
     sys.path.insert(0, str(ROOT))
 
-from physics.meshes import builtin_shape, prism_mesh  # noqa: E402
+from physics.geometry.meshes import builtin_shape, prism_mesh  # noqa: E402
 
 OUT = ROOT / "assets" / "meshes"
 

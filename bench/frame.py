@@ -8,7 +8,7 @@ T-handles of 0.1–0.2 m, spinning) in the 4 × 3 × 4 m container runs on its
 ``physics.simulation.Simulation`` thread at 240 Hz; the main thread builds each frame's
 ``FrameView`` as the window does (``App._frame_view``: the two newest snapshots interpolated
 ``RENDER_DELAY`` behind, one body selected, its polhode trail attached) and renders it with
-``app.renderer`` into an offscreen framebuffer (1280×720 unless ``--size``).
+``app.render.renderer`` into an offscreen framebuffer (1280×720 unless ``--size``).
 
 Rendering is headless (moderngl's EGL context, Mesa llvmpipe here): the window is not needed to
 measure the renderer, and presenting a frame through pyglet adds only the buffer swap. MSAA is
@@ -38,12 +38,12 @@ import moderngl
 import numpy as np
 from record import ThreadCPU, bench_scene  # bench/record.py: the same 50/500-body scene
 
-from app.camera import OrbitCamera
-from app.interpolate import RENDER_DELAY, interpolate
-from app.polhode import PolhodeTrail
-from app.recorder import finish_drawing
-from app.renderer import Renderer, palette_color
-from app.view import GizmoOptions, frame_view
+from app.render.camera import OrbitCamera
+from app.render.interpolate import RENDER_DELAY, interpolate
+from app.render.polhode import PolhodeTrail
+from app.render.renderer import Renderer, palette_color
+from app.render.view import GizmoOptions, frame_view
+from app.video.recorder import finish_drawing
 from physics.scene import build_world
 from physics.simulation import Simulation
 from physics.world import World

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import trimesh  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 
-from physics.inertia import mass_properties  # noqa: E402
+from physics.geometry.inertia import mass_properties  # noqa: E402
 
 TARGET = 5.0
 # First call in a fresh interpreter: import + numba compile or cache load + a 12-face box.
@@ -40,7 +40,7 @@ sys.path.insert(0, {root!r})
 import numpy as np, trimesh
 box = trimesh.creation.box([1.0, 2.0, 3.0])
 t = time.perf_counter()
-from physics.inertia import mass_properties
+from physics.geometry.inertia import mass_properties
 mass_properties(box.vertices, box.faces)
 print(time.perf_counter() - t)
 """

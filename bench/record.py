@@ -8,14 +8,14 @@ spinning, on a jittered grid) in the 4 × 3 × 4 m container, with the L, ω and
 gizmos on every body, rendered headless (EGL; Mesa llvmpipe on a machine without a GPU) and
 encoded to H.264 (libx264, yuv420p).
 
-Pipelines, each producing T × fps frames at exact sim times (``app.record.sim_time_views``):
+Pipelines, each producing T × fps frames at exact sim times (``app.video.offline.sim_time_views``):
 
 - plain: step → render → ``read_into`` → RGB→YUV + encode, all on one thread (recipe 07b's
   loop without its writer thread): every stage waits for the one before;
-- tumble: ``app.record.render_video`` as ``tumble record`` runs it — the world is stepped a
+- tumble: ``app.video.offline.render_video`` as ``tumble record`` runs it — the world is stepped a
   couple of frames ahead on a physics thread, the drawing thread waits for the rasteriser
   without the GIL and reads RGBA, and the writer thread converts the frame before to YUV
-  (``app.recorder.to_yuv420p``, compiled, without the GIL) and encodes it (PyAV releases the
+  (``app.video.recorder.to_yuv420p``, compiled, without the GIL) and encodes it (PyAV releases the
   GIL); the unshadowed floor and the sky of the fixed camera, with their depth, are drawn once
   (``Renderer.cache_background``).
 
@@ -45,13 +45,24 @@ from pathlib import Path
 import av
 import numpy as np
 
-from app.record import (frame_count, make_camera, offscreen_context, render_video,
-                        sim_time_views)
-from app.recorder import (ENCODER_OPTIONS, PIXEL_FORMAT, READ_FORMAT, ScreenRecording,
-                          VideoWriter, finish_drawing)
-from app.renderer import OffscreenTarget, Renderer
-from app.view import gizmo_options
-from physics.rotation import quat_from_axis_angle
+from app.render.renderer import OffscreenTarget, Renderer
+from app.render.view import gizmo_options
+from app.video.offline import (
+    frame_count,
+    make_camera,
+    offscreen_context,
+    render_video,
+    sim_time_views,
+)
+from app.video.recorder import (
+    ENCODER_OPTIONS,
+    PIXEL_FORMAT,
+    READ_FORMAT,
+    ScreenRecording,
+    VideoWriter,
+    finish_drawing,
+)
+from physics.geometry.rotation import quat_from_axis_angle
 from physics.scene import BodyEntry, Scene
 
 CONTAINER = (4.0, 3.0, 4.0)

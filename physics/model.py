@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .boxes import box_frame
-from .polytope import polytope
+from physics.collision.boxes import box_frame
+from physics.geometry.polytope import polytope
 
 MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
 
@@ -175,12 +175,12 @@ class Model:
     restitution, friction (n,) with NaN meaning "use the world default".
     Hulls, flattened: hull_points (H, 3) body-frame vertices, hull_start (n+1,) row offsets
     (body i owns hull_points[hull_start[i]:hull_start[i+1]]).
-    Hull topology (polytope.py), flattened the same way, indices local to the body:
+    Hull topology (geometry/polytope.py), flattened the same way, indices local to the body:
     face_normal (F, 3) body-frame outward unit normals, face_offset (F,) m, face_start (n+1,);
     face_loop_start (F+1,) global offsets into face_vertex (V,) (local vertex indices, ccw);
     edge (E, 2) local vertex pairs, edge_faces (E, 2) local face pairs, edge_start (n+1,).
     Spheres (radius > 0) have no hull and no topology.
-    Hulls that are boxes (boxes.py), body frame: box_axes (n, 3, 3) unit axes as columns,
+    Hulls that are boxes (collision/boxes.py), body frame: box_axes (n, 3, 3) unit axes as columns,
     box_half (n, 3) half extents m (zero for any other shape), box_centre (n, 3) m.
     """
 

@@ -4,7 +4,7 @@
 a ``SceneError`` naming the file, the LINE, the table (``[world]``, ``[[body]] #2``) and the key,
 with a spelling suggestion for unknown keys. ``save_scene`` writes a scene back (``load_scene``
 of the result gives an equal ``Scene``). ``build_world`` loads each body's shape
-(``physics.meshes``) and adds it to a new ``World``; names, paths, colours and shapes go into a
+(``physics.geometry.meshes``) and adds it to a new ``World``; names, paths, colours and shapes go into a
 separate table of records keyed by body id, not into the solver arrays (design.md "State
 layout").
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import tomli_w
 
-from physics.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
+from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
 from physics.simulation import Snapshot
 from physics.world import MAX_STEP, World

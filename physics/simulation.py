@@ -43,9 +43,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .model import BodyDef, check_number
-from .runtime import use_threads
-from .world import MAX_STEP, World
+from physics.model import BodyDef, check_number
+from physics.runtime import use_threads
+from physics.world import MAX_STEP, World
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .broadphase import SweptPairs
-from .manifolds import ManifoldCache
-from .warmstart import ContactCache
+from physics.collision.broadphase import SweptPairs
+from physics.collision.manifolds import ManifoldCache
+from physics.dynamics.warmstart import ContactCache
 
 
 @dataclass
@@ -20,7 +20,7 @@ class State:
     """time s; pos (n,3) centre of mass m; quat (n,4) principal → world; vel (n,3) m/s;
     ang_mom (n,3) world angular momentum about the COM, kg·m²/s;
     force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame);
-    asleep (n,) bool: the body is not simulated until woken (sleep.py); slow_time (n,) s it has
+    asleep (n,) bool: the body is not simulated until woken (dynamics/sleep.py); slow_time (n,) s it has
     been under the sleep tolerances. contact_cache: the last step's impulses by contact key (warm
     start); swept_pairs: the broad phase's last fat sweep (kept while it holds); manifolds: the
     last step's manifolds of touching pairs (carried along while they barely move)."""

@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from .inertia import mass_properties
-from .meshes import builtin_shape
-from .model import WorldDef
-from .world import World
+from physics.geometry.inertia import mass_properties
+from physics.geometry.meshes import builtin_shape
+from physics.model import WorldDef
+from physics.world import World
 
 _STEPS = 10
 

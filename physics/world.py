@@ -12,22 +12,39 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import contacts as contact_stage
-from .broadphase import pairs_within_reach, reach
-from .collide import pair_contacts
-from .contacts import Contacts
-from .energy import (free_flight_energy, kinetic_energy, potential_energy,
-                     remove_island_energy_gain)
-from .integrator import (body_angular_velocity, drift, rotate_free, world_inverse_inertia,
-                         world_omega)
-from .islands import island_labels
-from .model import (BodyDef, Model, WorldDef, check_container_size, check_friction,
-                    check_restitution, check_solver_iterations, check_vector)
-from .rotation import quat_rotate, quat_to_matrix
-from .sleep import rest, wake_pressed
-from .solver import contact_materials, push_apart, solve_contacts
-from .state import State
-from .warmstart import ContactCache
+from physics.collision.broadphase import pairs_within_reach, reach
+from physics.collision.contact import Contacts
+from physics.collision.narrowphase import pair_contacts
+from physics.collision.walls import wall_clearance, wall_contacts
+from physics.dynamics.energy import (
+    free_flight_energy,
+    kinetic_energy,
+    potential_energy,
+    remove_island_energy_gain,
+)
+from physics.dynamics.integrator import (
+    body_angular_velocity,
+    drift,
+    rotate_free,
+    world_inverse_inertia,
+    world_omega,
+)
+from physics.dynamics.islands import island_labels
+from physics.dynamics.sleep import rest, wake_pressed
+from physics.dynamics.solver import contact_materials, push_apart, solve_contacts
+from physics.dynamics.warmstart import ContactCache
+from physics.geometry.rotation import quat_rotate, quat_to_matrix
+from physics.model import (
+    BodyDef,
+    Model,
+    WorldDef,
+    check_container_size,
+    check_friction,
+    check_restitution,
+    check_solver_iterations,
+    check_vector,
+)
+from physics.state import State
 
 PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
 PUSH_ITERATIONS = 4      # Gauss–Seidel sweeps of the body–body position pass
@@ -214,7 +231,7 @@ class World:
         self.state.slow_time[:] = 0.0
 
     def asleep(self) -> np.ndarray:
-        """(n,) bool: bodies not simulated until something wakes them (sleep.py)."""
+        """(n,) bool: bodies not simulated until something wakes them (dynamics/sleep.py)."""
         return self.state.asleep.copy()
 
     # ---- the step -----------------------------------------------------------------------
@@ -282,7 +299,7 @@ class World:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
         none with the walls or with each other."""
         m, s = self.model, self.state
-        walls = contact_stage.wall_contacts(
+        walls = wall_contacts(
             s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, h, awake)
         pairs, s.swept_pairs = pairs_within_reach(s.swept_pairs, m.ids, s.pos,
@@ -294,7 +311,7 @@ class World:
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
-        sleep (sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
+        sleep (dynamics/sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
         s, m = self.state, self.model
         wake_pressed(contacts.body, contacts.other, acted, s.asleep, s.slow_time)
         pressed = acted & (contacts.other >= 0)
@@ -336,7 +353,7 @@ class World:
         if len(planes) == 0:
             return pos
         m = self.model
-        clearance = contact_stage.wall_clearance(
+        clearance = wall_clearance(
             pos, rotm, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, cutoff=0.0)
         depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)

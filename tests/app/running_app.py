@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import REPO
+
+REPO = REPO
 SOURCE = Path(__file__).with_name("xdnd_source.py")
 DEFAULT_BODIES = 12  # assets/scenes/default.toml
 START_TIMEOUT = 40.0  # s: imports, numba kernels and the default scene on a busy 2-core machine

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import trimesh
 
-from physics.rotation import quat_rotate
+from physics.geometry.rotation import quat_rotate
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO
 COLUMNS = "t,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,lx,ly,lz,w1,w2,w3,ke,pe"
 
 

@@ -12,16 +12,16 @@ import pytest
 
 from app.app_state import AppState
 from app.loader import CLEARANCE, Loader, _reason, horizontal_radius
-from physics.meshes import load_shape
+from physics.geometry.meshes import load_shape
+from physics.geometry.rotation import quat_rotate
 from physics.model import WorldDef
-from physics.rotation import quat_rotate
 from physics.scene import load_scene, scene_from_snapshot
 from physics.simulation import Simulation
 from physics.world import World
+from tests.paths import REPO
+from tests.physics.scenes import assert_same_scene
 
-from ..physics.scenes import assert_same_scene
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO
 MESHES = REPO / "assets" / "meshes"
 SCENES = REPO / "assets" / "scenes"
 TETRA = MESHES / "tetrahedron.off"

@@ -12,14 +12,14 @@ import pytest
 from pyglet.extlibs import png
 
 from app.app_state import AppState
-from app.imgui_gl import ImGuiRenderer
 from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel
+from app.render.imgui_gl import ImGuiRenderer
 from app.resources import asset_path
-from physics.meshes import builtin_shape
+from physics.geometry.meshes import builtin_shape
 from physics.scene import build_world, load_scene, scene_from_snapshot
 from physics.simulation import CommandError, Simulation
-
-from ..physics.scenes import assert_same_scene
+from tests.paths import REPO
+from tests.physics.scenes import assert_same_scene
 
 if "pyglet.window" not in sys.modules:
     # pyglet.window opens a hidden "shadow" window on import, which needs an X display; the
@@ -33,7 +33,7 @@ else:
 
 W, H = 1280, 720
 CLEAR = (0.30, 0.36, 0.42)
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # gitignored
+ARTIFACTS = REPO / "artifacts"  # gitignored
 
 
 @pytest.fixture(scope="module")

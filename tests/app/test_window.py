@@ -19,14 +19,20 @@ import numpy as np
 import pytest
 import trimesh
 
-from app.window import (GRAB_FREQUENCY, SPIN_RATE, SPIN_WOBBLE, floor_point, grab_spring,
-                        ray_plane, spin_impulses)
-from physics.meshes import builtin_shape
+from app.window import (
+    GRAB_FREQUENCY,
+    SPIN_RATE,
+    SPIN_WOBBLE,
+    floor_point,
+    grab_spring,
+    ray_plane,
+    spin_impulses,
+)
+from physics.geometry.meshes import builtin_shape
+from physics.geometry.rotation import quat_from_axis_angle
 from physics.model import WorldDef
-from physics.rotation import quat_from_axis_angle
 from physics.world import World
-
-from .running_app import DEFAULT_BODIES, REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
+from tests.app.running_app import DEFAULT_BODIES, REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
 
 ARTIFACTS = REPO / "artifacts"
 

@@ -31,8 +31,8 @@ def test_the_threading_layer_is_safe_for_launches_from_two_threads(monkeypatch):
     fall back to its workqueue layer, which aborts the process when that happens."""
     import numpy as np
 
-    from physics import broadphase
-    from physics.broadphase import candidate_pairs
+    from physics.collision import broadphase
+    from physics.collision.broadphase import candidate_pairs
 
     monkeypatch.setattr(broadphase, "parallel_threads", lambda: 2)  # launch, even on one core
 
@@ -61,7 +61,7 @@ def test_openmp_workers_spin_briefly_unless_the_environment_says_otherwise():
                      if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
         child_env.update(env)
         code = ("import os, physics.runtime, numba, numpy as np\n"
-                "from physics.broadphase import candidate_pairs\n"
+                "from physics.collision.broadphase import candidate_pairs\n"
                 "candidate_pairs(np.random.default_rng(0).uniform(-2, 2, (1200, 3)), "
                 "np.full(1200, 0.1))\n"
                 "print(os.environ.get('GOMP_SPINCOUNT'), numba.threading_layer())")

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import trimesh
 
-from physics.meshes import MeshError, load_shape
-from physics.rotation import quat_from_axis_angle, quat_rotate, quat_to_matrix
+from physics.geometry.meshes import MeshError, load_shape
+from physics.geometry.rotation import quat_from_axis_angle, quat_rotate, quat_to_matrix
 from physics.scene import BodyEntry, Scene, SceneError, build_world, load_scene, save_scene
+from tests.paths import REPO
 
-SCENES = Path(__file__).resolve().parents[2] / "assets" / "scenes"
+SCENES = REPO / "assets" / "scenes"
 
 
 def write(folder: Path, text: str, name: str = "scene.toml") -> Path:

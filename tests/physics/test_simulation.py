@@ -14,8 +14,7 @@ import pytest
 from physics.model import BodyDef, WorldDef
 from physics.simulation import Simulation
 from physics.world import World
-
-from .bodies import box_body
+from tests.physics.bodies import box_body
 
 G = 9.81
 DROP_HEIGHT = 1000.0  # m: high enough that the free-fall body never lands during a test

@@ -5,13 +5,14 @@ from pathlib import Path
 import numpy as np
 from numba.core import event
 
-from physics.meshes import builtin_shape, load_shape
+from physics.geometry.meshes import builtin_shape, load_shape
 from physics.model import WorldDef
 from physics.scene import build_world, load_scene
 from physics.warmup import compile_kernels
 from physics.world import World
+from tests.paths import REPO
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = REPO / "assets"
 
 
 def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
@@ -38,10 +39,12 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
 def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     """The floor of boxes has enough contacts, pairs and bodies for every parallel kernel this
     machine would use (the chunked broad and narrow phases only with more than one thread)."""
-    from physics import broadphase, collide, solver
+    from physics.collision import broadphase
+    from physics.collision import narrowphase
+    from physics.dynamics import solver
     from physics.runtime import parallel_threads
 
     compile_kernels()
     assert solver._slab_sweeps.signatures and solver._prepare_parallel.signatures
     if parallel_threads() > 1:
-        assert collide._pair_chunks.signatures and broadphase._sweep_chunks.signatures
+        assert narrowphase._pair_chunks.signatures and broadphase._sweep_chunks.signatures

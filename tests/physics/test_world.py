@@ -5,12 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from physics.contacts import wall_clearance
+from physics.collision.walls import wall_clearance
+from physics.geometry.rotation import quat_normalize, quat_to_matrix
 from physics.model import BodyDef, WorldDef
-from physics.rotation import quat_normalize, quat_to_matrix
 from physics.world import World
-
-from .bodies import box_body
+from tests.physics.bodies import box_body
 
 H = 1.0 / 240.0
 

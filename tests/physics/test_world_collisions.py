@@ -8,10 +8,10 @@ import pytest
 
 from physics.model import BodyDef, WorldDef
 from physics.world import World
+from tests.paths import REPO
+from tests.physics.bodies import box_body
 
-from .bodies import box_body
-
-MESHES = Path(__file__).resolve().parents[2] / "assets" / "meshes"
+MESHES = REPO / "assets" / "meshes"
 
 H = 1.0 / 240.0
 
@@ -124,8 +124,8 @@ def test_box_thrown_at_40_m_per_s_does_not_pass_through_a_resting_box():
 def random_pile(count=200, seed=11) -> World:
     """``count`` bodies of every sample mesh and builtin shape, random orientations and spins,
     on a grid of drop points filling the lower half of the default 4 × 3 × 4 m container."""
-    from physics.meshes import builtin_shape, load_shape
-    from physics.rotation import quat_normalize
+    from physics.geometry.meshes import builtin_shape, load_shape
+    from physics.geometry.rotation import quat_normalize
 
     meshes = sorted(MESHES.glob("*"))
     shapes = [load_shape(path) for path in meshes] + [
@@ -148,9 +148,9 @@ def total_energy(world) -> float:
 
 
 def test_two_hundred_random_bodies_pile_up_in_the_container_honestly():
-    from physics.collide import body_contacts
-    from physics.broadphase import candidate_pairs
-    from physics.rotation import quat_to_matrix
+    from physics.collision.broadphase import candidate_pairs
+    from physics.collision.narrowphase import body_contacts
+    from physics.geometry.rotation import quat_to_matrix
 
     world = random_pile()
     start = total_energy(world)

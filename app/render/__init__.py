@@ -1,0 +1,1 @@
+"""Drawing: the OpenGL renderer, gizmos, camera, picking, and the ImGui backend."""

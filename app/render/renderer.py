@@ -1,0 +1,796 @@
+"""The 3D scene with moderngl (GL 3.3 core): background, floor grid, bodies with shadows, gizmos,
+translucent container walls.
+
+Per frame (``Renderer.render``):
+
+1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to
+   the bodies and their shadows, snapped to texels so shadow edges don't shimmer);
+2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
+   instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
+   full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
+   the rectangles where each body's shadow can fall), then the background gradient at the far
+   plane;
+3. container walls, back faces then front faces, blended with depth writes off; translucent
+   gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
+
+Colours are linear RGB; the shaders light in linear space (hemisphere ambient + a directional
+sun) and encode sRGB at the end, so the target framebuffer is an ordinary (non-sRGB) one.
+Multisampled targets work as is (``OffscreenTarget`` resolves them for reading).
+
+Meshes: ``prepare_mesh(shape)`` turns a Shape into vertex arrays on the CPU: body frame,
+normals smooth within 30° and split at sharper creases, and a chain of coarser levels of detail
+made by vertex clustering. Measured on this machine for a 1.31M-face mesh (icosphere, 655k
+vertices): building its full-resolution arrays takes 2.7 s, uploading them (``ctx.buffer`` of
+31 MB) only ~3 ms, but drawing them costs 170–270 ms per frame, because llvmpipe transforms and
+bins every triangle on the render thread while holding the GIL. Upload is therefore not the
+problem (< 100 ms, it stays on the render thread); drawing and preparing are: the drawn mesh is
+capped at ``MAX_DRAWN_FACES`` (clustered, ~68k faces for that mesh, then ~16 ms per frame) and
+each body is drawn with the coarsest level that keeps its triangles about
+``PIXELS_PER_TRIANGLE`` pixels on screen. ``prepare_mesh`` (0.7 s for that mesh) is cached per
+Shape and thread-safe, so the loader thread should call it right after loading a mesh; a big
+Shape that reaches the renderer unprepared is prepared on the renderer's worker thread (above
+``PREPARE_INLINE_FACES``) and its body appears a moment later instead of stalling frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import fast_simplification
+import moderngl
+import numpy as np
+import trimesh
+from pyrr import matrix44
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+from app.render.camera import OrbitCamera
+from app.render.gizmos import Gizmos, set_uniforms, shape_table
+from app.render.gl import (
+    GL_COLOR_BUFFER_BIT,
+    GL_DEPTH_BUFFER_BIT,
+    GL_DRAW_FRAMEBUFFER,
+    GL_NEAREST,
+    GL_READ_FRAMEBUFFER,
+    gl_library,
+)
+from app.render.view import FrameView, GizmoOptions
+from app.resources import load_program
+from physics.geometry.meshes import Shape
+from physics.geometry.rotation import quat_to_matrix
+
+CREASE_ANGLE = math.radians(30.0)  # adjacent faces further apart than this get split normals
+COARSE_CREASE_ANGLE = math.radians(60.0)  # the same on coarser levels, whose facets of a smooth
+                                          # surface meet at larger angles (boxes stay sharp)
+PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a worker thread
+MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
+PIXELS_PER_TRIANGLE = 10.0         # level of detail: coarsest level with triangles ≤ this size
+MIN_COARSE_FACES = 16              # levels of detail stop above this many faces
+QUADRIC_BELOW = 2048               # coarser levels of meshes this small by quadric collapse
+COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's coarser level
+                                   # may stray from it (≤ 1 px where levels switch)
+SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
+                                   # llvmpipe (2048² made the floor ~50 % slower)
+FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
+# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangles in
+# the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
+FAR_FLOOR_OFFSET = (0.0, 8.0)
+
+# Light and colours (linear RGB), tuned for demo videos: a warm sun from the upper left-front
+# and a cool sky fill.
+LIGHT_DIR = np.array([-0.45, 1.0, 0.35]) / np.linalg.norm([-0.45, 1.0, 0.35])  # towards light
+LIGHTING = {
+    "u_light_dir": LIGHT_DIR,
+    "u_light_color": (1.05, 0.98, 0.9),
+    "u_sky_ambient": (0.2, 0.24, 0.31),
+    "u_ground_ambient": (0.09, 0.08, 0.07),
+}
+ZENITH, HORIZON, NADIR = (0.06, 0.09, 0.17), (0.4, 0.43, 0.49), (0.22, 0.23, 0.25)
+FLOOR_COLOR = (0.3, 0.3, 0.31)
+WALL_COLOR = (0.55, 0.72, 0.95)
+HIGHLIGHT_COLOR = (1.0, 0.78, 0.25)
+
+# Default body colours (sRGB hex of a muted, distinct palette → linear), picked by body id.
+_PALETTE_SRGB = ("4e79a7", "f28e2b", "e15759", "76b7b2", "59a14f", "edc948", "b07aa1",
+                 "ff9da7", "9c755f", "86bcb6")
+PALETTE = (np.array([[int(h[i:i + 2], 16) for i in (0, 2, 4)] for h in _PALETTE_SRGB])
+           / 255.0) ** 2.2
+
+
+def palette_color(body_id) -> np.ndarray:
+    """(3,) linear RGB default colour of a body (when its BodyRecord.color is None), or (k, 3)
+    for an array of k body ids."""
+    return PALETTE[np.asarray(body_id, dtype=np.int64) % len(PALETTE)].copy()
+
+
+# ---- meshes (CPU side, any thread) -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshArrays:
+    """A Shape ready for upload: ``levels`` of detail, finest first, each (vertices (k, 6)
+    float32 body-frame position (m) and unit normal, indices (m, 3) uint32); ``two_sided``: the
+    surface is open, draw both faces lit."""
+
+    levels: tuple[tuple[np.ndarray, np.ndarray], ...]
+    two_sided: bool
+
+    @property
+    def face_counts(self) -> np.ndarray:
+        """(levels,) faces per level, decreasing."""
+        return np.array([len(indices) for _, indices in self.levels])
+
+
+_prepared: weakref.WeakKeyDictionary[Shape, MeshArrays] = weakref.WeakKeyDictionary()
+_prepared_lock = threading.Lock()
+
+
+def prepare_mesh(shape: Shape) -> MeshArrays:
+    """Vertex arrays of ``shape`` in its body (principal) frame, computed once per Shape.
+
+    Thread-safe and cached: call it from the loader thread for big meshes (module docstring)
+    so the render thread only uploads. Normals are area-weighted averages over the faces around
+    a vertex that meet at less than ``CREASE_ANGLE``; a vertex on a sharper crease is split, so
+    a box is flat-shaded and an icosphere smooth. Levels: the mesh itself (clustered down to
+    ``MAX_DRAWN_FACES`` if bigger), then clustered to a quarter of the faces each down to
+    ``QUADRIC_BELOW``, then halved by quadric edge collapse while within ``COARSE_DEVIATION``;
+    those split only at creases sharper than ``COARSE_CREASE_ANGLE``, so a coarse sphere still
+    shades smooth.
+    """
+    with _prepared_lock:
+        cached = _prepared.get(shape)
+    if cached is not None:
+        return cached
+    props = shape.properties
+    vertices = (np.asarray(shape.vertices, dtype=float) - props.center_of_mass) \
+        @ props.principal_axes
+    faces = np.asarray(shape.faces, dtype=np.int64)
+    if len(faces) > MAX_DRAWN_FACES:
+        vertices, faces = _cluster(vertices, faces, MAX_DRAWN_FACES)
+    levels = [_split_normals(vertices, faces, CREASE_ANGLE)]
+    while len(faces) > QUADRIC_BELOW:
+        coarse_vertices, coarse_faces = _cluster(vertices, faces, len(faces) // 4)
+        if len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < 40:
+            break
+        vertices, faces = coarse_vertices, coarse_faces
+        levels.append(_split_normals(vertices, faces, COARSE_CREASE_ANGLE))
+    # below that, clustering merges whole features (a sphere goes lumpy, a cylinder's rim
+    # collapses): quadric edge collapse (M. Garland and P. Heckbert, SIGGRAPH 1997) halves the
+    # faces while the surface stays within COARSE_DEVIATION of the mesh's size from points of
+    # this level (a T-handle's arms do not)
+    size = np.ptp(vertices, axis=0).max()
+    reference = _surface_points(vertices, faces)
+    while len(faces) >= 2 * MIN_COARSE_FACES:
+        # at unit size (the simplifier's thresholds are absolute), in fresh writable arrays
+        # (the extension refuses read-only ones, and a Shape's are)
+        coarse_vertices, coarse_faces = fast_simplification.simplify(
+            vertices / size, np.array(faces, dtype=np.int64), target_count=len(faces) // 2)
+        coarse_vertices = coarse_vertices * size
+        if (len(coarse_faces) > 0.66 * len(faces) or len(coarse_faces) < MIN_COARSE_FACES
+                or _deviation(reference, coarse_vertices, coarse_faces)
+                > COARSE_DEVIATION * size):
+            break
+        vertices, faces = coarse_vertices, coarse_faces
+        levels.append(_split_normals(vertices, faces, COARSE_CREASE_ANGLE))
+    arrays = MeshArrays(tuple(levels), two_sided=not props.watertight)
+    with _prepared_lock:
+        return _prepared.setdefault(shape, arrays)
+
+
+def _surface_points(vertices: np.ndarray, faces: np.ndarray, count: int = 256) -> np.ndarray:
+    """(≤ count, 3) vertices and face centres of a mesh, spread evenly over its lists."""
+    points = np.vstack([vertices, vertices[faces].mean(axis=1)])
+    return points[np.unique(np.linspace(0, len(points) - 1, count).astype(np.int64))]
+
+
+def _deviation(points: np.ndarray, coarse_vertices: np.ndarray,
+               coarse_faces: np.ndarray, candidates: int = 32) -> float:
+    """Largest distance, m, from ``points`` (p, 3) to the surface of a coarser mesh (vertices
+    (n, 3), faces (t, 3)), each point measured against the triangles of the ``candidates``
+    face centres nearest to it (a large triangle whose centre is farther can only make the
+    estimate too high: a level is then kept back, never passed wrongly)."""
+    triangles = coarse_vertices[coarse_faces]                                  # (t, 3, 3)
+    k = min(candidates, len(triangles))
+    _, nearest = cKDTree(triangles.mean(axis=1)).query(points, k=k)            # (p, k)
+    nearest = np.asarray(nearest).reshape(len(points), k)
+    closest = trimesh.triangles.closest_point(
+        triangles[nearest.ravel()], np.repeat(points, k, axis=0))
+    distance = np.linalg.norm(closest.reshape(len(points), k, 3) - points[:, None], axis=2)
+    return float(distance.min(axis=1).max())
+
+
+def _cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.ndarray,
+                                                                             np.ndarray]:
+    """A coarser mesh of about ``target`` faces by vertex clustering (J. Rossignac and P. Borrel,
+    "Multi-resolution 3D approximations for rendering complex scenes", 1993): vertices are
+    merged per cell of a uniform grid (at their mean), faces that collapse are dropped.
+
+    vertices (n, 3), faces (m, 3) → (vertices (k, 3), faces (t, 3) int64). The cell size starts
+    where a smooth surface keeps about ``target`` faces (one per cell size² of area, measured on
+    spheres) and grows by 25 % until the count fits. Faces keep their orientation, so two
+    opposite faces on the same vertices (a thin sheet) both stay.
+    """
+    lo = vertices.min(axis=0)
+    cross = np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]],
+                     vertices[faces[:, 2]] - vertices[faces[:, 0]])
+    area = 0.5 * np.linalg.norm(cross, axis=1).sum()
+    # area-weighted vertex normals: a merged face turned more than 45° from its vertices'
+    # surface is a fold-over or an edge-on sliver of the clustering (it would show as a dark
+    # speck): dropped, leaving at most a sub-pixel crack
+    vertex_normal = np.stack([np.bincount(faces.ravel(), np.repeat(cross[:, k], 3),
+                                          minlength=len(vertices)) for k in range(3)], 1)
+    cell_size = math.sqrt(max(area, 1e-30) / max(target, 1))
+    for _ in range(12):
+        cell = np.floor((vertices - lo) / cell_size).astype(np.int64)
+        dims = cell.max(axis=0) + 1
+        _, cluster = np.unique((cell[:, 0] * dims[1] + cell[:, 1]) * dims[2] + cell[:, 2],
+                               return_inverse=True)
+        count = np.bincount(cluster)
+        merged = np.stack([np.bincount(cluster, vertices[:, k]) for k in range(3)], 1) \
+            / count[:, None]
+        f = cluster[faces]
+        f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
+        surface = np.stack([np.bincount(cluster, vertex_normal[:, k]) for k in range(3)], 1)
+        normal = np.cross(merged[f[:, 1]] - merged[f[:, 0]], merged[f[:, 2]] - merged[f[:, 0]])
+        around = surface[f].sum(axis=1)
+        agree = np.einsum("ij,ij->i", normal, around)
+        f = f[agree > 0.7 * np.linalg.norm(normal, axis=1) * np.linalg.norm(around, axis=1)]
+        # one copy of each face: rotate the smallest index first (keeps the winding)
+        first = np.argmin(f, axis=1)[:, None]
+        f = np.take_along_axis(f, (first + np.arange(3)) % 3, axis=1)
+        k = len(merged)
+        _, unique = np.unique((f[:, 0] * k + f[:, 1]) * k + f[:, 2], return_index=True)
+        f = f[np.sort(unique)]
+        if len(f) <= 1.15 * target:
+            break
+        cell_size *= 1.25
+    used, f = np.unique(f, return_inverse=True)
+    return merged[used], f.reshape(-1, 3)
+
+
+def _split_normals(vertices: np.ndarray, faces: np.ndarray,
+                   crease: float) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (k, 6) float32 position + normal, indices (m, 3) uint32) with crease splitting.
+
+    Each face corner is a node; the corners of one mesh vertex in two faces that share an edge
+    through it and meet within the crease angle are joined. Each connected group of corners
+    becomes one output vertex whose normal sums the area-weighted normals of its faces.
+    """
+    m, n = len(faces), len(vertices)
+    cross = np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]],
+                     vertices[faces[:, 2]] - vertices[faces[:, 0]])  # (m, 3), |·| = 2 × area
+    length = np.linalg.norm(cross, axis=1)
+    unit = cross / np.where(length > 0.0, length, 1.0)[:, None]
+    # edge k of face f runs from corner 3f+k to corner 3f+(k+1)%3
+    corner = np.arange(3 * m).reshape(m, 3)
+    start_c, end_c = corner.ravel(), corner[:, [1, 2, 0]].ravel()
+    start_v, end_v = faces.ravel(), faces[:, [1, 2, 0]].ravel()
+    swap = start_v > end_v
+    low_v, high_v = np.where(swap, end_v, start_v), np.where(swap, start_v, end_v)
+    low_c, high_c = np.where(swap, end_c, start_c), np.where(swap, start_c, end_c)
+    order = np.argsort(low_v * n + high_v)
+    key = (low_v * n + high_v)[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    # pair every further copy of an edge with the first copy (manifold edges come in pairs)
+    run_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+    e1, e2 = order[run_start[~first]], order[~first]
+    smooth = np.einsum("ij,ij->i", unit[e1 // 3], unit[e2 // 3]) > math.cos(crease)
+    e1, e2 = e1[smooth], e2[smooth]
+    rows = np.concatenate([low_c[e1], high_c[e1]])
+    cols = np.concatenate([low_c[e2], high_c[e2]])
+    graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(3 * m, 3 * m))
+    count, label = connected_components(graph, directed=False)
+    weight = np.repeat(cross, 3, axis=0)
+    normal = np.stack([np.bincount(label, weight[:, k], minlength=count) for k in range(3)], 1)
+    norm = np.linalg.norm(normal, axis=1)
+    normal = np.where(norm[:, None] > 0.0, normal / np.where(norm > 0.0, norm, 1.0)[:, None],
+                      (0.0, 1.0, 0.0))  # corners of degenerate faces only: any unit normal
+    position = np.empty((count, 3))
+    position[label] = vertices[start_v]
+    return (np.hstack([position, normal]).astype(np.float32),
+            label.reshape(m, 3).astype(np.uint32))
+
+
+# ---- GPU side (render thread) ------------------------------------------------------------------
+
+
+class _GpuMesh:
+    """One level of detail of a Shape on the GPU: vertex + index buffers, a growable
+    per-instance buffer, and the vertex arrays binding them to the colour and shadow programs."""
+
+    INSTANCE_FORMAT = "16f 3f 1f/i"  # model matrix (pyrr layout), colour, highlight
+    INSTANCE_FLOATS = 20
+
+    def __init__(self, ctx: moderngl.Context, level: tuple[np.ndarray, np.ndarray],
+                 two_sided: bool, body_prog, depth_prog):
+        self.ctx, self.body_prog, self.depth_prog = ctx, body_prog, depth_prog
+        self.two_sided = two_sided
+        self.vbo = ctx.buffer(level[0])
+        self.ibo = ctx.buffer(level[1])
+        self.capacity = 0
+        self.instances = None
+        self.vaos: tuple = ()
+        self.reserve(1)
+
+    def reserve(self, count: int) -> None:
+        """Make room for ``count`` instances (grows by powers of two)."""
+        if count <= self.capacity:
+            return
+        self.release_instances()
+        self.capacity = 1 << max(0, count - 1).bit_length()
+        self.instances = self.ctx.buffer(reserve=self.capacity * self.INSTANCE_FLOATS * 4,
+                                         dynamic=True)
+        self.vaos = (
+            self.ctx.vertex_array(self.body_prog, [
+                (self.vbo, "3f 3f", "in_position", "in_normal"),
+                (self.instances, self.INSTANCE_FORMAT, "i_model", "i_color", "i_highlight"),
+            ], index_buffer=self.ibo, index_element_size=4),
+            self.ctx.vertex_array(self.depth_prog, [
+                (self.vbo, "3f 12x", "in_position"),
+                (self.instances, "16f 16x/i", "i_model"),
+            ], index_buffer=self.ibo, index_element_size=4),
+        )
+
+    def release_instances(self) -> None:
+        for vao in self.vaos:
+            vao.release()
+        if self.instances is not None:
+            self.instances.release()
+
+    def release(self) -> None:
+        self.release_instances()
+        self.vbo.release()
+        self.ibo.release()
+
+
+def _floor_quads(rects: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """(6k, 2) float32 triangles (x, z), counter-clockwise seen from above, of the (k, 4)
+    rectangles ``rects`` (x min, z min, x max, z max, m) grown by ``margin`` m on each side and
+    clipped to the floor square."""
+    h = FLOOR_HALF_SIZE
+    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float) + (-margin, -margin, margin, margin),
+                             -h, h).T
+    corners = [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
+    return np.stack([np.stack(c, axis=-1) for c in corners], axis=1).reshape(-1, 2) \
+        .astype(np.float32)
+
+
+def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,
+                size: tuple[int, int], depth: bool) -> None:
+    """Copy the colour and, if ``depth``, the depth of ``source`` into ``target`` (same size;
+    same formats: llvmpipe then copies memory, ~0.9 ms for both at 1280×720) and leave
+    ``target`` bound. Through ctypes, which releases the GIL for the copy and the wait for the
+    target's pending draws (moderngl's copy_framebuffer keeps it)."""
+    gl = gl_library()
+    gl.glBindFramebuffer(GL_READ_FRAMEBUFFER, source.glo)
+    gl.glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.glo)
+    gl.glBlitFramebuffer(0, 0, *size, 0, 0, *size,
+                         GL_COLOR_BUFFER_BIT | (GL_DEPTH_BUFFER_BIT if depth else 0), GL_NEAREST)
+    target.use()  # moderngl's own binding, which the calls above went around
+
+
+def _wall_box() -> np.ndarray:
+    """(30, 6) float32: the 4 side walls and the ceiling of a unit box (x, z ∈ ±0.5, y ∈ 0…1),
+    position + outward normal; the floor is drawn by the floor program."""
+    faces = (((1, 0, 0), (0, 0, -1), (0, 1, 0)), ((-1, 0, 0), (0, 0, 1), (0, 1, 0)),
+             ((0, 0, 1), (1, 0, 0), (0, 1, 0)), ((0, 0, -1), (-1, 0, 0), (0, 1, 0)),
+             ((0, 1, 0), (1, 0, 0), (0, 0, -1)))
+    out = []
+    for n, u, v in faces:
+        n, u, v = (np.array(a, dtype=float) for a in (n, u, v))
+        centre = 0.5 * n + (0.0, 0.5, 0.0)
+        corners = [centre + 0.5 * (su * u + sv * v) for su, sv in ((-1, -1), (1, -1), (1, 1),
+                                                                      (-1, 1))]
+        out += [np.concatenate([corners[i], n]) for i in (0, 1, 2, 0, 2, 3)]
+    return np.array(out, dtype=np.float32)
+
+
+class Renderer:
+    """Draws a ``FrameView`` (see module docstring). Use on the thread that owns ``ctx``.
+
+    ``shadows`` can be switched off (tests compare with and without). ``cache_background``
+    (off by default; ``tumble record`` sets it, its camera never moves) keeps the unshadowed
+    floor and the sky of the last camera pose and size in an offscreen image and starts each
+    frame from a copy of it: the floor where shadows can fall is drawn again, the rest of the
+    floor only as depth (a shader without shading), so what lies under the floor stays hidden.
+    Same shaders, same uniforms: the same pixels up to a stray edge pixel (tested). Measured
+    with llvmpipe at 1280×720 and 50 bodies: ~29 → ~19 ms of CPU per frame.
+
+    Meshes are uploaded on first use per Shape object (keyed by ``id(shape)``; the renderer
+    keeps the Shape alive until ``release_unused`` drops it).
+    """
+
+    def __init__(self, ctx: moderngl.Context, shadow_size: int = SHADOW_SIZE):
+        self.ctx = ctx
+        self.shadows = True
+        self.cache_background = False
+        self._background: tuple[bytes, moderngl.Framebuffer] | None = None  # (key, image)
+        self.body_prog = load_program(ctx, "body")
+        self.depth_prog = load_program(ctx, "depth")
+        self.sky_prog = load_program(ctx, "sky")
+        self.floor_prog = load_program(ctx, "floor")
+        self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
+        self.wall_prog = load_program(ctx, "wall")
+        self.sky_vao = ctx.vertex_array(self.sky_prog, [])
+        self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangles
+        self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
+        self._far_floor_vbo = ctx.buffer(_floor_quads([(-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE,
+                                                        FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)]))
+        self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
+                                              [(self._far_floor_vbo, "2f", "in_xz")])
+        self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
+        self.floor_depth_vao = ctx.vertex_array(self.floor_depth_prog,
+                                                [(self._far_floor_vbo, "2f", "in_xz")])
+        self._wall_vbo = ctx.buffer(_wall_box())
+        self.wall_vao = ctx.vertex_array(self.wall_prog,
+                                         [(self._wall_vbo, "3f 3f", "in_position", "in_normal")])
+        self.shadow_map = ctx.depth_texture((shadow_size, shadow_size))
+        self.shadow_map.compare_func = "<="
+        self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
+        self.shadow_map.repeat_x = self.shadow_map.repeat_y = False
+        self.shadow_fbo = ctx.framebuffer(depth_attachment=self.shadow_map)
+        # cleared now because frames without casters still sample it (branch-free shader), and
+        # uninitialised memory can hold denormals that make llvmpipe's lookups several × slower
+        self.shadow_fbo.clear(depth=1.0)
+        self._shadow_key: bytes | None = None  # what the shadow map holds (_shadow_pass)
+        self.gizmos = Gizmos(ctx)
+        self._meshes: dict[int, tuple[Shape, list[_GpuMesh], np.ndarray]] = {}
+        self._pending: dict[int, tuple[Shape, Future]] = {}
+        self._worker: ThreadPoolExecutor | None = None
+
+    # ---- meshes ---------------------------------------------------------------------------
+
+    def mesh(self, shape: Shape) -> tuple[list[_GpuMesh], np.ndarray] | None:
+        """(the uploaded levels of ``shape``, their face counts), or None while a large Shape
+        is still being prepared on the worker thread."""
+        entry = self._meshes.get(id(shape))
+        if entry is not None:
+            return entry[1], entry[2]
+        with _prepared_lock:
+            arrays = _prepared.get(shape)
+        if arrays is None:
+            if len(shape.faces) > PREPARE_INLINE_FACES:
+                self._prepare_later(shape)
+                return None
+            arrays = prepare_mesh(shape)
+        self._pending.pop(id(shape), None)
+        levels = [_GpuMesh(self.ctx, level, arrays.two_sided, self.body_prog, self.depth_prog)
+                  for level in arrays.levels]
+        self._meshes[id(shape)] = (shape, levels, arrays.face_counts)
+        return levels, arrays.face_counts
+
+    @property
+    def uploaded(self) -> tuple[Shape, ...]:
+        """The Shapes whose meshes are on the GPU now."""
+        return tuple(entry[0] for entry in self._meshes.values())
+
+    def _prepare_later(self, shape: Shape) -> None:
+        if id(shape) in self._pending:
+            return
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="tumble-mesh")
+        self._pending[id(shape)] = (shape, self._worker.submit(prepare_mesh, shape))
+
+    def release_unused(self, shapes_in_use) -> None:
+        """Free the GPU meshes of every Shape not in ``shapes_in_use`` (an iterable of Shapes)."""
+        keep = {id(s) for s in shapes_in_use}
+        for key in [k for k in self._meshes if k not in keep]:
+            for level in self._meshes.pop(key)[1]:
+                level.release()
+        for key in [k for k in self._pending if k not in keep]:
+            self._pending.pop(key)[1].cancel()
+
+    def release(self) -> None:
+        """Free every GL object (call before the context goes away)."""
+        self.release_unused(())
+        self._drop_background()
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+        self.gizmos.release()
+        for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self.floor_depth_vao,
+                    self.floor_depth_prog, self._floor_vbo, self._far_floor_vbo,
+                    self.wall_vao, self._wall_vbo,
+                    self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
+                    self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
+            obj.release()
+
+    # ---- frame ----------------------------------------------------------------------------
+
+    def render(self, view: FrameView, camera: OrbitCamera, size: tuple[int, int],
+               gizmos: GizmoOptions | None = None, fbo: moderngl.Framebuffer | None = None):
+        """Draw the whole 3D scene of ``view`` seen by ``camera`` into ``fbo`` (default: the
+        screen) over its ``size`` = (width, height) pixels, with the ``gizmos`` chosen."""
+        ctx = self.ctx
+        width, height = size
+        groups = self._upload_instances(view, camera, height)
+        light_vp, texel, shadows = self._light_space(view)
+        casting = self.shadows and bool(groups)
+        target = fbo if fbo is not None else ctx.screen
+        vp = camera.view_projection(width / height)
+        frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
+                 "u_light_vp": light_vp, "u_shadow_texel": texel,
+                 "u_shadows": int(casting), "u_shadow_map": 0}
+        # shadow taps are the floor's main cost per pixel, so only the rectangles where shadows
+        # can fall (each caster's, a fifth of their bounding box's area in the benchmark) have
+        # them; the rest of the floor is drawn without
+        fog_start = 12.0 + 1.5 * camera.distance
+        floor = dict(u_floor_color=FLOOR_COLOR, u_horizon=HORIZON,
+                     u_fog=(fog_start, fog_start + 0.4 * FLOOR_HALF_SIZE))
+        background = self._cached_background(camera, size, frame, floor)
+        on_screen = target is ctx.screen
+        if background is not None:
+            # the unshadowed floor and sky, colour and depth (what lies under the floor stays
+            # hidden), as copied pixels — before the shadow pass: llvmpipe's copy waits for
+            # every pending draw, here only for the last frame's. The window's depth buffer
+            # has a format of its own (and a stencil), which a copy cannot fill: there the
+            # colour alone, the depth drawn below
+            _copy_frame(target, background, size, depth=not on_screen)
+            if on_screen:
+                gl_library().glClear(GL_DEPTH_BUFFER_BIT)
+        if casting:
+            self._shadow_pass(groups, light_vp)
+        else:
+            self._shadow_key = None
+        target.use()
+        ctx.viewport = (0, 0, width, height)
+        if background is None:
+            ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        self.shadow_map.use(0)
+        if casting:
+            # grown by the reach of the soft edge (the lookups' spread and the normal offset,
+            # ≤ 3 texels in the light's view), stretched like the shadows on the floor
+            quads = _floor_quads(shadows, 4.0 * texel / LIGHT_DIR[1])
+            if quads.nbytes > self._floor_vbo.size:
+                self._floor_vbo.orphan(quads.nbytes)
+            self._floor_vbo.write(quads)
+        if background is not None and on_screen:
+            # the floor's depth as _draw_far_floor_and_sky makes it (same triangles, same
+            # offset) with a shader that does not shade; the window's framebuffer takes no
+            # colour mask (binding it with one is GL_INVALID_OPERATION, which pyglet raises at
+            # close), so blending keeps the colour (0·src + 1·dst)
+            ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
+            ctx.blend_func = moderngl.ZERO, moderngl.ONE
+            ctx.depth_func = "<"
+            ctx.polygon_offset = FAR_FLOOR_OFFSET
+            set_uniforms(self.floor_depth_prog, frame)
+            self.floor_depth_vao.render(moderngl.TRIANGLES)
+            ctx.polygon_offset = (0.0, 0.0)
+            ctx.disable(moderngl.BLEND)
+
+        # opaque front to back-ish: bodies and gizmos first, so the floor and the background
+        # (the costly full-screen shaders on llvmpipe) skip the pixels they cover
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND)
+        ctx.depth_func = "<"
+        set_uniforms(self.body_prog, frame, u_highlight_color=HIGHLIGHT_COLOR)
+        for gpu, instances in groups:
+            if gpu.two_sided:
+                ctx.disable(moderngl.CULL_FACE)
+            else:
+                ctx.enable(moderngl.CULL_FACE)
+            gpu.vaos[0].render(moderngl.TRIANGLES, instances=len(instances))
+        ctx.disable(moderngl.CULL_FACE)
+
+        options = gizmos if gizmos is not None else GizmoOptions()
+        self.gizmos.update(view, camera, size, options)
+        self.gizmos.draw_opaque(frame)
+
+        if casting:
+            set_uniforms(self.floor_prog, frame, **floor)
+            self.floor_vao.render(moderngl.TRIANGLES, vertices=6 * len(shadows))
+        if background is None:
+            self._draw_far_floor_and_sky(frame, floor, vp)
+
+        self._draw_walls(view, frame)
+        self.gizmos.draw_translucent(frame)
+        ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
+        ctx.fbo.depth_mask = True
+
+    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
+        """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
+        included: their triangles are nearer by the polygon offset), then the background
+        gradient at the far plane where nothing covers it. Drawn the same with or without the
+        background cache, so that its depth is the same to the bit: a body touching the floor
+        shows the same pixels either way."""
+        ctx = self.ctx
+        set_uniforms(self.far_floor_prog, frame, **floor)
+        ctx.polygon_offset = FAR_FLOOR_OFFSET
+        self.far_floor_vao.render(moderngl.TRIANGLES)
+        ctx.polygon_offset = (0.0, 0.0)
+        ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
+        set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
+                     **{k: np.power(v, 1.0 / 2.2) for k, v in
+                        (("u_zenith", ZENITH), ("u_horizon", HORIZON), ("u_nadir", NADIR))})
+        self.sky_vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.depth_func = "<"
+
+    def _cached_background(self, camera: OrbitCamera, size: tuple[int, int], frame: dict,
+                           floor: dict) -> moderngl.Framebuffer | None:
+        """The image of the whole unshadowed floor and the sky for this camera pose and size,
+        with its depth (drawn now if they changed), or None when not caching."""
+        if not self.cache_background:
+            return None
+        key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size]).tobytes()
+        if self._background is not None and self._background[0] == key:
+            return self._background[1]
+        self._drop_background()
+        ctx = self.ctx
+        image = ctx.framebuffer(ctx.renderbuffer(size), ctx.depth_renderbuffer(size))
+        image.use()
+        ctx.viewport = (0, 0, *size)
+        ctx.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
+        ctx.depth_func = "<"
+        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"])
+        self._background = (key, image)
+        return image
+
+    def _drop_background(self) -> None:
+        if self._background is not None:
+            image = self._background[1]
+            for obj in (*image.color_attachments, image.depth_attachment, image):
+                obj.release()
+            self._background = None
+
+    def _upload_instances(self, view: FrameView, camera: OrbitCamera,
+                          height: int) -> list[tuple[_GpuMesh, np.ndarray]]:
+        """Write the instance buffers of each (Shape, level of detail) in view;
+        [(mesh level, its instances (k, INSTANCE_FLOATS) float32)] of those ready to draw."""
+        n = view.count
+        if n == 0:
+            return []
+        data = np.zeros((n, _GpuMesh.INSTANCE_FLOATS), dtype=np.float32)
+        model = data[:, :16].reshape(n, 4, 4)
+        # pyrr row-vector layout: p_world = p_body @ M with M[:3,:3] = Rᵀ, M[3,:3] = COM
+        model[:, :3, :3] = np.swapaxes(quat_to_matrix(np.asarray(view.quat, dtype=float)), 1, 2)
+        model[:, 3, :3] = view.pos
+        model[:, 3, 3] = 1.0
+        data[:, 16:19] = view.color
+        if 0 <= view.selected < n:
+            data[view.selected, 19] = 1.0
+        # level of detail: a body of radius R covers ~π (R/pixel)² px, half its faces face the
+        # camera; take the coarsest level whose triangles stay ≤ PIXELS_PER_TRIANGLE px
+        radius = shape_table(view.shapes)[0]
+        depth = np.maximum((np.asarray(view.pos, dtype=float) - camera.eye) @ -camera.back,
+                           camera.clip_range()[0])
+        pixels = radius / camera.world_per_pixel(depth, height)
+        budget = 2.0 * math.pi * pixels ** 2 / PIXELS_PER_TRIANGLE  # faces worth drawing
+        keys = np.fromiter((id(s) for s in view.shapes), dtype=np.int64, count=n)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        groups = []
+        for g, row in enumerate(first):
+            mesh = self.mesh(view.shapes[row])
+            if mesh is None:
+                continue
+            levels, faces = mesh
+            rows = np.flatnonzero(inverse == g)
+            # the finest level first whose face count fits the budget, else the coarsest
+            fits = faces[None, :] <= budget[rows, None]
+            level = np.where(fits.any(axis=1), fits.argmax(axis=1), len(faces) - 1)
+            for index in np.unique(level):
+                chosen = data[rows[level == index]]
+                gpu = levels[index]
+                gpu.reserve(len(chosen))
+                gpu.instances.write(chosen)
+                groups.append((gpu, chosen))
+        return groups
+
+    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, np.ndarray]:
+        """(light view-projection (4, 4) float32, world size of a shadow texel in m, (k, 4)
+        rectangles x min, z min, x max, z max in m on the floor where each body's shadow can
+        fall): an orthographic box around the bodies and their shadows on the floor (only
+        casters need texels; receivers outside read the map's empty border)."""
+        points = [np.zeros((1, 3))]
+        shadows = np.zeros((0, 4))
+        if view.count:
+            radius = shape_table(view.shapes)[0][:, None]
+            pos = np.asarray(view.pos, dtype=float)
+            shadow = pos - LIGHT_DIR * (np.maximum(pos[:, 1:2], 0.0) / LIGHT_DIR[1])
+            # a sphere's shadow on the floor is stretched by 1/cos of the light's slant
+            spread = radius / LIGHT_DIR[1]
+            points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
+            shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
+        points = np.concatenate(points)
+        centre = 0.5 * (points.min(0) + points.max(0))
+        # radius rounded up to a power of 1.1 and centre snapped to whole texels: the map only
+        # changes in steps, so shadow edges stay still while bodies move
+        radius = 0.5 * np.linalg.norm(points.max(0) - points.min(0)) * 1.02 + 0.05
+        radius = 1.1 ** math.ceil(math.log(radius, 1.1))
+        texel = 2.0 * radius / self.shadow_map.width
+        look = matrix44.create_look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        centre_light = np.round((centre @ look[:3, :3]) / texel) * texel
+        centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
+        eye = centre + LIGHT_DIR * 2.0 * radius
+        light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
+        proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius,
+                                                     0.0, 4.0 * radius)
+        return (light_view @ proj).astype(np.float32), texel, shadows
+
+    def _shadow_pass(self, groups, light_vp: np.ndarray) -> bool:
+        """Draw the casters into the shadow map — unless the map already holds exactly these
+        casters (same meshes, levels, instances and light), as when everything rests: the
+        camera may move, the map depends on the bodies alone. True if it drew."""
+        key = hashlib.blake2b(light_vp.tobytes(), digest_size=16)
+        for gpu, instances in groups:
+            key.update(np.array([id(gpu)], dtype=np.int64).tobytes())
+            key.update(instances.tobytes())
+        if key.digest() == self._shadow_key:
+            return False
+        self._shadow_key = key.digest()
+        ctx = self.ctx
+        self.shadow_fbo.use()
+        ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.height)
+        self.shadow_fbo.clear(depth=1.0)
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND)
+        ctx.depth_func = "<"
+        # slope-scaled offset on the casters; the receivers add a normal offset (shadow.glsl)
+        ctx.polygon_offset = (1.5, 2.0)
+        set_uniforms(self.depth_prog, {"u_light_vp": light_vp})
+        for gpu, instances in groups:
+            # a closed body's faces turned away from the light lie behind its lit ones: culling
+            # them stores the same depths for half the fragments (the pass is fill-bound here)
+            if gpu.two_sided:
+                ctx.disable(moderngl.CULL_FACE)
+            else:
+                ctx.enable(moderngl.CULL_FACE)
+            gpu.vaos[1].render(moderngl.TRIANGLES, instances=len(instances))
+        ctx.disable(moderngl.CULL_FACE)
+        ctx.polygon_offset = (0.0, 0.0)
+        return True
+
+    def _draw_walls(self, view: FrameView, frame: dict) -> None:
+        """Translucent container: far (back) faces first, then near (front) faces, blended
+        over the scene with depth test on and depth writes off."""
+        if view.container_size is None:
+            return
+        ctx = self.ctx
+        ctx.enable(moderngl.BLEND | moderngl.CULL_FACE)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        ctx.fbo.depth_mask = False
+        set_uniforms(self.wall_prog, frame, u_size=np.asarray(view.container_size, dtype=float),
+                     u_wall_color=np.power(WALL_COLOR, 1.0 / 2.2))
+        for cull in ("front", "back"):
+            ctx.cull_face = cull
+            self.wall_vao.render(moderngl.TRIANGLES)
+        ctx.cull_face = "back"
+        ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
+        ctx.fbo.depth_mask = True
+
+
+class OffscreenTarget:
+    """An offscreen framebuffer to render into (multisampled when ``samples`` > 0) and read
+    back, for tests, screenshots and recording. ``fbo`` is what ``Renderer.render`` draws into;
+    ``read()`` resolves the samples and returns the pixels (height, width, 3) uint8, top row
+    first (image order)."""
+
+    def __init__(self, ctx: moderngl.Context, size: tuple[int, int], samples: int = 0):
+        self.ctx, self.size = ctx, tuple(size)
+        self.fbo = ctx.framebuffer(ctx.renderbuffer(self.size, samples=samples),
+                                   ctx.depth_renderbuffer(self.size, samples=samples))
+        self._resolved = (ctx.framebuffer(ctx.renderbuffer(self.size)) if samples else None)
+
+    def read(self) -> np.ndarray:
+        source = self.fbo
+        if self._resolved is not None:
+            self.ctx.copy_framebuffer(self._resolved, self.fbo)
+            source = self._resolved
+        width, height = self.size
+        pixels = np.frombuffer(source.read(components=3), dtype=np.uint8)
+        return pixels.reshape(height, width, 3)[::-1].copy()
+
+    def release(self) -> None:
+        for fbo in (self.fbo, self._resolved):
+            if fbo is not None:
+                for attachment in (*fbo.color_attachments, fbo.depth_attachment):
+                    if attachment is not None:
+                        attachment.release()
+                fbo.release()

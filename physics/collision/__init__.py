@@ -1,0 +1,1 @@
+"""Which bodies touch and where: broad phase, narrow phase, walls, contact manifolds."""

@@ -1,0 +1,268 @@
+"""Broad phase: which pairs of bodies may touch within this step (sweep and prune).
+
+Each body is bounded by a sphere about its centre of mass (``Model.bound_radius``) grown by the
+speculative margin and by how far any of its points can move in the step, so the pairs found
+include every pair the narrow phase could turn into a (speculative) contact. Bodies are cut
+into strips along z one largest diameter wide, sorted within each strip along x by the low end of
+their box, and each strip is swept against itself and the next one; a pair is kept when the boxes
+overlap on all three axes and the grown spheres overlap. Sorting costs O(n log n) and the sweeps
+O(n + pairs) when few boxes share a slab of a strip (sweep and prune: Baraff 1992; Bullet's
+btAxisSweep3 does it incrementally; the strips keep a pile spread over the floor from putting
+every body of an x slab in one sweep).
+
+Between steps the pairs are kept (``SweptPairs``: Box2D's dynamic tree with fat boxes, here
+fat spheres): each body has a fat sphere, its reach sphere grown by ``FAT_MARGIN`` when it was
+last placed, and the kept pairs are those whose fat spheres overlap. While a body's reach sphere
+stays inside its fat sphere, every pair within reach is among them; a body that leaves its fat
+sphere gets a new one and is checked against every other fat sphere (a fresh sweep when many
+leave at once). Each step then filters the kept pairs by the exact sphere test, which gives the
+very pairs a fresh sweep would (in the kept order, which depends on the history only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+from physics.collision.contact import SPECULATIVE_MARGIN
+from physics.runtime import parallel_threads
+
+BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
+FAT_MARGIN = 0.02       # m a fat sphere is wider than the reach sphere it was made from
+MAX_REPLACED = 64       # more bodies leaving their fat spheres in one step: a fresh sweep
+
+
+@dataclass
+class SweptPairs:
+    """Pairs (p, 2) int64 rows (i < j) whose fat spheres — centres (n, 3) m, radii fat (n,) m —
+    overlap, for the bodies ids (n,) in these rows. Empty before the first step."""
+
+    pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    fat: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.ndarray, SweptPairs]:
+    """Candidate pairs (p, 2): the same set as ``candidate_pairs(pos, reach_radius)``, from the
+    kept fat spheres, refreshed for the bodies that left theirs; returns them and what to keep
+    for the next step. ids (n,) body ids; pos (n, 3) m; reach_radius (n,) m."""
+    pos = np.ascontiguousarray(pos, dtype=float)
+    reach_radius = np.ascontiguousarray(reach_radius, dtype=float)
+    outside = np.zeros(len(pos), dtype=np.bool_)
+    same_bodies = len(ids) == len(kept.ids) and np.array_equal(ids, kept.ids)
+    if same_bodies:
+        # 1 nm of slack: positions are rounded to well under that
+        _outside_fat(pos, reach_radius, kept.centre, kept.fat, 1e-9, outside)
+        leaving = np.flatnonzero(outside)
+    if not same_bodies or len(leaving) > MAX_REPLACED:
+        fat = reach_radius + FAT_MARGIN
+        kept = SweptPairs(candidate_pairs(pos, fat), np.array(ids), pos.copy(), fat)
+    elif len(leaving):
+        centre, fat = kept.centre.copy(), kept.fat.copy()
+        centre[leaving] = pos[leaving]
+        fat[leaving] = reach_radius[leaving] + FAT_MARGIN
+        new = _fat_neighbours(leaving, outside, centre, fat)
+        # the kept pairs of bodies that stayed inside their fat spheres, then the new ones
+        pairs = np.empty((len(kept.pairs) + len(new), 2), dtype=np.int64)
+        count = _refresh_pairs(kept.pairs, outside, new, pairs)
+        kept = SweptPairs(pairs[:count], kept.ids, centre, fat)
+    within = np.empty_like(kept.pairs)
+    count = _within_reach(kept.pairs, pos, reach_radius, within)
+    return within[:count], kept
+
+
+@njit(cache=True, nogil=True)
+def _outside_fat(pos, radius, centre, fat, slack, outside):
+    """outside[i]: body i's reach sphere is no longer inside its fat sphere (less slack)."""
+    for i in range(pos.shape[0]):
+        moved = np.sqrt((pos[i, 0] - centre[i, 0]) ** 2 + (pos[i, 1] - centre[i, 1]) ** 2
+                        + (pos[i, 2] - centre[i, 2]) ** 2)
+        outside[i] = moved + radius[i] > fat[i] - slack
+
+
+@njit(cache=True, nogil=True)
+def _fat_neighbours(leaving, outside, centre, fat):
+    """(q, 2) pairs (i < j) of each body in leaving (rows) with every body whose fat sphere its
+    new one overlaps; a pair of two leaving bodies once."""
+    count = _fat_overlaps(leaving, outside, centre, fat, np.empty((0, 2), dtype=np.int64))
+    out = np.empty((count, 2), dtype=np.int64)
+    _fat_overlaps(leaving, outside, centre, fat, out)
+    return out
+
+
+@njit(cache=True, inline='always')
+def _fat_overlaps(leaving, outside, centre, fat, out):
+    """Count the pairs of ``_fat_neighbours``, writing them into out when it has room."""
+    count = 0
+    for e in leaving:
+        for i in range(centre.shape[0]):
+            if i == e or (outside[i] and i < e):
+                continue
+            reach_ei = fat[e] + fat[i]
+            d2 = ((centre[i, 0] - centre[e, 0]) ** 2 + (centre[i, 1] - centre[e, 1]) ** 2
+                  + (centre[i, 2] - centre[e, 2]) ** 2)
+            if d2 <= reach_ei * reach_ei:
+                if count < out.shape[0]:
+                    out[count, 0], out[count, 1] = min(e, i), max(e, i)
+                count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _refresh_pairs(pairs, outside, new, out):
+    """Write into out the pairs (p, 2) with neither body outside its fat sphere, then the new
+    pairs (q, 2); returns how many were written."""
+    count = 0
+    for p in range(pairs.shape[0]):
+        if not (outside[pairs[p, 0]] or outside[pairs[p, 1]]):
+            out[count, 0], out[count, 1] = pairs[p, 0], pairs[p, 1]
+            count += 1
+    for p in range(new.shape[0]):
+        out[count, 0], out[count, 1] = new[p, 0], new[p, 1]
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _within_reach(pairs, pos, radius, out):
+    """Write into out, in order, the pairs (p, 2) that pass ``_check``'s sphere test (the same
+    arithmetic, so the same answer at the boundary); returns how many."""
+    count = 0
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
+        reach_ab = radius[a] + radius[b]
+        dy = pos[b, 1] - pos[a, 1]
+        dz = pos[b, 2] - pos[a, 2]
+        dx = pos[b, 0] - pos[a, 0]
+        if (abs(dy) <= reach_ab and abs(dz) <= reach_ab
+                and dx * dx + dy * dy + dz * dz <= reach_ab * reach_ab):
+            out[count, 0], out[count, 1] = a, b
+            count += 1
+    return count
+
+
+def reach(vel, omega, bound, h) -> np.ndarray:
+    """(n,) m: bounding radius grown by the margin and by 1.5 steps of the fastest point's motion
+    (|v| + |ω|·bound), the same allowance the wall contacts use."""
+    speed = (np.sqrt(np.einsum("ij,ij->i", vel, vel))
+             + bound * np.sqrt(np.einsum("ij,ij->i", omega, omega)))
+    return bound + SPECULATIVE_MARGIN + 1.5 * h * speed
+
+
+@njit(cache=True, inline="always")
+def _check(a, b, pos, radius, order, out, count):
+    """Record rows order[a], order[b] in out if their spheres overlap; returns the new count.
+    Inlined by numba's IR (a call per candidate cost half the sweep's time)."""
+    reach_ab = radius[a] + radius[b]
+    dy = pos[b, 1] - pos[a, 1]
+    dz = pos[b, 2] - pos[a, 2]
+    if abs(dy) > reach_ab or abs(dz) > reach_ab:
+        return count
+    dx = pos[b, 0] - pos[a, 0]
+    if dx * dx + dy * dy + dz * dz > reach_ab * reach_ab:
+        return count
+    if count < out.shape[0]:
+        i, j = order[a], order[b]
+        out[count, 0] = min(i, j)
+        out[count, 1] = max(i, j)
+    return count + 1
+
+
+@njit(cache=True, nogil=True)
+def _sweep(pos, radius, strip, order, end, wide, first_body, last_body, out):
+    """Fill out (capacity, 2) with the candidate pairs (i < j rows) of the bodies first_body…
+    last_body − 1 with the bodies after them; return how many there were (may exceed the
+    capacity: the caller retries with a bigger buffer). pos (n, 3), radius (n,) and strip (n,)
+    are sorted by strip, then by the low end along x (contiguous, so the loops read memory in
+    sequence); order (n,) maps them back to rows; end (n,) one past the last body of each
+    body's strip; wide m: the largest diameter."""
+    n = order.shape[0]
+    count = 0
+    for a in range(first_body, last_body):
+        hi_x = pos[a, 0] + radius[a]
+        for b in range(a + 1, end[a]):  # the rest of a's strip
+            if pos[b, 0] - radius[b] > hi_x:
+                break
+            count = _check(a, b, pos, radius, order, out, count)
+        first = end[a]
+        if first == n or strip[first] != strip[a] + 1:
+            continue
+        # the next strip, from the first body whose box can reach back to a's low end
+        lo, hi = first, end[first]
+        low = pos[a, 0] - radius[a] - wide
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pos[mid, 0] - radius[mid] < low:
+                lo = mid + 1
+            else:
+                hi = mid
+        for b in range(lo, end[first]):
+            if pos[b, 0] - radius[b] > hi_x:
+                break
+            count = _check(a, b, pos, radius, order, out, count)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _strip_ends(strip):
+    """(n,) one past the last body of each body's strip (strip (n,) sorted)."""
+    n = strip.shape[0]
+    end = np.empty(n, dtype=np.int64)
+    end[n - 1] = n
+    for a in range(n - 2, -1, -1):
+        end[a] = end[a + 1] if strip[a + 1] == strip[a] else a + 1
+    return end
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts):
+    """``_sweep`` of the bodies bounds[t]…bounds[t + 1] − 1 side by side, chunk t writing into
+    its own equal stretch of out."""
+    chunks = bounds.shape[0] - 1
+    capacity = out.shape[0] // chunks
+    for t in prange(chunks):
+        counts[t] = _sweep(pos, radius, strip, order, end, wide, bounds[t], bounds[t + 1],
+                           out[t * capacity:(t + 1) * capacity])
+
+
+def candidate_pairs(pos, reach_radius) -> np.ndarray:
+    """(p, 2) int64 rows (i < j) whose spheres ``pos`` (n, 3) m, ``reach_radius`` (n,) m overlap
+    (deterministic for given positions, and in the same order whatever the thread count).
+
+    Bodies are cut into strips along z one largest diameter wide, so a body's partners lie in its
+    own strip or the next one, and each strip is swept along x: a dense pile compares each body
+    with a few neighbours instead of every body in its x slab. Large scenes are swept in chunks
+    of bodies on the threads (physics/runtime.py)."""
+    n = len(pos)
+    if n < 2:
+        return np.zeros((0, 2), dtype=np.int64)
+    pos = np.asarray(pos, dtype=float)
+    radius = np.asarray(reach_radius, dtype=float)
+    # a pair has |Δz| ≤ r_i + r_j ≤ wide: strips at most one apart (the margin covers rounding)
+    wide = 2.0 * radius.max()
+    width = wide * (1.0 + 1e-9) + 1e-300
+    strip = np.floor((pos[:, 2] - pos[:, 2].min()) / width).astype(np.int64)
+    order = np.lexsort((pos[:, 0] - radius, strip))
+    pos, radius, strip = pos[order], radius[order], strip[order]
+    end = _strip_ends(strip)
+    chunks = min(parallel_threads(), n // BODIES_PER_CHUNK)
+    if chunks < 2:
+        out = np.empty((16 * n, 2), dtype=np.int64)
+        count = _sweep(pos, radius, strip, order, end, wide, 0, n, out)
+        if count > len(out):
+            out = np.empty((count, 2), dtype=np.int64)
+            _sweep(pos, radius, strip, order, end, wide, 0, n, out)
+        return out[:count]
+    bounds = np.linspace(0, n, chunks + 1).astype(np.int64)
+    capacity = 16 * (n // chunks + 1)
+    counts = np.zeros(chunks, dtype=np.int64)
+    out = np.empty((chunks * capacity, 2), dtype=np.int64)
+    _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts)
+    if counts.max() > capacity:
+        capacity = int(counts.max())
+        out = np.empty((chunks * capacity, 2), dtype=np.int64)
+        _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts)
+    return np.concatenate([out[t * capacity:t * capacity + counts[t]] for t in range(chunks)])

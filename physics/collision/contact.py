@@ -1,0 +1,93 @@
+"""The contacts of one step: the ``Contacts`` record every contact source fills (walls,
+body pairs) and the solver reads, and the friction tangents of a contact normal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+SPECULATIVE_MARGIN = 0.01  # m: gap within which a vertex is a contact even at rest
+
+
+@dataclass
+class Contacts:
+    """Contact points of one step (k of them).
+
+    body (k,) int64 body row; key (k,) int64 stable identity; point (k, 3) world, m;
+    normal (k, 3) unit, pointing out of the wall (or the other body) into the body;
+    separation (k,) m along the normal (negative = penetration); tangent1, tangent2 (k, 3) unit
+    friction directions; other (k,) int64 row of the second body, −1 for a wall (the default).
+    """
+
+    body: np.ndarray
+    key: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    separation: np.ndarray
+    tangent1: np.ndarray
+    tangent2: np.ndarray
+    other: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.other is None:
+            self.other = np.full(len(self.body), -1, dtype=np.int64)
+
+    @property
+    def count(self) -> int:
+        return len(self.body)
+
+    def subset(self, keep: np.ndarray) -> Contacts:
+        """The contacts where ``keep`` (k,) bool is true."""
+        return Contacts(*(getattr(self, f)[keep] for f in _FIELDS))
+
+    @staticmethod
+    def join(first: Contacts, second: Contacts) -> Contacts:
+        """The contacts of both, first's then second's."""
+        return Contacts(*(np.concatenate((getattr(first, f), getattr(second, f)))
+                          for f in _FIELDS))
+
+
+@njit(cache=True, inline='always')
+def manifold_end(body, other, first):
+    """One past the last contact of the manifold that starts at contact first: the contacts of
+    one pair (or of one body with the walls) are consecutive, body and other (k,) rows."""
+    last = first + 1
+    while last < body.shape[0] and body[last] == body[first] and other[last] == other[first]:
+        last += 1
+    return last
+
+
+_FIELDS = ("body", "key", "point", "normal", "separation", "tangent1", "tangent2", "other")
+
+
+def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit tangents per unit normal (k, 3), fixed for a fixed normal so warm-started friction
+    impulses keep their meaning from one step to the next."""
+    normals = np.ascontiguousarray(normals, dtype=float)
+    t1, t2 = np.empty_like(normals), np.empty_like(normals)
+    _tangents_kernel(normals, t1, t2)
+    return t1, t2
+
+
+@njit(cache=True, nogil=True)
+def _tangents_kernel(normals, t1, t2):
+    """Loop body of ``plane_tangents``, compiled (it runs on every step's contacts)."""
+    for c in range(normals.shape[0]):
+        (t1[c, 0], t1[c, 1], t1[c, 2],
+         t2[c, 0], t2[c, 1], t2[c, 2]) = tangent_pair(normals[c, 0], normals[c, 1], normals[c, 2])
+
+
+@njit(cache=True, nogil=True)
+def tangent_pair(nx, ny, nz):
+    """Unit tangents (t1x, t1y, t1z, t2x, t2y, t2z) of the unit normal n, in scalars:
+    t1 = n × helper / |…| with helper = x̂ where |n_x| < 0.6, else ẑ; t2 = n × t1."""
+    if abs(nx) < 0.6:
+        ax, ay, az = 0.0, nz, -ny
+    else:
+        ax, ay, az = ny, -nx, 0.0
+    length = np.sqrt(ax * ax + ay * ay + az * az)
+    ax, ay, az = ax / length, ay / length, az / length
+    return ax, ay, az, ny * az - nz * ay, nz * ax - nx * az, nx * ay - ny * ax

@@ -1,0 +1,745 @@
+"""Narrow phase: contact manifolds between pairs of bodies (physics.md §3).
+
+Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces and edges
+(geometry/polytope.py; a box is a hull with 6 faces, so box–box is exact).
+- sphere–sphere: along the line of centres.
+- sphere–hull: the closest point of the hull to the centre (faces, edges, vertices), or the least
+  deep face when the centre is inside.
+- hull–hull: separating-axis test over the face normals of both hulls and the edge pairs that form
+  a face of the Minkowski difference (the Gauss-map test of Gregorius, "The Separating Axis Test
+  between Convex Polyhedra", GDC 2013), which skips most edge pairs without projecting anything.
+  A face axis gives a face contact: the most anti-parallel face of the other hull is clipped
+  against the reference face's side planes (Sutherland–Hodgman) and reduced to at most 4 points
+  keeping the deepest and the largest area (Bullet's manifold reduction); an edge axis gives one
+  point between the two edges. Face axes win ties so resting boxes keep a face manifold.
+  Two boxes get the same answer from the closed-form box SAT (collision/boxes.py); for other hulls the
+  face and edge queries skip, exactly, the faces and edges that a bound from the hulls' inner
+  radii shows cannot matter.
+
+Every pair closer than a speculative distance (the margin plus how far the two can approach in
+1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
+fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
+features that made them (reference face, clipping edge, incident vertex or edge pair), so the same
+contact is found again next step and its impulses warm-start. A touching pair that has barely
+moved against each other since its manifold was found keeps that manifold, carried along with
+the two bodies (collision/manifolds.py: Jolt's body pair cache).
+
+Normals point from the second body (``other``) into the first (``body``), as a wall's normal
+points into its body: the first body receives +λn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from physics.collision.boxes import box_separations
+from physics.collision.contact import SPECULATIVE_MARGIN, Contacts, plane_tangents
+from physics.collision.manifolds import ManifoldCache, emit_stored, reusable_entry
+from physics.model import MAX_HULL_VERTICES
+from physics.runtime import parallel_threads
+
+MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
+FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
+_ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + feature): below the wall keys
+_ID_MASK = (1 << _ID_BITS) - 1
+_MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
+_CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
+PAIRS_PER_CHUNK = 256      # fewer pairs per thread are not worth a thread's start-up
+
+
+@njit(cache=True, inline='always')
+def _key(id_a, id_b, feature):
+    return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
+
+
+@njit(cache=True, inline='always')
+def _dot(u, i, v, j):
+    """u[i]·v[j] for rows of two (·, 3) arrays, written out: an array expression would
+    allocate a temporary, and these run in the narrow phase's innermost loops."""
+    return u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
+
+
+@njit(cache=True, inline='always')
+def _area(points, u, v, i, nx, ny, nz):
+    """((points[v] − points[u]) × (points[i] − points[u]))·n: twice the signed area of the
+    triangle (u, v, i) seen along the normal (nx, ny, nz)."""
+    ax, ay, az = (points[v, 0] - points[u, 0], points[v, 1] - points[u, 1],
+                  points[v, 2] - points[u, 2])
+    bx, by, bz = (points[i, 0] - points[u, 0], points[i, 1] - points[u, 1],
+                  points[i, 2] - points[u, 2])
+    return (ay * bz - az * by) * nx + (az * bx - ax * bz) * ny + (ax * by - ay * bx) * nz
+
+
+@njit(cache=True, inline='always')
+def _emit(out_n, body, other, key, px, py, pz, nx, ny, nz, sep,
+          out_body, out_other, out_key, out_point, out_normal, out_sep):
+    out_body[out_n] = body
+    out_other[out_n] = other
+    out_key[out_n] = key
+    out_point[out_n, 0] = px
+    out_point[out_n, 1] = py
+    out_point[out_n, 2] = pz
+    out_normal[out_n, 0] = nx
+    out_normal[out_n, 1] = ny
+    out_normal[out_n, 2] = nz
+    out_sep[out_n] = sep
+    return out_n + 1
+
+
+@njit(cache=True)
+def _closest_on_hull(c, b, wpts, hull_start, wnorm, woff, face_start, loop_start, face_vertex,
+                     edge, edge_start, q):
+    """Closest point q (3,) of hull b to c (3,); returns (distance, face index or −1).
+
+    Inside the hull the distance is the (negative) signed distance to the least deep face, q is
+    the projection on it, and the face index says which face's normal to use."""
+    v0 = hull_start[b]
+    best_face, best = -1, -1e300
+    for f in range(face_start[b], face_start[b + 1]):
+        d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
+        if d > best:
+            best, best_face = d, f
+    if best <= 0.0:  # inside: push out through the nearest face
+        for a in range(3):
+            q[a] = c[a] - best * wnorm[best_face, a]
+        return best, best_face
+    dist2 = 1e300
+    for f in range(face_start[b], face_start[b + 1]):
+        d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
+        if d <= 0.0 or d * d >= dist2:
+            continue
+        px = c[0] - d * wnorm[f, 0]
+        py = c[1] - d * wnorm[f, 1]
+        pz = c[2] - d * wnorm[f, 2]
+        inside = True
+        lo, hi = loop_start[f], loop_start[f + 1]
+        for k in range(lo, hi):
+            i = v0 + face_vertex[k]
+            j = v0 + face_vertex[k + 1 if k + 1 < hi else lo]
+            ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+            rx, ry, rz = px - wpts[i, 0], py - wpts[i, 1], pz - wpts[i, 2]
+            # (e × r)·n < 0: p is outside this edge of the counter-clockwise loop
+            if ((ey * rz - ez * ry) * wnorm[f, 0] + (ez * rx - ex * rz) * wnorm[f, 1]
+                    + (ex * ry - ey * rx) * wnorm[f, 2]) < 0.0:
+                inside = False
+                break
+        if inside:
+            dist2 = d * d
+            q[0], q[1], q[2] = px, py, pz
+    for e in range(edge_start[b], edge_start[b + 1]):
+        i, j = v0 + edge[e, 0], v0 + edge[e, 1]
+        ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+        length2 = ex * ex + ey * ey + ez * ez
+        t = 0.0
+        if length2 > 0.0:
+            t = ((c[0] - wpts[i, 0]) * ex + (c[1] - wpts[i, 1]) * ey
+                 + (c[2] - wpts[i, 2]) * ez) / length2
+            t = min(max(t, 0.0), 1.0)
+        px, py, pz = wpts[i, 0] + t * ex, wpts[i, 1] + t * ey, wpts[i, 2] + t * ez
+        d2 = (c[0] - px) ** 2 + (c[1] - py) ** 2 + (c[2] - pz) ** 2
+        if d2 < dist2:
+            dist2 = d2
+            q[0], q[1], q[2] = px, py, pz
+    return np.sqrt(dist2), -1
+
+
+@njit(cache=True)
+def _inner_radius(r, pos, wnorm, woff, face_start):
+    """Distance (m) from body r's centre of mass to the nearest face plane of its hull (≤ 0 if
+    the centre were not inside): the ball of that radius about it lies inside the hull."""
+    least = np.inf
+    for f in range(face_start[r], face_start[r + 1]):
+        least = min(least, woff[f] - (wnorm[f, 0] * pos[r, 0] + wnorm[f, 1] * pos[r, 1]
+                                      + wnorm[f, 2] * pos[r, 2]))
+    return least
+
+
+@njit(cache=True)
+def _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start):
+    """Largest separation of hull b from the face planes of hull a: (separation, face).
+
+    A face is only projected against b's vertices if it can beat the best so far: b's lowest
+    point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
+    its centre of mass lies inside it), which skips the faces turned away from b exactly."""
+    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    if inner_b <= 0.0:
+        inner_b = -np.inf  # no ball inside: no bound
+    best, best_face = -1e300, -1
+    for f in range(face_start[a], face_start[a + 1]):
+        bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
+                 - inner_b - woff[f])
+        if bound <= best:
+            continue
+        lowest = 1e300
+        for v in range(hull_start[b], hull_start[b + 1]):
+            s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
+            lowest = min(lowest, s)
+        s = lowest - woff[f]
+        if s > best:
+            best, best_face = s, f
+    return best, best_face
+
+
+@njit(cache=True)
+def _arc_bound(n1x, n1y, n1z, n2x, n2y, n2z, wx, wy, wz):
+    """Upper bound of N·w over the unit vectors N of the shorter great-circle arc from n1 to n2:
+    N = (αn1 + βn2)/|αn1 + βn2| with α, β ≥ 0 and |αn1 + βn2| ≥ (α + β) cos(θ/2), θ the arc's
+    angle, so N·w ≤ m if m = max(n1·w, n2·w) ≤ 0, and ≤ m / cos(θ/2) otherwise."""
+    m = max(n1x * wx + n1y * wy + n1z * wz, n2x * wx + n2y * wy + n2z * wz)
+    if m <= 0.0:
+        return m
+    cos_half2 = 0.5 * (1.0 + n1x * n2x + n1y * n2y + n1z * n2z)
+    return m / np.sqrt(cos_half2) if cos_half2 > 1e-24 else np.inf
+
+
+@njit(cache=True)
+def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge_start,
+                face_start, spec, face_best, arcs, kept, axis):
+    """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
+    axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
+    and kept (≥ edges of b,) are scratch. Scalar arithmetic only: this is the innermost loop of
+    the narrow phase.
+
+    Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
+    face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
+    narrow phase, so edges that can only make such pairs are skipped, and the result is exact
+    whenever it is ≥ spec or beats the faces. The bound (exact, per edge): for N in the Gauss-map
+    arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along N is at
+    most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, so the separation
+    along N is at most N·(x_b − p0) − ρ_b (_arc_bound over the arc); the same for b's edges."""
+    best, best_a, best_b = -1e300, -1, -1
+    va, vb = hull_start[a], hull_start[b]
+    fa, fb = face_start[a], face_start[b]
+    threshold = min(spec, face_best + FACE_PREFERENCE)  # keep an edge whose bound reaches it
+    inner_a = _inner_radius(a, pos, wnorm, woff, face_start)
+    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    if inner_a <= 0.0 or inner_b <= 0.0:
+        threshold = -np.inf  # no ball inside: no bound, search everything
+    # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
+    # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
+    # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
+    nb = 0
+    for eb in range(edge_start[b], edge_start[b + 1]):
+        g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
+        cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
+        dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+        q = vb + edge[eb, 0]
+        if _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
+                      wpts[q, 2] - pos[a, 2]) - inner_a < threshold:
+            continue
+        arcs[0, nb], arcs[1, nb], arcs[2, nb] = cx, cy, cz
+        arcs[3, nb], arcs[4, nb], arcs[5, nb] = dx, dy, dz
+        arcs[6, nb], arcs[7, nb] = dy * cz - dz * cy, dz * cx - dx * cz
+        arcs[8, nb] = dx * cy - dy * cx
+        kept[nb] = eb
+        nb += 1
+    if nb == 0:
+        return best, best_a, best_b
+    for ea in range(edge_start[a], edge_start[a + 1]):
+        f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
+        ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
+        bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+        p = va + edge[ea, 0]
+        if _arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
+                      pos[b, 2] - wpts[p, 2]) - inner_b < threshold:
+            continue
+        # b × a: the great circle of the arc between the edge's two face normals
+        bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+        # arcs (a, b) and (c, d) = (−nb1, −nb2) cross ⇔ a Minkowski face; first: c and d lie
+        # on opposite sides of the great circle through a and b (cba·dba < 0), in arcs[9]
+        for e in range(nb):
+            arcs[9, e] = ((arcs[0, e] * bax + arcs[1, e] * bay + arcs[2, e] * baz)
+                          * (arcs[3, e] * bax + arcs[4, e] * bay + arcs[5, e] * baz))
+        i0, i1 = va + edge[ea, 0], va + edge[ea, 1]
+        p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
+        e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
+        len1 = e1x * e1x + e1y * e1y + e1z * e1z
+        for e in range(nb):
+            if arcs[9, e] >= 0.0:
+                continue
+            cba = arcs[0, e] * bax + arcs[1, e] * bay + arcs[2, e] * baz
+            adc = ax * arcs[6, e] + ay * arcs[7, e] + az * arcs[8, e]
+            bdc = bx * arcs[6, e] + by * arcs[7, e] + bz * arcs[8, e]
+            if adc * bdc >= 0.0 or cba * bdc <= 0.0:
+                continue
+            eb = kept[e]
+            j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
+            q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
+            e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
+            nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+            length2 = nx * nx + ny * ny + nz * nz
+            if length2 < 1e-12 * len1 * (e2x * e2x + e2y * e2y + e2z * e2z):
+                continue  # parallel edges: their axis is a face normal, tested already
+            inv = 1.0 / np.sqrt(length2)
+            nx, ny, nz = nx * inv, ny * inv, nz * inv
+            if nx * (p0x - pos[a, 0]) + ny * (p0y - pos[a, 1]) + nz * (p0z - pos[a, 2]) < 0.0:
+                nx, ny, nz = -nx, -ny, -nz
+            sep = nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z)
+            if sep > best:
+                best, best_a, best_b = sep, ea, eb
+                axis[0], axis[1], axis[2] = nx, ny, nz
+    return best, best_a, best_b
+
+
+@njit(cache=True, inline='always')
+def _segments_closest(pts, i0, i1, j0, j1, out):
+    """Midpoint of the closest points of segments pts[i0]pts[i1] and pts[j0]pts[j1] into out (3,)
+    (Ericson, Real-Time Collision Detection §5.1.9)."""
+    a = e = f = c = b = 0.0
+    for k in range(3):
+        d1, d2, r = pts[i1, k] - pts[i0, k], pts[j1, k] - pts[j0, k], pts[i0, k] - pts[j0, k]
+        a += d1 * d1
+        e += d2 * d2
+        f += d2 * r
+        c += d1 * r
+        b += d1 * d2
+    denom = a * e - b * b
+    s = 0.0
+    if denom > 1e-20:
+        s = min(max((b * f - c * e) / denom, 0.0), 1.0)
+    t = (b * s + f) / e if e > 0.0 else 0.0
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0) if a > 0.0 else 0.0
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0) if a > 0.0 else 0.0
+    for k in range(3):
+        out[k] = 0.5 * (pts[i0, k] + s * (pts[i1, k] - pts[i0, k])
+                        + pts[j0, k] + t * (pts[j1, k] - pts[j0, k]))
+
+
+@njit(cache=True, inline='always')
+def _reduce(points, depth, tags, count, nx, ny, nz, keep):
+    """Indices (≤ 4) into points (count, 3) keeping the deepest point and the largest area
+    about the normal (nx, ny, nz); returns how many were kept."""
+    if count <= MAX_MANIFOLD:
+        for i in range(count):
+            keep[i] = i
+        return count
+    first = 0
+    for i in range(count):
+        if depth[i] < depth[first]:
+            first = i
+    second, far = first, -1.0
+    for i in range(count):
+        d = ((points[i, 0] - points[first, 0]) ** 2 + (points[i, 1] - points[first, 1]) ** 2
+             + (points[i, 2] - points[first, 2]) ** 2)
+        if d > far:
+            far, second = d, i
+    third, area = second, 0.0
+    for i in range(count):
+        s = _area(points, first, second, i, nx, ny, nz)
+        if abs(s) > abs(area):
+            area, third = s, i
+    sign = 1.0 if area >= 0.0 else -1.0  # orient the triangle counter-clockwise about n
+    fourth, gain = -1, 0.0
+    for i in range(count):
+        for u, v in ((first, second), (second, third), (third, first)):
+            s = -sign * _area(points, u, v, i, nx, ny, nz)
+            if s > gain:
+                gain, fourth = s, i
+    keep[0], keep[1], keep[2] = first, second, third
+    if third == second or third == first:
+        return 2
+    if fourth < 0:
+        return 3
+    keep[3] = fourth
+    return 4
+
+
+@njit(cache=True, inline='always')
+def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wnorm, woff,
+                  face_start, loop_start, face_vertex, spec, ids, out_n,
+                  out_body, out_other, out_key, out_point, out_normal, out_sep,
+                  buf_a, buf_b, tags_a, tags_b, depth, keep):
+    """Clip the incident face of inc_body against ref_face of ref_body; emit ≤ 4 contacts."""
+    nx, ny, nz = wnorm[ref_face, 0], wnorm[ref_face, 1], wnorm[ref_face, 2]
+    inc, lowest = -1, 1e300
+    for f in range(face_start[inc_body], face_start[inc_body + 1]):
+        d = _dot(wnorm, f, wnorm, ref_face)
+        if d < lowest:
+            lowest, inc = d, f
+    vi = hull_start[inc_body]
+    count = 0
+    for k in range(loop_start[inc], loop_start[inc + 1]):
+        for a in range(3):
+            buf_a[count, a] = wpts[vi + face_vertex[k], a]
+        tags_a[count] = face_vertex[k]
+        count += 1
+    vr = hull_start[ref_body]
+    lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
+    src, dst, src_tags, dst_tags = buf_a, buf_b, tags_a, tags_b  # swapped after each plane
+    for k in range(lo, hi):
+        p = vr + face_vertex[k]
+        q = vr + face_vertex[k + 1 if k + 1 < hi else lo]
+        # side plane through the edge p→q, outward: (q − p) × n
+        ex, ey, ez = wpts[q, 0] - wpts[p, 0], wpts[q, 1] - wpts[p, 1], wpts[q, 2] - wpts[p, 2]
+        sx, sy, sz = ey * nz - ez * ny, ez * nx - ex * nz, ex * ny - ey * nx
+        limit = sx * wpts[p, 0] + sy * wpts[p, 1] + sz * wpts[p, 2]
+        out_count = 0
+        for i in range(count):
+            j = i + 1 if i + 1 < count else 0
+            di = sx * src[i, 0] + sy * src[i, 1] + sz * src[i, 2] - limit
+            dj = sx * src[j, 0] + sy * src[j, 1] + sz * src[j, 2] - limit
+            if di <= 0.0 and out_count < _CLIP_CAPACITY:
+                for a in range(3):
+                    dst[out_count, a] = src[i, a]
+                dst_tags[out_count] = src_tags[i]
+                out_count += 1
+            if (di < 0.0) != (dj < 0.0) and di != dj and out_count < _CLIP_CAPACITY:
+                t = di / (di - dj)
+                for a in range(3):
+                    dst[out_count, a] = src[i, a] + t * (src[j, a] - src[i, a])
+                dst_tags[out_count] = 64 * (k - lo + 1) + src_tags[i] % 64
+                out_count += 1
+        count = out_count
+        src, dst, src_tags, dst_tags = dst, src, dst_tags, src_tags
+        if count == 0:
+            return out_n
+    kept = 0
+    for i in range(count):
+        s = nx * src[i, 0] + ny * src[i, 1] + nz * src[i, 2] - woff[ref_face]
+        if s < spec:
+            for a in range(3):
+                buf_a[kept, a] = src[i, a]
+            tags_a[kept] = src_tags[i]
+            depth[kept] = s
+            kept += 1
+    m = _reduce(buf_a, depth, tags_a, kept, nx, ny, nz, keep)
+    # normal from the second body into the first: the reference face's normal points at inc_body
+    sign = 1.0 if flip else -1.0
+    body, other = (ref_body, inc_body) if not flip else (inc_body, ref_body)
+    local_face = ref_face - face_start[ref_body]
+    for c in range(m):
+        i = keep[c]
+        s = depth[i]
+        feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
+        out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
+                      buf_a[i, 0] - 0.5 * s * nx, buf_a[i, 1] - 0.5 * s * ny,  # midway
+                      buf_a[i, 2] - 0.5 * s * nz, sign * nx, sign * ny, sign * nz, s,
+                      out_body, out_other, out_key, out_point, out_normal, out_sep)
+    return out_n
+
+
+@njit(cache=True, inline='always')
+def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
+    """Gap (m) between hulls a and b along the line of their centres; negative if they overlap
+    along it. Any axis's gap is a lower bound on the distance between two convex sets, and
+    this one costs a pass over the vertices (the full SAT: faces × vertices plus edge pairs),
+    so the many broad-phase pairs of a sparse scene whose bounding spheres merely touch are
+    dismissed here."""
+    d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
+    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if length < 1e-12:
+        return -np.inf
+    d0, d1, d2 = d0 / length, d1 / length, d2 / length
+    low = np.inf   # a lies on the +d side of b: its lowest vertex along d …
+    for v in range(hull_start[a], hull_start[a + 1]):
+        low = min(low, wpts[v, 0] * d0 + wpts[v, 1] * d1 + wpts[v, 2] * d2)
+    high = -np.inf  # … against b's highest
+    for v in range(hull_start[b], hull_start[b + 1]):
+        high = max(high, wpts[v, 0] * d0 + wpts[v, 1] * d1 + wpts[v, 2] * d2)
+    return low - high
+
+
+@njit(cache=True, inline='always')
+def _facing_face(r, direction, wnorm, face_start):
+    """Face of body r's hull whose world normal is closest to direction (3,)."""
+    best, best_face = -np.inf, -1
+    for f in range(face_start[r], face_start[r + 1]):
+        d = wnorm[f, 0] * direction[0] + wnorm[f, 1] * direction[1] + wnorm[f, 2] * direction[2]
+        if d > best:
+            best, best_face = d, f
+    return best_face
+
+
+@njit(cache=True, inline='always')
+def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
+    """Edge of body r's hull parallel to the unit vector along (3,) whose midpoint lies farthest
+    along direction (3,)."""
+    best, best_edge = -np.inf, -1
+    v0 = hull_start[r]
+    for e in range(edge_start[r], edge_start[r + 1]):
+        i, j = v0 + edge[e, 0], v0 + edge[e, 1]
+        ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
+        cos = ex * along[0] + ey * along[1] + ez * along[2]
+        if cos * cos < 0.5 * (ex * ex + ey * ey + ez * ez):
+            continue  # a box's edges are parallel or perpendicular to each axis
+        d = ((wpts[i, 0] + wpts[j, 0]) * direction[0] + (wpts[i, 1] + wpts[j, 1]) * direction[1]
+             + (wpts[i, 2] + wpts[j, 2]) * direction[2])
+        if d > best:
+            best, best_edge = d, e
+    return best_edge
+
+
+@njit(cache=True, inline='always')
+def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
+    """The face of box r whose outward normal is sign × its axis axis_index (collision/boxes.py)."""
+    for k in range(3):
+        towards[k] = sign * box_axes[r, axis_index, k]
+    return _facing_face(r, towards, wnorm, face_start)
+
+
+@njit(cache=True, inline='always')
+def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis, towards):
+    """The support edges of boxes a and b along the edge axis A_ie × B_je (axis (3,), from a to
+    b): a's farthest along axis, b's farthest against it."""
+    ea = _support_edge(a, box_axes[a, ie], axis, wpts, hull_start, edge, edge_start)
+    for k in range(3):
+        towards[k] = -axis[k]
+    return ea, _support_edge(b, box_axes[b, je], towards, wpts, hull_start, edge, edge_start)
+
+
+@njit(cache=True, nogil=True)
+def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
+                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
+                 box_centre, box_half, h, rotm, keys, entry, pose, start, count, lower_first,
+                 stored_key, local, out_body, out_other, out_key, out_point, out_normal, out_sep,
+                 out_source):
+    out_n = 0
+    q = np.empty(3)
+    c = np.empty(3)
+    axis = np.empty(3)
+    mid = np.empty(3)
+    buf_a = np.empty((_CLIP_CAPACITY, 3))
+    buf_b = np.empty((_CLIP_CAPACITY, 3))
+    tags_a = np.empty(_CLIP_CAPACITY, dtype=np.int64)
+    tags_b = np.empty(_CLIP_CAPACITY, dtype=np.int64)
+    depth = np.empty(_CLIP_CAPACITY)
+    keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
+    arcs, kept = np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64)
+    dots, towards = np.empty((3, 3)), np.empty(3)
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
+        stored = reusable_entry(a, b, ids, pos, rotm, keys, entry, pose)
+        if stored >= 0:  # barely moved against each other since their manifold was found
+            out_n = emit_stored(stored, a, b, ids, pos, rotm, start, count, lower_first, stored_key,
+                                local, out_n, out_body, out_other, out_key, out_point, out_normal,
+                                out_sep, out_source)
+            continue
+        rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
+                      + (vel[a, 2] - vel[b, 2]) ** 2)
+        spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
+                + bound[b] * np.sqrt(_dot(omega, b, omega, b)))
+        spec = SPECULATIVE_MARGIN + 1.5 * h * (rel + spin)
+        if radius[a] > 0.0 and radius[b] > 0.0:
+            d = pos[a] - pos[b]
+            dist = np.sqrt((d ** 2).sum())
+            s = dist - radius[a] - radius[b]
+            if s >= spec:
+                continue
+            nrm = d / dist if dist > 1e-12 else np.array([0.0, 1.0, 0.0])
+            pt = pos[b] + (radius[b] + 0.5 * s) * nrm
+            out_n = _emit(out_n, a, b, _key(ids[a], ids[b], 0), pt[0], pt[1], pt[2],
+                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
+                          out_normal, out_sep)
+        elif radius[a] > 0.0 or radius[b] > 0.0:
+            ball, hull = (a, b) if radius[a] > 0.0 else (b, a)
+            c[:] = pos[ball]
+            dist, face = _closest_on_hull(c, hull, wpts, hull_start, wnorm, woff, face_start,
+                                          loop_start, face_vertex, edge, edge_start, q)
+            s = dist - radius[ball]
+            if s >= spec:
+                continue
+            if face >= 0:
+                nrm = wnorm[face].copy()
+            elif dist > 1e-12:
+                nrm = (c - q) / dist
+            else:
+                continue
+            pt = q + 0.5 * s * nrm
+            # nrm points from the hull to the ball; the first body must be the ball
+            out_n = _emit(out_n, ball, hull, _key(ids[ball], ids[hull], 0), pt[0], pt[1], pt[2],
+                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
+                          out_normal, out_sep)
+        elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
+            continue  # a point or segment hull has no faces to collide with (walls only)
+        elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
+            continue  # farther apart than the step can close: no contact, not even speculative
+        else:
+            # what _face_query (both ways) and _edge_query find; two boxes get the separations
+            # in closed form (collision/boxes.py) and only the winning axis's hull features, below
+            boxes = box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0
+            ia = ib = ie = je = 0
+            sign_a = sign_b = 1.0
+            fa = fb = ea = eb = -1
+            if boxes:
+                sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
+                    a, b, box_axes, box_centre, box_half, dots, axis)
+                if sa >= spec or sb >= spec or se >= spec:
+                    continue
+            else:
+                sa, fa = _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start)
+                if sa >= spec:
+                    continue
+                sb, fb = _face_query(b, a, pos, wpts, hull_start, wnorm, woff, face_start)
+                if sb >= spec:
+                    continue
+                se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge,
+                                         edge_faces, edge_start, face_start, spec, max(sa, sb),
+                                         arcs, kept, axis)
+                if se >= spec:
+                    continue
+            if se > max(sa, sb) + FACE_PREFERENCE:
+                if boxes:
+                    ea, eb = _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge,
+                                        edge_start, axis, towards)
+                va, vb = hull_start[a], hull_start[b]
+                _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
+                                  vb + edge[eb, 1], mid)
+                feature = (1 << 20) | (((ea - edge_start[a]) & 1023) << 10) | (
+                    (eb - edge_start[b]) & 1023)
+                out_n = _emit(out_n, a, b, _key(ids[a], ids[b], feature), mid[0], mid[1], mid[2],
+                              -axis[0], -axis[1], -axis[2], se, out_body, out_other, out_key,
+                              out_point, out_normal, out_sep)
+            elif sb > sa + FACE_PREFERENCE:
+                if boxes:
+                    fb = _box_face(b, ib, sign_b, box_axes, wnorm, face_start, towards)
+                out_n = _face_contact(b, a, fb, True, pos, wpts, hull_start, wnorm, woff,
+                                      face_start, loop_start, face_vertex, spec, ids, out_n,
+                                      out_body, out_other, out_key, out_point, out_normal,
+                                      out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
+            else:
+                if boxes:
+                    fa = _box_face(a, ia, sign_a, box_axes, wnorm, face_start, towards)
+                out_n = _face_contact(a, b, fa, False, pos, wpts, hull_start, wnorm, woff,
+                                      face_start, loop_start, face_vertex, spec, ids, out_n,
+                                      out_body, out_other, out_key, out_point, out_normal,
+                                      out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
+    return out_n
+
+
+def world_hulls(pos, rotm, model, rows):
+    """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world, laid out
+    as the model's hulls, and the boxes' world axes (n, 3, 3) (row k is axis k) and centres
+    (n, 3) m; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so a sparse
+    scene transforms just the few hulls the broad phase paired.
+
+    pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
+    points = np.empty_like(model.hull_points)
+    normals = np.empty_like(model.face_normal)
+    offsets = np.empty_like(model.face_offset)
+    box_axes = np.empty_like(model.box_axes)
+    box_centre = np.empty_like(model.box_centre)
+    _transform_hulls(rows, pos, rotm, model.hull_start, model.hull_points, model.face_start,
+                     model.face_normal, model.face_offset, model.box_axes, model.box_centre,
+                     points, normals, offsets, box_axes, box_centre)
+    return points, normals, offsets, box_axes, box_centre
+
+
+@njit(cache=True, nogil=True)
+def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_normal,
+                     face_offset, body_box_axes, body_box_centre, points, normals, offsets,
+                     box_axes, box_centre):
+    for r in rows:
+        rot = rotm[r]
+        for v in range(hull_start[r], hull_start[r + 1]):
+            for i in range(3):
+                points[v, i] = pos[r, i] + (rot[i, 0] * hull_points[v, 0]
+                                            + rot[i, 1] * hull_points[v, 1]
+                                            + rot[i, 2] * hull_points[v, 2])
+        for f in range(face_start[r], face_start[r + 1]):
+            shift = 0.0
+            for i in range(3):
+                normals[f, i] = (rot[i, 0] * face_normal[f, 0] + rot[i, 1] * face_normal[f, 1]
+                                 + rot[i, 2] * face_normal[f, 2])
+                shift += normals[f, i] * pos[r, i]
+            offsets[f] = face_offset[f] + shift
+        for i in range(3):
+            box_centre[r, i] = pos[r, i] + (rot[i, 0] * body_box_centre[r, 0]
+                                            + rot[i, 1] * body_box_centre[r, 1]
+                                            + rot[i, 2] * body_box_centre[r, 2])
+            for k in range(3):  # the body frame stores the axes as columns
+                box_axes[r, k, i] = (rot[i, 0] * body_box_axes[r, 0, k]
+                                     + rot[i, 1] * body_box_axes[r, 1, k]
+                                     + rot[i, 2] * body_box_axes[r, 2, k])
+
+
+def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
+    """Contacts between the candidate pairs (p, 2) of body rows from the broad phase, in pair
+    order whatever the number of threads, every manifold found afresh.
+
+    pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
+    will move with (for the speculative distance); model the ``Model``; h the step, s.
+    """
+    return pair_contacts(pairs, pos, rotm, vel, omega, model, h, ManifoldCache())[0]
+
+
+def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
+                  manifolds: ManifoldCache) -> tuple[Contacts, ManifoldCache]:
+    """``body_contacts``, carrying along the manifolds of the last step's touching pairs that
+    have barely moved against each other since (collision/manifolds.py); returns the contacts and the
+    manifolds to keep for the next step."""
+    capacity = max(MAX_MANIFOLD * len(pairs), 1)
+    body = np.empty(capacity, dtype=np.int64)
+    other = np.empty(capacity, dtype=np.int64)
+    key = np.empty(capacity, dtype=np.int64)
+    point = np.empty((capacity, 3))
+    normal = np.empty((capacity, 3))
+    sep = np.empty(capacity)
+    source = np.full(capacity, -1, dtype=np.int64)  # the stored manifold a contact came from
+    count = 0
+    if len(pairs):
+        paired = np.zeros(len(pos), dtype=bool)
+        paired[pairs.ravel()] = True
+        points, normals, offsets, box_axes, box_centre = world_hulls(pos, rotm, model,
+                                                                     np.flatnonzero(paired))
+        args = (np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
+                model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
+                model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
+                model.edge_start, box_axes, box_centre, model.box_half, float(h), rotm,
+                *manifolds.arrays, body, other, key, point, normal, sep, source)
+        # pairs are independent: chunks of them go to the threads, each chunk writing its
+        # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
+        chunks = min(parallel_threads(), len(pairs) // PAIRS_PER_CHUNK)
+        if chunks < 2:
+            count = _pair_kernel(*args)
+        else:
+            bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
+            counts = np.zeros(chunks, dtype=np.int64)
+            _pair_chunks(bounds, *args, counts)
+            count = _pack(bounds, counts, body, other, key, point, normal, sep, source)
+    body, other, key, point, normal, sep = (body[:count], other[:count], key[:count],
+                                            point[:count], normal[:count], sep[:count])
+    kept = ManifoldCache.of(body, other, key, point, normal, sep, source[:count], model.ids, pos,
+                            rotm, manifolds)
+    t1, t2 = plane_tangents(normal)
+    return Contacts(body, key, point, normal, sep, t1, t2, other), kept
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm,
+                 woff, face_start, loop_start, face_vertex, edge, edge_faces, edge_start,
+                 box_axes, box_centre, box_half, h, rotm, keys, entry, pose, start, count,
+                 lower_first, stored_key, local, out_body, out_other, out_key, out_point,
+                 out_normal, out_sep, out_source, counts):
+    """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
+    writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]."""
+    for t in prange(len(bounds) - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        first, last = MAX_MANIFOLD * lo, MAX_MANIFOLD * hi
+        counts[t] = _pair_kernel(
+            pairs[lo:hi], pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
+            face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
+            box_centre, box_half, h, rotm, keys, entry, pose, start, count, lower_first,
+            stored_key, local, out_body[first:last], out_other[first:last], out_key[first:last],
+            out_point[first:last], out_normal[first:last], out_sep[first:last],
+            out_source[first:last])
+
+
+@njit(cache=True, nogil=True)
+def _pack(bounds, counts, body, other, key, point, normal, sep, source):
+    """Move each chunk's contacts down to follow the previous chunk's; returns the total."""
+    count = 0
+    for t in range(len(counts)):
+        first = MAX_MANIFOLD * bounds[t]
+        for i in range(first, first + counts[t]):
+            body[count], other[count], key[count], sep[count] = body[i], other[i], key[i], sep[i]
+            source[count] = source[i]
+            for a in range(3):
+                point[count, a] = point[i, a]
+                normal[count, a] = normal[i, a]
+            count += 1
+    return count

@@ -1,0 +1,1 @@
+"""How bodies move: free motion, the contact solver, warm starts, islands, sleep, energy."""

@@ -1,0 +1,185 @@
+"""Energy diagnostics and the passivity of contacts.
+
+Contacts are passive: a wall can take mechanical energy away but never give any. A discrete step
+can still gain a little where an impulse is applied at a step boundary instead of the exact instant
+(a rotating body's rebound, a penetration projected out), so after the contacts each body's energy
+is compared with what it would have had in free flight over the same step, and any excess is
+removed by scaling its velocity and angular momentum — never the other way. This is what keeps
+"energy never grows through a bounce" true for every e ≤ 1 (physics.md §3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from physics.dynamics.integrator import to_body_frame
+
+# Relative rounding allowance before an excess counts as a gain.
+ENERGY_ROUNDING = 1e-13
+
+
+def kinetic_energy(mass, vel, quat, ang_mom, inv_inertia) -> np.ndarray:
+    """Translational + rotational kinetic energy ``½ m v² + ½ L_b·I⁻¹ L_b``; (n,) J.
+
+    mass (n,) kg; vel (n, 3) m/s; quat (n, 4); ang_mom (n, 3) world kg·m²/s; inv_inertia (n, 3).
+    """
+    out = np.empty(len(mass))
+    _kinetic_kernel(np.ascontiguousarray(mass, dtype=float), np.ascontiguousarray(vel, dtype=float),
+                    np.ascontiguousarray(quat, dtype=float),
+                    np.ascontiguousarray(ang_mom, dtype=float),
+                    np.ascontiguousarray(inv_inertia, dtype=float), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _kinetic_kernel(mass, vel, quat, ang_mom, inv_inertia, out):
+    """Loop body of ``kinetic_energy``, compiled: the energy guard evaluates it every step."""
+    for i in range(mass.shape[0]):
+        out[i] = _kinetic(mass, vel, quat, ang_mom, inv_inertia, i)
+
+
+@njit(cache=True, inline="always")
+def _kinetic(mass, vel, quat, ang_mom, inv_inertia, i):
+    """``kinetic_energy`` of row i, J."""
+    lx, ly, lz = to_body_frame(quat, ang_mom, i)
+    return 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2) + 0.5 * (
+        inv_inertia[i, 0] * lx * lx + inv_inertia[i, 1] * ly * ly + inv_inertia[i, 2] * lz * lz)
+
+
+def potential_energy(mass, pos, gravity) -> np.ndarray:
+    """Gravitational potential energy ``−m g·x`` (zero at the origin); (n,) J."""
+    return -mass * (pos @ np.asarray(gravity, dtype=float))
+
+
+def free_flight_energy(mass, pos, vel_start, vel_end, quat, ang_mom, inv_inertia, gravity, rows,
+                       h) -> np.ndarray:
+    """(n,) J, filled at ``rows`` (r,) (inf elsewhere): each body's mechanical energy at the end
+    of a step of h s had it touched nothing. The centre follows the exact parabola from
+    vel_start to vel_end (n, 3) m/s (the velocities before and after the step's forces) and a
+    torque-free rotation keeps its kinetic energy, so the kinetic energy is that of vel_end and
+    ang_mom (n, 3) world kg·m²/s (after the step's torques); mass (n,) kg, pos (n, 3) m and
+    quat (n, 4) at the step's start; inv_inertia (n, 3); gravity (3,) m/s². One compiled pass
+    (the guard runs every step)."""
+    energy = np.full(len(mass), np.inf)
+    _free_flight_kernel(mass, pos, vel_start, vel_end, quat, ang_mom, inv_inertia,
+                        np.asarray(gravity, dtype=float), np.asarray(rows, dtype=np.int64),
+                        float(h), energy)
+    return energy
+
+
+@njit(cache=True, nogil=True)
+def _free_flight_kernel(mass, pos, vel_start, vel_end, quat, ang_mom, inv_inertia, gravity, rows,
+                        h, energy):
+    for r in rows:
+        height = 0.0  # −g·x at the end of the flight, per unit mass
+        for a in range(3):
+            height -= (pos[r, a] + 0.5 * h * (vel_start[r, a] + vel_end[r, a])) * gravity[a]
+        energy[r] = (_kinetic(mass, vel_end, quat, ang_mom, inv_inertia, r)
+                     + mass[r] * height)
+
+
+def remove_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows) -> None:
+    """Make sure no body of ``rows`` ends the step with more mechanical energy than ``allowed``
+    (n,) J (its free-flight energy over the step), editing vel, ang_mom and pos (n, 3) in place.
+
+    The excess is taken from the kinetic energy first, by scaling v and L (keeps every direction).
+    If the contacts lifted a body by more than its kinetic energy can pay for (a resting body
+    pivoting on an edge can be raised a few nanometres by its corner constraints), the rest is
+    taken back by lowering it along gravity. Each body is its own island of
+    ``remove_island_energy_gain``.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
+                              np.arange(len(rows)), np.ones(len(rows), dtype=bool))
+
+
+def remove_island_energy_gain(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
+                              island, walled) -> None:
+    """``remove_energy_gain`` for bodies that touched each other: a collision hands energy from
+    one body to another, so only an island's total is compared with its free-flight total.
+
+    rows (r,) body rows; island (r,) label ≥ 0 per row (bodies with one label form an island);
+    walled (r,) bool: the body touched a wall. A lone body's v and L are scaled by α with
+    α² K + U = allowed. In an island of several, all velocities and spins are scaled by one α
+    if the island touches a wall (the walls take momentum anyway); a free island keeps its linear
+    momentum exact: only the velocities about its centre-of-mass velocity are scaled. What the
+    kinetic energy cannot pay for is taken by lowering the whole island along gravity, which
+    moves no body relative to another. One compiled pass (the guard runs every step).
+    """
+    if len(rows) == 0:
+        return
+    island = np.ascontiguousarray(island, dtype=np.int64)
+    _island_guard_kernel(np.ascontiguousarray(allowed, dtype=float), mass, vel, quat, ang_mom,
+                         inv_inertia, pos, np.asarray(gravity, dtype=float),
+                         np.ascontiguousarray(rows, dtype=np.int64), island,
+                         np.ascontiguousarray(walled, dtype=np.bool_), int(island.max()) + 1)
+
+
+@njit(cache=True)
+def _kinetic_scale(spare, kinetic):
+    """α in [0, 1] with α² K = spare where that is possible (0 if spare ≤ 0, 1 if spare ≥ K);
+    divides only when the quotient is strictly between 0 and 1, so a kinetic energy of a few
+    denormals cannot overflow it."""
+    if spare <= 0.0:
+        return 0.0
+    if kinetic <= spare:
+        return 1.0
+    return np.sqrt(spare / kinetic)
+
+
+@njit(cache=True, nogil=True)
+def _island_guard_kernel(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
+                         island, walled, labels):
+    """Loop body of ``remove_island_energy_gain``; labels: 1 + the largest label."""
+    size = np.zeros(labels, dtype=np.int64)
+    total_mass = np.zeros(labels)
+    v_cm = np.zeros((labels, 3))   # momentum, then the centre-of-mass velocity
+    touches_wall = np.zeros(labels, dtype=np.bool_)
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        size[g] += 1
+        total_mass[g] += mass[r]
+        for a in range(3):
+            v_cm[g, a] += mass[r] * vel[r, a]
+        touches_wall[g] |= walled[i]
+    for g in range(labels):
+        # walled or alone: scale the velocities themselves
+        if size[g] == 1 or touches_wall[g] or total_mass[g] <= 0.0:
+            v_cm[g] = 0.0
+        else:
+            v_cm[g] /= total_mass[g]
+    k_rel, potential, limit = np.zeros(labels), np.zeros(labels), np.zeros(labels)
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        lx, ly, lz = to_body_frame(quat, ang_mom, r)
+        relative2 = ((vel[r, 0] - v_cm[g, 0]) ** 2 + (vel[r, 1] - v_cm[g, 1]) ** 2
+                     + (vel[r, 2] - v_cm[g, 2]) ** 2)
+        k_rel[g] += 0.5 * mass[r] * relative2 + 0.5 * (
+            inv_inertia[r, 0] * lx * lx + inv_inertia[r, 1] * ly * ly + inv_inertia[r, 2] * lz * lz)
+        potential[g] -= mass[r] * (pos[r, 0] * gravity[0] + pos[r, 1] * gravity[1]
+                                   + pos[r, 2] * gravity[2])
+        limit[g] += allowed[r]
+    g2 = gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2
+    alpha, drop = np.ones(labels), np.zeros(labels)
+    gained = np.zeros(labels, dtype=np.bool_)
+    for g in range(labels):
+        if size[g] == 0:
+            continue
+        k_cm = 0.5 * total_mass[g] * (v_cm[g, 0] ** 2 + v_cm[g, 1] ** 2 + v_cm[g, 2] ** 2)
+        excess = k_rel[g] + k_cm + potential[g] - limit[g]
+        if excess <= ENERGY_ROUNDING * (abs(limit[g]) + k_rel[g] + k_cm):
+            continue
+        gained[g] = True
+        # ½ m (αv)² + ½ (αL)·(αω) = α² K: α² K_rel + K_cm + U = allowed (α = 0 if U is over)
+        alpha[g] = _kinetic_scale(limit[g] - potential[g] - k_cm, k_rel[g])
+        if g2 > 0.0 and total_mass[g] > 0.0:  # m along gravity/g that pays for the rest
+            drop[g] = max(potential[g] + k_cm - limit[g], 0.0) / (total_mass[g] * g2)
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        if not gained[g]:
+            continue
+        for a in range(3):
+            vel[r, a] = v_cm[g, a] + alpha[g] * (vel[r, a] - v_cm[g, a])
+            ang_mom[r, a] *= alpha[g]
+            pos[r, a] += drop[g] * gravity[a]

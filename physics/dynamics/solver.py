@@ -1,0 +1,667 @@
+"""Contact impulses: sequential impulses with restitution, friction and speculative gaps
+(physics.md §3; the scheme of Box2D v3's contact solver, with the restitution target taken at the
+time of impact inside the step).
+
+Per step, for every contact point with offset r from the centre of mass and normal n:
+- normal: the accumulated impulse λ_n ≥ 0 makes the normal velocity v_n = (v + ω × r)·n at least
+  −s/h while the gap s > 0 (speculative: the point may close the gap but not cross it) and at
+  least 0 once touching. A penetration is never pushed out by a velocity bias, which would inject
+  energy; positions are projected instead (world.py).
+- friction: the tangential impulse is clamped to the Coulomb cone |λ_t| ≤ μ λ_n.
+- body–body impacts (before the warm start): pairwise collisions, v_n' = −e·v_n per approaching
+  contact, swept until none approaches faster than the threshold (see ``_impact_kernel``); this
+  is what passes an impact along a row of touching balls (Newton's cradle), which a restitution
+  target per contact cannot do.
+- wall restitution: a contact whose impact speed exceeds a threshold is then driven to
+  v_n = −e·v_impact (+ what gravity adds after the impact), with λ_n still clamped ≥ 0, swept
+  until the impulses stop changing (so four corners landing together share the impact evenly).
+  The impact speed and time come from the gap and the constant acceleration over the step
+  (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
+- warm start: the previous step's accumulated impulses are applied first.
+Impulses change the world angular momentum directly: L += r × P (physics.md §3), added once per
+contact from its total impulse when the sweeps are done (ω follows every impulse meanwhile).
+A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
+own offset, velocities are relative and the effective mass adds both bodies' terms.
+Body–body penetration left after the step is removed by ``push_apart``, a position pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from physics.collision.contact import Contacts, manifold_end
+
+RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
+RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
+# The velocity sweeps of a large step run on two threads (sweep_groups): slabs, two per phase
+SWEEP_SLABS = 4
+PARALLEL_MIN_CONTACTS = 1024  # fewer are swept on one thread, in their own order: 20 thread
+# hand-overs a step cost more than they save below this (bench/pile.py, N = 100: 0.8×)
+
+
+@dataclass
+class ContactResult:
+    """What the contacts did in one step.
+
+    Per contact: impulses (k, 3) accumulated normal/tangent impulses, N·s; collision (k,) N·s
+    normal impulse of the body–body collision pass; loaded (k,) bool: the accumulated normal
+    impulse is positive (the contacts worth warm-starting next step); acted (k,) bool: loaded or
+    collided. Per body: touched (n,) bool: a contact acted on it; walled (n,) bool: a wall
+    contact acted on it; impact_fraction (n,) in [0, 1]: when in the step its earliest bounce
+    happened (1 where none did).
+    """
+
+    impulses: np.ndarray
+    collision: np.ndarray
+    loaded: np.ndarray
+    acted: np.ndarray
+    touched: np.ndarray
+    walled: np.ndarray
+    impact_fraction: np.ndarray
+
+
+# Rows of a contact's Jacobian block ``jac`` (k, 12, 3), Box2D's precomputed contact constraint:
+# for each direction d_j of contact c (j = 0 the normal, 1 and 2 the tangents) the first body's
+# r × d_j (row _ARM + j) and I_w⁻¹ (r × d_j) (row _TURN + j), then the same of the second body
+# (rows _OTHER + …; zero for a wall). Since (ω × r)·d = ω·(r × d), the relative velocity along
+# d_j is (v_b − v_o)·d_j + ω_b·(r_b × d_j) − ω_o·(r_o × d_j), and an impulse λ d_j changes ω_b
+# by λ I_w⁻¹ (r_b × d_j): each visit of a contact in a sweep is a few dot products.
+_ARM, _TURN, _OTHER = 0, 3, 6
+
+
+@njit(cache=True, inline='always')
+def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
+    """Velocity of body b's point of contact c minus body o's (0 for a wall) along its
+    direction j (axes (k, 3, 3): normal, tangent 1, tangent 2)."""
+    u = 0.0
+    for a in range(3):
+        u += vel[b, a] * axes[c, j, a] + omega[b, a] * jac[c, _ARM + j, a]
+    if o >= 0:
+        for a in range(3):
+            u -= vel[o, a] * axes[c, j, a] + omega[o, a] * jac[c, _OTHER + _ARM + j, a]
+    return u
+
+
+@njit(cache=True, inline='always')
+def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
+    """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
+    ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
+    the end of the step (``_restitution_kernel``)."""
+    for a in range(3):
+        vel[b, a] += inv_mass[b] * impulse * axes[c, j, a]
+        omega[b, a] += impulse * jac[c, _TURN + j, a]
+    if o >= 0:
+        for a in range(3):
+            vel[o, a] -= inv_mass[o] * impulse * axes[c, j, a]
+            omega[o, a] -= impulse * jac[c, _OTHER + _TURN + j, a]
+
+
+@njit(cache=True, nogil=True)
+def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, threshold, collision,
+                   impact, vel, omega, inv_mass, h, iterations):
+    k = body.shape[0]
+    # Body–body impacts first, from the velocities before any contact impulse (so a resting
+    # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
+    # Bridson & Fedkiw 2003, §5): the approaching points of one pair's manifold leave at
+    # v_n' = −e·v_n, sweeping the pairs until none approaches faster than the threshold. Each
+    # such collision loses energy (e ≤ 1), and an impact travels along a chain of touching
+    # bodies (Newton's cradle) one pair at a time. The points of one manifold (a box landing
+    # flat on another: four corners) take their impulses together, converged like the walls'
+    # restitution pass: one corner after the other would tip the box and send it sliding.
+    # A pair whose two bodies have not changed velocity since its last visit would find what it
+    # found then (not approaching): it is skipped. changed (n,) holds when each body last
+    # changed, counted in visits (sweep · k + first contact of the pair), so the skip is exact.
+    changed = np.full(vel.shape[0], -1, dtype=np.int64)
+    target, given = np.empty(k), np.empty(k)  # per contact; one allocation, not one per visit
+    # the manifolds that may collide, found once: contacts starts[m]…ends[m] − 1 (the contacts
+    # of a pair are consecutive); walls and pairs without restitution are not swept at all
+    starts, ends = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    runs = 0
+    first = 0
+    while first < k:
+        last = manifold_end(body, other, first)
+        if collide[first]:
+            starts[runs], ends[runs] = first, last
+            runs += 1
+        first = last
+    for sweep in range(iterations):
+        active = False
+        for m in range(runs):
+            first, last = starts[m], ends[m]
+            b, o = body[first], other[first]
+            if (not (sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
+                    and _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution,
+                                          threshold, collision, impact, vel, omega, inv_mass, h,
+                                          target, given)):
+                changed[b] = changed[o] = sweep * k + first
+                active = True
+        if not active:
+            break
+
+
+@njit(cache=True, inline='always')
+def _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution, threshold, collision,
+                      impact, vel, omega, inv_mass, h, target, given):
+    """Collide the approaching points first…last − 1 of bodies b and o's manifold together:
+    each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence. Returns
+    whether any point approached. target, given (k,): scratch per contact."""
+    approaching = False
+    for c in range(first, last):
+        given[c] = 0.0
+        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+        gap = max(sep[c], 0.0)
+        # slow, or does not close the gap this step: left out (a target it already meets)
+        if vn >= -threshold or gap > -vn * h:
+            target[c] = -np.inf
+            continue
+        target[c] = -restitution[c] * vn
+        if collision[c] == 0.0:
+            impact[c] = gap / (-vn * h)
+        approaching = True
+    if not approaching:
+        return False
+    for _ in range(RESTITUTION_MAX_SWEEPS):
+        change, total = 0.0, 0.0
+        for c in range(first, last):
+            if target[c] == -np.inf:
+                continue
+            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+            new = max(given[c] + mass[c, 0] * (target[c] - vn), 0.0)
+            _push(c, 0, b, o, new - given[c], axes, jac, vel, omega, inv_mass)
+            change = max(change, abs(new - given[c]))
+            given[c] = new
+            total = max(total, new)
+        if last - first == 1 or change <= RESTITUTION_TOLERANCE * total:
+            break
+    for c in range(first, last):
+        collision[c] += given[c]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass):
+    """Apply the given contacts' impulses from the previous step (before the first sweep)."""
+    for c in contacts:
+        for j in range(3):
+            _push(c, j, body[c], other[c], impulses[c, j], axes, jac, vel, omega, inv_mass)
+
+
+@njit(cache=True, nogil=True, fastmath={'contract'})
+def _sweep(contacts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h):
+    """One Gauss–Seidel sweep over the given contacts: normal impulse, then friction.
+
+    The points of one manifold (consecutive contacts of one pair, or of one body with the
+    walls) are visited with the two bodies' velocities held in locals, loaded before the first
+    point and stored after the last, as Box2D v3's contact solver does per manifold: each
+    point's impulse then reaches the next point through registers instead of a store and a
+    reload of the same memory. The arithmetic is that of ``_relative_velocity`` and ``_push``,
+    term by term, except that a product and the sum it enters may be one fused multiply-add
+    (fastmath 'contract': rounding only, no reordering)."""
+    count = contacts.shape[0]
+    i = 0
+    while i < count:
+        c = contacts[i]
+        b, o = body[c], other[c]
+        mb = inv_mass[b]
+        vb0, vb1, vb2 = vel[b, 0], vel[b, 1], vel[b, 2]
+        wb0, wb1, wb2 = omega[b, 0], omega[b, 1], omega[b, 2]
+        mo = vo0 = vo1 = vo2 = wo0 = wo1 = wo2 = 0.0
+        if o >= 0:
+            mo = inv_mass[o]
+            vo0, vo1, vo2 = vel[o, 0], vel[o, 1], vel[o, 2]
+            wo0, wo1, wo2 = omega[o, 0], omega[o, 1], omega[o, 2]
+        while True:
+            # normal: v_n = (v_b − v_o)·n + ω_b·(r_b × n) − ω_o·(r_o × n)
+            vn = 0.0
+            vn += vb0 * axes[c, 0, 0] + wb0 * jac[c, _ARM, 0]
+            vn += vb1 * axes[c, 0, 1] + wb1 * jac[c, _ARM, 1]
+            vn += vb2 * axes[c, 0, 2] + wb2 * jac[c, _ARM, 2]
+            if o >= 0:
+                vn -= vo0 * axes[c, 0, 0] + wo0 * jac[c, _OTHER + _ARM, 0]
+                vn -= vo1 * axes[c, 0, 1] + wo1 * jac[c, _OTHER + _ARM, 1]
+                vn -= vo2 * axes[c, 0, 2] + wo2 * jac[c, _OTHER + _ARM, 2]
+            old = impulses[c, 0]
+            new = max(old - mass[c, 0] * (vn + max(sep[c], 0.0) / h), 0.0)
+            impulses[c, 0] = new
+            o1, o2 = impulses[c, 1], impulses[c, 2]
+            # a speculative contact left apart has the point 0 for its cone: no impulse at all
+            if not (new == 0.0 and old == 0.0 and o1 == 0.0 and o2 == 0.0):
+                d = new - old
+                vb0 += mb * d * axes[c, 0, 0]
+                vb1 += mb * d * axes[c, 0, 1]
+                vb2 += mb * d * axes[c, 0, 2]
+                wb0 += d * jac[c, _TURN, 0]
+                wb1 += d * jac[c, _TURN, 1]
+                wb2 += d * jac[c, _TURN, 2]
+                if o >= 0:
+                    vo0 -= mo * d * axes[c, 0, 0]
+                    vo1 -= mo * d * axes[c, 0, 1]
+                    vo2 -= mo * d * axes[c, 0, 2]
+                    wo0 -= d * jac[c, _OTHER + _TURN, 0]
+                    wo1 -= d * jac[c, _OTHER + _TURN, 1]
+                    wo2 -= d * jac[c, _OTHER + _TURN, 2]
+                # Coulomb cone on the two tangent impulses together
+                u1 = 0.0
+                u1 += vb0 * axes[c, 1, 0] + wb0 * jac[c, _ARM + 1, 0]
+                u1 += vb1 * axes[c, 1, 1] + wb1 * jac[c, _ARM + 1, 1]
+                u1 += vb2 * axes[c, 1, 2] + wb2 * jac[c, _ARM + 1, 2]
+                u2 = 0.0
+                u2 += vb0 * axes[c, 2, 0] + wb0 * jac[c, _ARM + 2, 0]
+                u2 += vb1 * axes[c, 2, 1] + wb1 * jac[c, _ARM + 2, 1]
+                u2 += vb2 * axes[c, 2, 2] + wb2 * jac[c, _ARM + 2, 2]
+                if o >= 0:
+                    u1 -= vo0 * axes[c, 1, 0] + wo0 * jac[c, _OTHER + _ARM + 1, 0]
+                    u1 -= vo1 * axes[c, 1, 1] + wo1 * jac[c, _OTHER + _ARM + 1, 1]
+                    u1 -= vo2 * axes[c, 1, 2] + wo2 * jac[c, _OTHER + _ARM + 1, 2]
+                    u2 -= vo0 * axes[c, 2, 0] + wo0 * jac[c, _OTHER + _ARM + 2, 0]
+                    u2 -= vo1 * axes[c, 2, 1] + wo1 * jac[c, _OTHER + _ARM + 2, 1]
+                    u2 -= vo2 * axes[c, 2, 2] + wo2 * jac[c, _OTHER + _ARM + 2, 2]
+                l1 = o1 - mass[c, 1] * u1
+                l2 = o2 - mass[c, 2] * u2
+                limit = mu[c] * new
+                squared = l1 * l1 + l2 * l2
+                if squared > limit * limit:  # sliding (the root only then: it is slow)
+                    scale = limit / np.sqrt(squared)
+                    l1 *= scale
+                    l2 *= scale
+                impulses[c, 1] = l1
+                impulses[c, 2] = l2
+                d1, d2 = l1 - o1, l2 - o2
+                vb0 += mb * (d1 * axes[c, 1, 0] + d2 * axes[c, 2, 0])
+                vb1 += mb * (d1 * axes[c, 1, 1] + d2 * axes[c, 2, 1])
+                vb2 += mb * (d1 * axes[c, 1, 2] + d2 * axes[c, 2, 2])
+                wb0 += d1 * jac[c, _TURN + 1, 0] + d2 * jac[c, _TURN + 2, 0]
+                wb1 += d1 * jac[c, _TURN + 1, 1] + d2 * jac[c, _TURN + 2, 1]
+                wb2 += d1 * jac[c, _TURN + 1, 2] + d2 * jac[c, _TURN + 2, 2]
+                if o >= 0:
+                    vo0 -= mo * (d1 * axes[c, 1, 0] + d2 * axes[c, 2, 0])
+                    vo1 -= mo * (d1 * axes[c, 1, 1] + d2 * axes[c, 2, 1])
+                    vo2 -= mo * (d1 * axes[c, 1, 2] + d2 * axes[c, 2, 2])
+                    wo0 -= d1 * jac[c, _OTHER + _TURN + 1, 0] + d2 * jac[c, _OTHER + _TURN + 2, 0]
+                    wo1 -= d1 * jac[c, _OTHER + _TURN + 1, 1] + d2 * jac[c, _OTHER + _TURN + 2, 1]
+                    wo2 -= d1 * jac[c, _OTHER + _TURN + 1, 2] + d2 * jac[c, _OTHER + _TURN + 2, 2]
+            i += 1
+            if i == count:
+                break
+            c = contacts[i]
+            if body[c] != b or other[c] != o:
+                break
+        vel[b, 0], vel[b, 1], vel[b, 2] = vb0, vb1, vb2
+        omega[b, 0], omega[b, 1], omega[b, 2] = wb0, wb1, wb2
+        if o >= 0:
+            vel[o, 0], vel[o, 1], vel[o, 2] = vo0, vo1, vo2
+            omega[o, 0], omega[o, 1], omega[o, 2] = wo0, wo1, wo2
+
+
+@njit(cache=True, nogil=True)
+def _serial_sweeps(body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h,
+                   iterations):
+    """Warm start, then the velocity sweeps over every contact in order, on the calling
+    thread."""
+    every = np.arange(body.shape[0])
+    _warm_start(every, body, other, axes, jac, impulses, vel, omega, inv_mass)
+    for _ in range(iterations):
+        _sweep(every, body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega,
+                 inv_mass, h, iterations):
+    """Warm start and the velocity sweeps with the contacts in groups (see ``sweep_groups``):
+    the even slab groups side by side, then the odd ones, then the leftover group on this
+    thread."""
+    slabs = starts.shape[0] - 2
+    for phase in range(2):
+        for t in prange(slabs // 2):
+            g = 2 * t + phase
+            _warm_start(order[starts[g]:starts[g + 1]], body, other, axes, jac, impulses, vel,
+                        omega, inv_mass)
+    _warm_start(order[starts[slabs]:starts[slabs + 1]], body, other, axes, jac, impulses, vel,
+                omega, inv_mass)
+    for _ in range(iterations):
+        for phase in range(2):
+            for t in prange(slabs // 2):
+                g = 2 * t + phase
+                _sweep(order[starts[g]:starts[g + 1]], body, other, axes, jac, sep, mass, mu,
+                       impulses, vel, omega, inv_mass, h)
+        _sweep(order[starts[slabs]:starts[slabs + 1]], body, other, axes, jac, sep, mass, mu,
+               impulses, vel, omega, inv_mass, h)
+
+
+@njit(cache=True, nogil=True)
+def _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
+                        ang_mom, omega, inv_mass):
+    k = body.shape[0]
+    # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
+    for c in range(k):
+        if bounce[c] and impulses[c, 0] <= 0.0:
+            bounce[c] = False
+    bouncing = np.flatnonzero(bounce)
+    # Swept to convergence, not for a fixed count: a box landing flat bounces on four corners
+    # whose impulses Gauss–Seidel shares out only geometrically, and a residual after 10 sweeps
+    # (~1e-6 relative) would start a spin that grows with every later bounce.
+    for _ in range(RESTITUTION_MAX_SWEEPS):
+        change, total = 0.0, 0.0
+        for c in bouncing:
+            b, o = body[c], other[c]
+            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+            old = impulses[c, 0]
+            new = max(old - mass[c, 0] * (vn - target[c]), 0.0)
+            impulses[c, 0] = new
+            _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
+            change = max(change, abs(new - old))
+            total = max(total, new)
+        if change <= RESTITUTION_TOLERANCE * total:
+            break
+    # L += r × P for the whole impulse each contact gave: the collision pass's, then the
+    # accumulated one (which includes the warm start)
+    for c in range(k):
+        b, o = body[c], other[c]
+        for j in range(3):
+            p = impulses[c, j] + (collision[c] if j == 0 else 0.0)
+            for a in range(3):
+                ang_mom[b, a] += p * jac[c, _ARM + j, a]
+                if o >= 0:
+                    ang_mom[o, a] -= p * jac[c, _OTHER + _ARM + j, a]
+
+
+@njit(cache=True, inline='always')
+def _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution, pos,
+                     vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                     collide, target, tau):
+    """Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
+    block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
+    1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
+    change of the relative velocity along d (seed 001; physics.md §3 for two bodies); and the
+    restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
+    step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
+    leaves with, tau (k,) when in the step it hit (see solve_contacts). Filled in for contact c."""
+    b, o = body[c], other[c]
+    for a in range(3):
+        axes[c, 0, a] = normal[c, a]
+        axes[c, 1, a] = tangent1[c, a]
+        axes[c, 2, a] = tangent2[c, a]
+    an = 0.0
+    for a in range(3):
+        an += accel[b, a] * axes[c, 0, a]
+    for j in range(3):
+        mass[c, j] = inv_mass[b]
+    # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
+    for side in range(2):
+        q = b if side == 0 else o
+        row = _OTHER * side
+        if q < 0:
+            for i in range(row, row + _OTHER):
+                for a in range(3):
+                    jac[c, i, a] = 0.0
+            break
+        rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
+        for j in range(3):
+            dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
+            ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+            jac[c, row + _ARM + j, 0] = ax
+            jac[c, row + _ARM + j, 1] = ay
+            jac[c, row + _ARM + j, 2] = az
+            tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
+            ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
+            tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
+            jac[c, row + _TURN + j, 0] = tx
+            jac[c, row + _TURN + j, 1] = ty
+            jac[c, row + _TURN + j, 2] = tz
+            if side == 1:
+                mass[c, j] += inv_mass[q]
+            mass[c, j] += ax * tx + ay * ty + az * tz
+    if o >= 0:
+        for a in range(3):
+            an -= accel[o, a] * axes[c, 0, a]
+    for j in range(3):
+        mass[c, j] = 1.0 / mass[c, j]
+    vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+    fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
+    e = restitution[c]
+    # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
+    bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+    collide[c] = o >= 0 and e > 0.0
+    tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+    # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
+    # the step
+    target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
+
+
+@njit(cache=True, nogil=True)
+def _prepare_serial(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
+                    omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                    collide, target, tau):
+    for c in range(body.shape[0]):
+        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
+                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
+                         bounce, collide, target, tau)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _prepare_parallel(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
+                      omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
+                      collide, target, tau):
+    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    for c in prange(body.shape[0]):
+        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
+                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
+                         bounce, collide, target, tau)
+
+
+@njit(cache=True)
+def impact_time(sep, vn_start, accel_n, h):
+    """When in the step a contact point reaches its wall, and how fast.
+
+    sep gap m; vn_start normal velocity at the step's start m/s; accel_n normal acceleration
+    m/s²; h the step, s. Solves ``s + v₀ t + ½ a t² = 0`` for its first root t ≥ 0 in the
+    stable form ``t = 2s / (−v₀ + √(v₀² − 2as))``; touching points (s ≤ 0) hit at t = 0.
+    Returns (fraction t/h — inf where the wall is not reached this step, impact normal
+    velocity m/s).
+    """
+    if sep <= 0.0:
+        return 0.0, vn_start
+    disc = vn_start ** 2 - 2.0 * accel_n * sep
+    root = np.sqrt(max(disc, 0.0))
+    denom = root - vn_start
+    # a tiny denominator gives inf: that point does not reach its wall this step
+    t = 2.0 * sep / denom if disc >= 0.0 and denom > 0.0 else np.inf
+    return t / h, -root
+
+
+def contact_materials(contacts: Contacts, restitution, friction) -> tuple[np.ndarray, np.ndarray]:
+    """Restitution and friction (k,) per contact from the bodies' (n,): the body's own against a
+    wall; for a pair the larger restitution and the geometric mean of the frictions (Box2D's
+    mixing rules)."""
+    e, mu = np.empty(contacts.count), np.empty(contacts.count)
+    _materials_kernel(contacts.body, contacts.other, restitution, friction, e, mu)
+    return e, mu
+
+
+@njit(cache=True, nogil=True)
+def _materials_kernel(body, other, restitution, friction, e, mu):
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        if o < 0:
+            e[c], mu[c] = restitution[b], friction[b]
+        else:
+            e[c], mu[c] = max(restitution[b], restitution[o]), np.sqrt(friction[b] * friction[o])
+
+
+def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,
+                   restitution, friction, warm, h, iterations, threshold) -> ContactResult:
+    """Solve one step's contacts (walls and body pairs together); updates vel, ang_mom and
+    omega (n, 3) in place.
+
+    pos (n, 3) m; vel (n, 3) m/s and ang_mom (n, 3) world kg·m²/s after this step's forces;
+    omega (n, 3) rad/s the matching world ω; inv_mass (n,); inv_inertia_world (n, 3, 3);
+    accel (n, 3) m/s² the constant acceleration of the step (gravity + force/m);
+    restitution, friction (k,) per contact; warm (k, 3) warm-start impulses; h s;
+    iterations sweeps; threshold m/s minimum impact speed for restitution.
+    Velocities and accelerations of a body pair are relative: first body minus second.
+    """
+    k = contacts.count
+    axes, jac, mass = np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3))
+    bounce, collide = np.empty(k, dtype=bool), np.empty(k, dtype=bool)
+    target, tau = np.empty(k), np.empty(k)
+    restitution = np.ascontiguousarray(restitution, dtype=float)
+    # small steps stay on the calling thread: waking the others costs more than it saves
+    prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
+    prepare(contacts.body, contacts.other, contacts.point, contacts.normal, contacts.tangent1,
+            contacts.tangent2, contacts.separation, restitution, pos, vel, omega, accel, inv_mass,
+            inv_inertia_world, float(h), float(threshold), axes, jac, mass, bounce, collide,
+            target, tau)
+    collision = np.zeros(k)
+    impulses = np.array(warm, dtype=float)
+    friction = np.ascontiguousarray(friction, dtype=float)
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, float(threshold),
+                   collision, tau, vel, omega, inv_mass, float(h), int(iterations))
+    if k >= PARALLEL_MIN_CONTACTS:
+        order, starts = sweep_groups(body, other, pos)
+        _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, friction, impulses, vel,
+                     omega, inv_mass, float(h), int(iterations))
+    else:
+        _serial_sweeps(body, other, axes, jac, sep, mass, friction, impulses, vel, omega,
+                       inv_mass, float(h), int(iterations))
+    _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
+                        ang_mom, omega, inv_mass)
+    n = len(vel)
+    result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
+                           np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
+    _summary_kernel(contacts.body, contacts.other, impulses, collision, bounce, tau,
+                    result.loaded, result.acted, result.touched, result.walled,
+                    result.impact_fraction)
+    return result
+
+
+def sweep_groups(body, other, pos) -> tuple[np.ndarray, np.ndarray]:
+    """Contacts (k,) in groups whose sweeps can run side by side: order (k,) the contacts group
+    after group (ascending within each), starts (SWEEP_SLABS + 2,) where each group begins.
+
+    The bodies in contact are cut into SWEEP_SLABS slabs of equal count along the axis their
+    centres pos (n, 3) spread most; group g holds the contacts within slab g and between slabs
+    g and g + 1 (a wall contact is within its body's slab), so groups g and g + 2 share no body
+    and the even groups sweep side by side, then the odd ones. Contacts reaching further than
+    the next slab (slabs thinner than a body) form a last group, swept on one thread. Gauss–Seidel
+    converges whatever the order of its visits (Box2D v3 colours its constraint graph the same
+    way, to the same end); the grouping depends on the positions only, never on the thread
+    count, so results do not either."""
+    order = np.empty(len(body), dtype=np.int64)
+    starts = np.zeros(SWEEP_SLABS + 2, dtype=np.int64)
+    _group_kernel(body, other, pos, SWEEP_SLABS, order, starts)
+    return order, starts
+
+
+@njit(cache=True, nogil=True)
+def _group_kernel(body, other, pos, slabs, order, starts):
+    n, k = pos.shape[0], body.shape[0]
+    involved = np.zeros(n, dtype=np.bool_)
+    for c in range(k):
+        involved[body[c]] = True
+        if other[c] >= 0:
+            involved[other[c]] = True
+    rows = np.flatnonzero(involved)
+    low, high = np.full(3, np.inf), np.full(3, -np.inf)
+    for r in rows:
+        for a in range(3):
+            low[a] = min(low[a], pos[r, a])
+            high[a] = max(high[a], pos[r, a])
+    axis = np.argmax(high - low)
+    slab = np.zeros(n, dtype=np.int64)
+    ranked = rows[np.argsort(pos[rows, axis], kind="mergesort")]
+    for i in range(ranked.shape[0]):
+        slab[ranked[i]] = i * slabs // ranked.shape[0]
+    group = np.empty(k, dtype=np.int64)
+    for c in range(k):
+        first = slab[body[c]]
+        second = slab[other[c]] if other[c] >= 0 else first
+        group[c] = min(first, second) if abs(first - second) <= 1 else slabs
+        starts[group[c] + 1] += 1
+    for g in range(slabs + 1):
+        starts[g + 1] += starts[g]
+    fill = starts[:-1].copy()
+    for c in range(k):  # counting sort: ascending within each group
+        order[fill[group[c]]] = c
+        fill[group[c]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _summary_kernel(body, other, impulses, collision, bounce, tau, loaded, acted, touched, walled,
+                    impact_fraction):
+    """Fill ContactResult's flags from the solved impulses: a contact bounced if the restitution
+    pass drove it (bounce, (k,)) or the collision pass did (collision > 0); a body's impact
+    fraction is the earliest tau (k,) of the contacts that bounced it."""
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        loaded[c] = impulses[c, 0] > 0.0
+        acted[c] = loaded[c] or collision[c] > 0.0
+        if acted[c]:
+            touched[b] = True
+            if o >= 0:
+                touched[o] = True
+            else:
+                walled[b] = True
+        if bounce[c] or collision[c] > 0.0:
+            impact_fraction[b] = min(impact_fraction[b], tau[c])
+            if o >= 0:
+                impact_fraction[o] = min(impact_fraction[o], tau[c])
+
+
+@njit(cache=True, nogil=True)
+def _push_kernel(body, other, point, n, sep, pos, vel, omega, inv_mass, h, slop, shift,
+                 iterations):
+    # depth predicted at the end of the step: −(gap + h·v_n) − slop, v_n the solved relative
+    # normal velocity at the contact point (walls, other < 0, are not this pass's business)
+    k = body.shape[0]
+    depth = np.zeros(k)
+    for c in range(k):
+        b, o = body[c], other[c]
+        if o < 0:
+            continue
+        rx, ry, rz = point[c, 0] - pos[b, 0], point[c, 1] - pos[b, 1], point[c, 2] - pos[b, 2]
+        qx, qy, qz = point[c, 0] - pos[o, 0], point[c, 1] - pos[o, 1], point[c, 2] - pos[o, 2]
+        # (v + ω × r) of the first body minus the same of the second, along n
+        ux = (vel[b, 0] + omega[b, 1] * rz - omega[b, 2] * ry
+              - (vel[o, 0] + omega[o, 1] * qz - omega[o, 2] * qy))
+        uy = (vel[b, 1] + omega[b, 2] * rx - omega[b, 0] * rz
+              - (vel[o, 1] + omega[o, 2] * qx - omega[o, 0] * qz))
+        uz = (vel[b, 2] + omega[b, 0] * ry - omega[b, 1] * rx
+              - (vel[o, 2] + omega[o, 0] * qy - omega[o, 1] * qx))
+        vn = ux * n[c, 0] + uy * n[c, 1] + uz * n[c, 2]
+        depth[c] = -(sep[c] + h * vn) - slop
+    for _ in range(iterations):
+        for c in range(k):
+            if depth[c] <= 0.0:
+                continue
+            b, o = body[c], other[c]
+            # depth still left after the shifts so far (first body moves along +n)
+            left = depth[c] - ((shift[b, 0] - shift[o, 0]) * n[c, 0]
+                               + (shift[b, 1] - shift[o, 1]) * n[c, 1]
+                               + (shift[b, 2] - shift[o, 2]) * n[c, 2])
+            if left <= 0.0:
+                continue
+            w = inv_mass[b] + inv_mass[o]
+            for a in range(3):
+                shift[b, a] += left * inv_mass[b] / w * n[c, a]
+                shift[o, a] -= left * inv_mass[o] / w * n[c, a]
+
+
+def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, h, slop, iterations) -> np.ndarray:
+    """(n, 3) m: translations that remove body–body penetration deeper than ``slop`` m.
+
+    The depth at the end of the step is predicted from each contact's gap and its solved
+    relative normal velocity (gap + h·v_n); bodies are moved along the normal in inverse
+    proportion to their masses, by Gauss–Seidel sweeps over the contacts (Box2D v2's position
+    pass, without rotation). A position pass moves bodies but gives them no velocity, so it
+    cannot make them fly apart the way a velocity bias would. pos, vel, omega (n, 3) solved.
+    """
+    shift = np.zeros((len(pos), 3))
+    if contacts.count:
+        _push_kernel(contacts.body, contacts.other, contacts.point, contacts.normal,
+                     contacts.separation, pos, vel, omega, inv_mass, float(h), float(slop),
+                     shift, int(iterations))
+    return shift

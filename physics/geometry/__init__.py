@@ -1,0 +1,1 @@
+"""Shapes: rotations, mesh files and their mass properties, hull topology."""

@@ -1,0 +1,851 @@
+"""Mesh files → rigid-body shapes: load, validate and repair with trimesh; mass properties; hull.
+
+Pipeline (design.md "file drop ─► meshes.load ─► inertia.mass_properties"):
+
+1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF with ``trimesh.load_mesh``
+   (scenes are flattened into one body with their node transforms applied); reject bad files with
+   a ``MeshError`` that names the file, says what is wrong and what to do; merge duplicate
+   vertices; drop degenerate and duplicate triangles; make the winding consistent and outward
+   (physics.md §1 "Bad meshes": negative volume ⇒ inverted, flip it and say so).
+2. ``shape_from_mesh``: pick solid or shell inertia (``mode="auto"``: solid for a closed,
+   consistently wound surface that encloses a volume; otherwise **shell**, with a warning that
+   says why — an open cup or a sheet is a thin hollow surface, and the shell formula is defined for
+   any surface, whereas a convex-hull solid would fill the cup and fails for a flat sheet),
+   compute ``physics.geometry.inertia.mass_properties`` and the collision hull in the principal frame.
+3. ``Shape.body_def``: place the shape in a scene (mesh origin/frame → principal frame).
+
+Builtin shapes (``builtin_shape``) are centred on their centre of mass. Box, sphere and cylinder
+use the closed-form mass properties of the ideal solid (the tessellated sphere/cylinder are for
+drawing; a sphere collides as an exact sphere); the T-handle is a polyhedron, integrated exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+import trimesh
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.spatial import ConvexHull, QhullError
+
+from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
+from physics.geometry.rotation import (
+    matrix_to_quat,
+    quat_conj,
+    quat_mul,
+    quat_normalize,
+    quat_rotate,
+)
+from physics.model import MAX_HULL_VERTICES, BodyDef, check_vector
+
+MAX_FACES = 5_000_000  # default limit on triangles per file (issue 2 §4)
+MODES = ("auto", "solid", "shell")
+# extension → trimesh file type; the only formats Tumble promises to read (issue 2 §4)
+FORMATS = {".obj": "obj", ".stl": "stl", ".ply": "ply", ".off": "off", ".glb": "glb",
+           ".gltf": "gltf"}
+_FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
+
+
+class MeshError(ValueError):
+    """A mesh that cannot be used: the message names the file, the problem and what to do."""
+
+
+@dataclass(frozen=True, eq=False)
+class Mesh:
+    """A cleaned triangle mesh in its own frame.
+
+    name        file name (basename) or builtin name, used in every message
+    source      path it was read from; None for generated meshes
+    vertices    (n, 3) float64, m, mesh frame; every vertex is used by a face
+    faces       (m, 3) int64 vertex indices, wound counter-clockwise seen from outside
+    watertight  True when the surface is closed, manifold and consistently wound, so the
+                solid-inertia formula applies (physics.md §1)
+    warnings    repairs made while loading, one sentence each
+    """
+
+    name: str
+    source: str | None
+    vertices: np.ndarray
+    faces: np.ndarray
+    watertight: bool
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Shape:
+    """A rigid-body shape: mesh, mass properties and collision hull.
+
+    name, source           as in ``Mesh``
+    vertices (n, 3), faces (m, 3)   the mesh in its own frame (for drawing), m
+    properties             ``MassProperties`` of the mesh (mesh axes, about the COM)
+    hull (k, 3)            collision vertices in the BODY (principal) frame, k ≤ 64, m
+    radius                 > 0 only for an exact sphere (collision uses the radius), m
+    mesh_to_body_rotation  (3, 3) = properties.principal_axes; body = Rᵀ (mesh − com)
+    warnings               load repairs, the inertia-mode fallback, inertia warnings
+    kind, size             a builtin's kind ("box", "sphere", "cylinder", "t_handle") and size
+                           (BUILTIN_SIZES meaning); None for a mesh file
+    """
+
+    name: str
+    source: str | None
+    vertices: np.ndarray
+    faces: np.ndarray
+    properties: MassProperties
+    hull: np.ndarray
+    radius: float
+    mesh_to_body_rotation: np.ndarray
+    warnings: tuple[str, ...] = ()
+    kind: str | None = None
+    size: tuple[float, ...] | None = None
+
+    @property
+    def bound_radius(self) -> float:
+        """m: the farthest collision point from the centre of mass."""
+        return self.radius if self.radius > 0 else float(np.max(np.linalg.norm(self.hull, axis=1)))
+
+    @property
+    def density(self) -> float:
+        """kg/m³ of a solid shape, kg/m² of a shell."""
+        p = self.properties
+        return p.mass / (p.area if p.mode == "shell" else p.volume)
+
+    def with_density(self, density: float) -> Shape:
+        """The same shape at another density. Mass properties are linear in density (m = ρV,
+        I = ρ∫r²dV, likewise per area for a shell), so they are scaled, not recomputed: instant
+        for a million-face mesh, and a builtin keeps its closed-form moments. Centre of mass,
+        axes, hull and mesh are unchanged. ValueError for a bad value."""
+        density = float(density)
+        if not (np.isfinite(density) and density > 0.0):
+            raise ValueError(f"density must be a finite number > 0, got {density}")
+        k = density / self.density
+        p = self.properties
+        props = dataclasses.replace(p, mass=p.mass * k, inertia=p.inertia * k,
+                                    principal_moments=p.principal_moments * k)
+        return dataclasses.replace(self, properties=props)
+
+    def mesh_pose(self, position, orientation) -> tuple[np.ndarray, np.ndarray]:
+        """Where the mesh's own origin and frame are for a body whose principal frame is at
+        ``position`` (3,) m (centre of mass) with ``orientation`` (4,) (principal → world).
+
+        The inverse of ``body_def``: q_mesh = q ⊗ conj(q_p), p_mesh = p − R(q_mesh)·com, with
+        q_p the quaternion of the principal axes. Returns ((3,), (4,)).
+        """
+        q_axes = matrix_to_quat(self.mesh_to_body_rotation)
+        q_mesh = quat_normalize(quat_mul(np.asarray(orientation, float), quat_conj(q_axes)))
+        com = self.properties.center_of_mass
+        return np.asarray(position, float) - quat_rotate(q_mesh, com), q_mesh
+
+    def body_def(self, position, orientation=(1.0, 0.0, 0.0, 0.0), velocity=0.0,
+                 angular_velocity=0.0, restitution=None, friction=None) -> BodyDef:
+        """The ``BodyDef`` of this shape placed with scene-file semantics (design.md).
+
+        position (3,) m: where the mesh's own origin goes; orientation (4,) w, x, y, z: the mesh
+        frame → world. Returns the principal frame: COM ``p + R(q)·com`` and orientation
+        ``q ⊗ matrix_to_quat(principal_axes)`` (x_world = R(q)(R_p x_body + com) + p).
+        velocity (3,) m/s of the COM and angular_velocity (3,) rad/s, both world frame (a scalar
+        0 means zero); restitution/friction None → world default.
+        """
+        p = _vec(self.name, "position", position, 3)
+        q = _vec(self.name, "orientation", orientation, 4)
+        if np.linalg.norm(q) < 1e-12:
+            raise ValueError(f"{self.name}: orientation must be a non-zero quaternion "
+                             f"(w, x, y, z), got {q.tolist()}")
+        q = quat_normalize(q)
+        q_body = quat_normalize(quat_mul(q, matrix_to_quat(self.mesh_to_body_rotation)))
+        return BodyDef(
+            mass=self.properties.mass,
+            principal_moments=self.properties.principal_moments,
+            hull=self.hull,
+            radius=self.radius,
+            position=p + quat_rotate(q, self.properties.center_of_mass),
+            orientation=q_body,
+            velocity=_vec(self.name, "velocity", velocity, 3),
+            angular_velocity=_vec(self.name, "angular_velocity", angular_velocity, 3),
+            restitution=restitution,
+            friction=friction,
+        )
+
+
+def _vec(name: str, key: str, value, length: int) -> np.ndarray:
+    """value as a finite float vector (length,); a scalar 0 is accepted for a zero vector."""
+    if np.ndim(value) == 0 and value == 0:
+        return np.zeros(length)
+    return check_vector(f"{name}: {key}", value, length)
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
+    """Read, validate and repair a mesh file; raises ``MeshError`` for anything unusable.
+
+    Formats: .obj .stl (binary or ASCII) .ply .off .glb .gltf (all nodes of a scene, node
+    transforms applied, become one body). ``max_faces`` limits the triangle count.
+    """
+    path = os.fspath(path)
+    name = os.path.basename(path.rstrip("/\\")) or path
+    data, ftype = _read_checked(path, name, max_faces)
+    try:
+        if ftype == "gltf":  # a .gltf refers to sibling .bin/.png files: trimesh needs the path
+            scene = trimesh.load_scene(path, file_type="gltf", process=False)
+        else:
+            scene = trimesh.load_scene(io.BytesIO(data), file_type=ftype, process=False)
+    except FileNotFoundError as e:
+        raise MeshError(
+            f"{name}: refers to a file that is missing ({e.args[0] if e.args else e}); a .gltf "
+            "keeps its data in separate files — keep them next to it, or export as .glb") from e
+    except Exception as e:  # trimesh's parsers raise many types (ValueError, KeyError, …)
+        raise MeshError(
+            f"{name}: could not be read as {ftype.upper()} ({type(e).__name__}: {e}); the file "
+            f"is damaged, cut short or not really {ftype.upper()} — export it again") from e
+    vertices, faces = _flatten(scene)
+    if len(faces) == 0:
+        raise MeshError(f"{name}: contains no triangles, so it is not a mesh (or only points "
+                        "and lines); export the object as a triangle mesh")
+    if len(faces) > max_faces:
+        raise MeshError(_too_many(name, len(faces), max_faces))
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
+                        f"file has only {len(vertices)} vertices; the file is damaged — export "
+                        "it again")
+    return _clean_mesh(name, path, vertices, faces)
+
+
+def _flatten(scene: trimesh.Scene) -> tuple[np.ndarray, np.ndarray]:
+    """All triangle meshes of a scene as one: vertices (n, 3) in the scene's frame, faces (m, 3).
+
+    Every node's world transform is applied (a mirroring transform also reverses the winding so
+    it stays outward). Only geometry is kept: trimesh's own ``Scene.dump``/``load_mesh`` copies
+    materials, which fails for textured files when Pillow is not installed.
+    """
+    vertices, faces, count = [], [], 0
+    for node in scene.graph.nodes_geometry:
+        transform, geometry_name = scene.graph[node]
+        geometry = scene.geometry[geometry_name]
+        if not isinstance(geometry, trimesh.Trimesh) or len(geometry.faces) == 0:
+            continue  # points, lines
+        f = np.asarray(geometry.faces, dtype=np.int64)
+        vertices.append(trimesh.transformations.transform_points(geometry.vertices, transform))
+        faces.append((f[:, ::-1] if np.linalg.det(transform[:3, :3]) < 0 else f) + count)
+        count += len(geometry.vertices)
+    if not faces:
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+    return np.vstack(vertices), np.vstack(faces)
+
+
+def _too_many(name: str, count: int, max_faces: int) -> str:
+    return (f"{name}: has {count:,} triangles, more than the limit of {max_faces:,}; simplify "
+            "it (e.g. Decimate in Blender) or raise max_faces")
+
+
+def _read_checked(path: str, name: str, max_faces: int) -> tuple[bytes, str]:
+    """The file's bytes and trimesh file type, after checks that give clear messages."""
+    if os.path.isdir(path):
+        raise MeshError(f"{name}: is a folder, not a mesh file; choose a file inside it "
+                        f"({' '.join(FORMATS)})")
+    if not os.path.exists(path):
+        raise MeshError(f"{name}: file not found ({path}); check the path and spelling")
+    ext = os.path.splitext(name)[1].lower()
+    if ext not in FORMATS:
+        raise MeshError(f"{name}: '{ext or 'no extension'}' is not a mesh format Tumble reads; "
+                        f"export it as one of {' '.join(FORMATS)}")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise MeshError(f"{name}: cannot be read ({e.strerror}); check its permissions") from e
+    if not data:
+        raise MeshError(f"{name}: the file is empty (0 bytes); it was not saved or copied "
+                        "completely — export it again")
+    ftype = FORMATS[ext]
+    if ftype == "stl":
+        _check_stl(name, data, max_faces)
+    elif ftype in ("obj", "off"):
+        data = _as_utf8_text(name, data, ftype)
+    elif ftype == "ply" and not data.startswith(b"ply"):
+        raise MeshError(f"{name}: is not a PLY file (it does not start with 'ply'); it may be "
+                        "another kind of file with the wrong extension")
+    elif ftype == "glb":
+        _check_glb(name, data)
+    elif ftype == "gltf":
+        try:
+            json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise MeshError(f"{name}: is not a glTF file (a .gltf must be JSON text: {e}); it "
+                            "may be damaged or another kind of file") from e
+    return data, ftype
+
+
+def _looks_binary(data: bytes) -> bool:
+    """NUL bytes or many control characters: not a text file (images, binary STL, noise)."""
+    head = data[:65536]
+    control = sum(head.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13))
+    return b"\x00" in head or control > 0.01 * len(head)
+
+
+def _as_utf8_text(name: str, data: bytes, ftype: str) -> bytes:
+    """Text formats (OBJ, OFF) as UTF-8 bytes; binary data is 'not a mesh'.
+
+    trimesh guesses the encoding of non-UTF-8 text with an optional package, so legacy
+    (Latin-1) text is converted here and binary data is rejected with a clear message.
+    """
+    try:
+        data.decode("utf-8")
+        return data
+    except UnicodeDecodeError:
+        if _looks_binary(data):
+            raise MeshError(f"{name}: contains binary data, but {ftype.upper()} files are text; "
+                            "this is not a mesh file (or it has the wrong extension)") from None
+        return data.decode("latin-1").encode("utf-8")
+
+
+def _check_stl(name: str, data: bytes, max_faces: int) -> None:
+    """Binary STL: 80-byte header, uint32 count n, n × 50-byte records; else ASCII 'solid'."""
+    n = struct.unpack_from("<I", data, 80)[0] if len(data) >= 84 else None
+    if n is not None and len(data) == 84 + 50 * n:
+        if n > max_faces:  # checked before parsing: rejecting a huge file should be instant
+            raise MeshError(_too_many(name, n, max_faces))
+        return
+    if data.lstrip()[:5].lower() == b"solid" and not _looks_binary(data):
+        if b"endsolid" not in data[-4096:].lower():
+            raise MeshError(f"{name}: this ASCII STL ends without 'endsolid': the file was cut "
+                            "short (interrupted save, copy or download); export it again")
+        return
+    if n is None:
+        raise MeshError(f"{name}: is too short ({len(data)} bytes) to be an STL file (even an "
+                        "empty binary STL has 84 bytes); export it again")
+    if len(data) < 84 + 50 * n and _plausible_stl_records(data):
+        raise MeshError(f"{name}: is cut short: its header announces {n:,} triangles "
+                        f"({84 + 50 * n:,} bytes) but the file has only {len(data):,} bytes; "
+                        "it was not saved or copied completely — export it again")
+    raise MeshError(f"{name}: is not an STL file: neither ASCII STL (starting with 'solid') nor "
+                    "binary STL (its size does not match its triangle count); it may be another "
+                    "kind of file with the wrong extension")
+
+
+def _plausible_stl_records(data: bytes) -> bool:
+    """Do the first complete 50-byte records look like STL triangles (unit or zero normal,
+    finite corners)? Tells a cut-short STL from unrelated bytes with an .stl name."""
+    count = min((len(data) - 84) // 50, 100)
+    if count == 0:
+        return False
+    record = np.dtype([("normal", "<f4", 3), ("corners", "<f4", 9), ("attribute", "<u2")])
+    rec = np.frombuffer(data, dtype=record, count=count, offset=84)
+    with np.errstate(all="ignore"):
+        norm = np.linalg.norm(rec["normal"].astype(float), axis=1)
+    unit_or_zero = (np.abs(norm - 1) < 1e-3) | (norm == 0)
+    return bool(np.all(np.isfinite(rec["corners"])) and np.all(unit_or_zero))
+
+
+def _check_glb(name: str, data: bytes) -> None:
+    """GLB header: magic 'glTF', version, total length (Khronos glTF 2.0 §4.4.2)."""
+    if data[:4] != b"glTF":
+        raise MeshError(f"{name}: is not a GLB file (it does not start with 'glTF'); it may be "
+                        "another kind of file with the wrong extension")
+    if len(data) < 12 or struct.unpack_from("<I", data, 8)[0] > len(data):
+        expected = struct.unpack_from("<I", data, 8)[0] if len(data) >= 12 else "?"
+        raise MeshError(f"{name}: is cut short: its header announces {expected} bytes but the "
+                        f"file has only {len(data)}; export it again")
+
+
+# --------------------------------------------------------------------------------------------
+# Cleaning and winding repair
+
+
+def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.ndarray) -> Mesh:
+    """Validate and repair raw triangles into a ``Mesh`` (the steps after parsing a file).
+
+    vertices (n, 3) m, faces (m, 3) indices. Merges duplicate vertices (STL stores every corner
+    separately), removes degenerate and duplicate triangles, repairs the winding.
+    """
+    vertices = np.asarray(vertices, dtype=float)
+    faces = np.asarray(faces, dtype=np.int64)
+    bad = ~np.all(np.isfinite(vertices), axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise MeshError(f"{name}: {int(bad.sum())} vertices have NaN or infinite coordinates "
+                        f"(first: vertex {i + 1} = {vertices[i].tolist()}); the exporter wrote "
+                        "invalid numbers — fix or re-export the mesh")
+    count = len(faces)
+    tm = trimesh.Trimesh(vertices=vertices, faces=faces, process=False, validate=False)
+    tm.merge_vertices()
+    keep = tm.nondegenerate_faces() & _first_occurrence(np.asarray(tm.faces))
+    if not keep.all():
+        tm.update_faces(keep)
+    tm.remove_unreferenced_vertices()
+    vertices = np.array(tm.vertices, dtype=float)
+    faces = np.array(tm.faces, dtype=np.int64)
+    warnings = []
+    if len(faces) == 0:
+        raise MeshError(f"{name}: all {count} triangles have zero area (corners coincide or lie "
+                        "on a line); there is no surface to simulate")
+    if len(faces) < 4:
+        raise MeshError(f"{name}: has only {len(faces)} triangle{'s' * (len(faces) > 1)}; a body "
+                        "needs a surface of at least 4 triangles (a tetrahedron is the smallest "
+                        "closed shape) — check that this is the right file")
+    if len(faces) < count:
+        warnings.append(f"{name}: removed {count - len(faces)} degenerate or duplicate "
+                        "triangles (zero area, or the same triangle twice)")
+    faces, closed, repairs = _repair_winding(name, vertices, faces)
+    warnings += repairs
+    return Mesh(name, source, _readonly(vertices), _readonly(faces), closed, tuple(warnings))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _first_occurrence(faces: np.ndarray) -> np.ndarray:
+    """(m,) bool: False for a repeat of an earlier triangle with the same winding.
+
+    A triangle and its reverse are both kept: together they are a legitimate two-sided sheet.
+    """
+    # rotate each triangle so its smallest index comes first (keeps the cyclic order)
+    shift = np.argmin(faces, axis=1)
+    cols = (shift[:, None] + np.arange(3)) % 3
+    canonical = np.take_along_axis(faces, cols, axis=1)
+    _, first = np.unique(canonical, axis=0, return_index=True)
+    keep = np.zeros(len(faces), dtype=bool)
+    keep[first] = True
+    return keep
+
+
+class _EdgeReport:
+    """Edge statistics of a triangle mesh (what makes a surface closed and oriented).
+
+    edges (3m, 2) directed edges, face = row // 3; inverse (3m,) undirected-edge id;
+    counts (e,) triangles per undirected edge. An edge used once borders a hole; by more than
+    two triangles it is non-manifold; by two that run it the same way, misoriented.
+    """
+
+    def __init__(self, faces: np.ndarray):
+        self.edges = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+        lo, hi = np.sort(self.edges, axis=1).T
+        _, self.inverse, self.counts = np.unique(lo * (int(faces.max()) + 1) + hi,
+                                                 return_inverse=True, return_counts=True)
+        forward = np.bincount(self.inverse, weights=self.edges[:, 0] < self.edges[:, 1])
+        # (e,) bool: shared by exactly two triangles that run it in opposite directions
+        self.good = (self.counts == 2) & (forward == 1)
+        self.open = int(np.sum(self.counts == 1))
+        self.nonmanifold = int(np.sum(self.counts > 2))
+        self.misoriented = int(np.sum((self.counts == 2) & (forward != 1)))
+
+    @property
+    def closed(self) -> bool:
+        return self.open == 0 and self.nonmanifold == 0 and self.misoriented == 0
+
+    def problem(self) -> str | None:
+        """Why the solid formula does not apply, in words; None when it does."""
+        if self.open:
+            return f"the surface is not closed ({self.open} edges border a hole)"
+        if self.nonmanifold:
+            return (f"the surface is not a clean solid ({self.nonmanifold} edges are shared by "
+                    "more than two triangles)")
+        if self.misoriented:
+            return ("the triangles cannot be wound consistently (one-sided surface, "
+                    f"{self.misoriented} edges disagree)")
+        return None
+
+    def face_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Faces (a, b) sharing a manifold edge, and whether they disagree on its direction."""
+        order = np.argsort(self.inverse, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))[self.counts == 2]
+        ea, eb = order[starts], order[starts + 1]
+        return ea // 3, eb // 3, self.edges[ea, 0] == self.edges[eb, 0]
+
+
+def _face_components(m: int, fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
+    """(m,) piece label of each triangle: pieces are connected through shared edges (fa, fb)."""
+    graph = coo_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m)).tocsr()
+    return connected_components(graph, directed=False)[1]
+
+
+def _repair_winding(name: str, vertices: np.ndarray,
+                    faces: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
+    """Consistent winding (flip triangles against their neighbours), then outward orientation.
+
+    Returns the faces, whether the surface is closed and consistent (``Mesh.watertight``) and
+    the warnings.
+
+    trimesh.repair.fix_winding does the first step with a Python BFS over networkx (not a
+    dependency, and slow for big meshes); here the same flip parity is propagated along a
+    breadth-first spanning forest (scipy) by pointer jumping, fully vectorised.
+    """
+    warnings = []
+    faces = faces.copy()
+    report = _EdgeReport(faces)
+    fa, fb, disagree = report.face_pairs()
+    labels = _face_components(len(faces), fa, fb)
+    if report.misoriented:
+        flip = _flip_parity(len(faces), labels, fa, fb, disagree)
+        # the spanning tree's root decides which side is kept; count the smaller side
+        flipped = np.bincount(labels, weights=flip)
+        size = np.bincount(labels)
+        count = int(np.minimum(flipped, size - flipped).sum())
+        faces[flip] = faces[flip][:, ::-1]
+        warnings.append(f"{name}: {count} of {len(faces)} triangles were wound the other way "
+                        "round from their neighbours; flipped them so the winding is consistent "
+                        "and faces outward")
+        report = _EdgeReport(faces)
+        if report.misoriented:
+            warnings.append(f"{name}: the surface is one-sided (like a Möbius strip): "
+                            f"{report.misoriented} edges cannot be wound consistently")
+    faces, outward = _orient_outward(name, vertices, faces, labels, report)
+    # after a consistency repair the kept side was arbitrary: turning it outward is part of it
+    return faces, report.closed, warnings + (outward if not warnings else [])
+
+
+def _flip_parity(m, labels, fa, fb, disagree) -> np.ndarray:
+    """(m,) bool: flip these triangles to make every piece consistently wound.
+
+    fa, fb (p,) triangles sharing a manifold edge; disagree (p,) they run it the same way.
+    """
+    roots = np.unique(labels, return_index=True)[1]
+    # a virtual node m joined to one triangle per piece: one breadth-first search covers all
+    rows = np.concatenate((fa, np.full(len(roots), m)))
+    cols = np.concatenate((fb, roots))
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m + 1, m + 1)).tocsr()
+    _, pred = breadth_first_order(graph, m, directed=False, return_predecessors=True)
+    up = pred[:m].copy()
+    up[roots] = roots
+    # parity of each tree edge (child, parent): look up the pair's disagreement
+    key = np.minimum(fa, fb) * m + np.maximum(fa, fb)
+    order = np.argsort(key)
+    key, disagree = key[order], disagree[order]
+    child = np.flatnonzero(up != np.arange(m))
+    parent = up[child]
+    flip = np.zeros(m, dtype=bool)
+    flip[child] = disagree[np.searchsorted(key, np.minimum(child, parent) * m
+                                           + np.maximum(child, parent))]
+    # pointer jumping: flip[f] becomes the parity of the whole path from f to its root
+    while True:
+        nxt = up[up]
+        if np.array_equal(nxt, up):
+            return flip
+        flip = flip ^ flip[up]
+        up = nxt
+
+
+def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, list[str]]:
+    """Flip closed pieces whose volume has the wrong sign (physics.md §1: negative ⇒ inverted).
+
+    A closed piece nested inside k others (its bounding box strictly inside theirs) is a cavity
+    when k is odd and must have negative volume; otherwise positive. Open or one-sided pieces
+    have no inside and are left as they are.
+    """
+    npieces = int(labels.max()) + 1
+    bad_edge = ~report.good[report.inverse]  # (3m,) per directed edge; face = row // 3
+    open_piece = np.bincount(labels[np.flatnonzero(bad_edge) // 3], minlength=npieces) > 0
+    tri = vertices[faces] - vertices.mean(axis=0)  # centred: signed volumes stay accurate
+    volume = np.bincount(labels, weights=np.linalg.det(tri), minlength=npieces) / 6.0
+    extent = np.ptp(vertices, axis=0).max()
+    solid = ~open_piece & (np.abs(volume) > 1e-12 * extent**3)
+    if not solid.any():
+        return faces, []
+    lo = np.full((npieces, 3), np.inf)
+    hi = np.full((npieces, 3), -np.inf)
+    np.minimum.at(lo, labels, tri.min(axis=1))
+    np.maximum.at(hi, labels, tri.max(axis=1))
+    idx = np.flatnonzero(solid)
+    depth = np.zeros(npieces, dtype=int)
+    if len(idx) <= 2000:  # O(k²) nesting test; beyond that assume no cavities
+        inside = (np.all(lo[idx][:, None] > lo[idx][None], axis=2)
+                  & np.all(hi[idx][:, None] < hi[idx][None], axis=2))
+        depth[idx] = inside.sum(axis=1)
+    wrong = solid & ((volume < 0) != (depth % 2 == 1))
+    if not wrong.any():
+        return faces, []
+    faces = faces.copy()
+    flip = wrong[labels]
+    faces[flip] = faces[flip][:, ::-1]
+    if wrong.sum() == solid.sum():
+        msg = (f"{name}: the surface was inside out (its triangles faced inward, giving a "
+               "negative volume); flipped it")
+    else:
+        msg = (f"{name}: {int(wrong.sum())} of {int(solid.sum())} closed parts were inside out "
+               "(negative volume); flipped them")
+    return faces, [msg]
+
+
+# --------------------------------------------------------------------------------------------
+# Shapes
+
+
+def load_shape(path, density: float = 1000.0, mode: str = "auto",
+               max_faces: int = MAX_FACES) -> Shape:
+    """``shape_from_mesh(load_mesh(path))``: a mesh file as a rigid-body shape."""
+    return shape_from_mesh(load_mesh(path, max_faces=max_faces), density=density, mode=mode)
+
+
+def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> Shape:
+    """Mass properties and collision hull of a mesh.
+
+    density: kg/m³ for solid, kg/m² for shell. mode: "solid", "shell" or "auto" — solid when
+    the surface is closed, consistently wound and encloses a volume; otherwise shell inertia
+    (a thin hollow surface, the same density number read as kg/m²) with a warning saying why.
+    Explicit "solid" on an open or flat mesh is a ``MeshError``. ``mesh.watertight`` is trusted
+    (``load_mesh`` computes it).
+    """
+    name = mesh.name
+    if mode not in MODES:
+        raise MeshError(f"{name}: unknown inertia mode {mode!r}; use 'auto', 'solid' or 'shell'")
+    density = float(density)
+    if not (np.isfinite(density) and density > 0):
+        raise MeshError(f"{name}: density must be a finite number > 0, got {density}")
+    vertices, faces = mesh.vertices, mesh.faces
+    rank = _rank(vertices)
+    if rank < 2:
+        raise MeshError(f"{name}: all vertices lie on one line, so it is not a body; check that "
+                        "this is the right file")
+    problem = ("the mesh is flat (all vertices lie in one plane) and encloses zero volume"
+               if rank == 2 else None if mesh.watertight else _EdgeReport(faces).problem())
+    warnings = list(mesh.warnings)
+    chosen = mode
+    if mode == "solid" and problem:
+        raise MeshError(f"{name}: {problem}, so solid inertia is undefined; use mode 'shell' "
+                        "(a thin hollow surface, density in kg/m²) or 'auto', or close the "
+                        "surface in a modeller")
+    if mode == "auto":
+        chosen = "shell" if problem else "solid"
+        if problem:
+            warnings.append(f"{name}: {problem}; used shell inertia (a thin hollow surface, "
+                            f"density {density:g} read as kg/m²) instead of solid — choose mode "
+                            "'shell' to accept this, or close the surface for a solid body")
+    try:
+        props = mass_properties(vertices, faces, density=density, mode=chosen)
+    except InertiaError as e:  # its messages say what to do (e.g. "use mode 'shell'")
+        raise MeshError(f"{name}: {e}") from e
+    return _shape(mesh.name, mesh.source, vertices, faces, props, 0.0,
+                  warnings + list(props.warnings))
+
+
+def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
+           size=None) -> Shape:
+    axes = np.asarray(props.principal_axes, dtype=float)
+    body = (vertices - props.center_of_mass) @ axes  # body = Rᵀ (mesh − com), row-wise
+    try:
+        hull = convex_hull_vertices(body, MAX_HULL_VERTICES)
+    except ValueError as e:
+        raise MeshError(f"{name}: no collision hull: {e}") from e
+    return Shape(name=name, source=source, vertices=_readonly(np.array(vertices, dtype=float)),
+                 faces=_readonly(np.array(faces, dtype=np.int64)), properties=props,
+                 hull=_readonly(hull), radius=float(radius),
+                 mesh_to_body_rotation=_readonly(axes.copy()),
+                 warnings=tuple(dict.fromkeys(warnings)), kind=kind, size=size)
+
+
+def _rank(points: np.ndarray) -> int:
+    """Dimension of the affine span of points (n, 3): 3 solid, 2 flat, ≤ 1 line/point."""
+    s = np.linalg.svd(points - points.mean(axis=0), compute_uv=False)
+    return int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
+
+
+# --------------------------------------------------------------------------------------------
+# Collision hull
+
+
+def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.ndarray:
+    """Vertices (k, 3), k ≤ max_vertices, of the convex hull of points (n, 3) (scipy Qhull).
+
+    Hulls with more vertices are reduced like MuJoCo's (physics.md §3): start from the extreme
+    points along the axes and the diagonals (so the axis-aligned extent in this frame is exact),
+    then repeatedly add the hull vertex farthest outside the hull of those chosen. The result is
+    a subset of the points (so inside the true hull), deterministic, in input order. Flat point
+    sets give the polygon of their plane. Above 4096 points, Qhull only sees the extreme points
+    along the axes, the diagonals and 512 evenly spread directions (each one a hull vertex):
+    Qhull takes seconds on a finely tessellated sphere, and a hull vertex missed that way is one
+    where the surface turns by less than the ~9° spacing of the directions.
+    """
+    pts = np.asarray(points, dtype=float)
+    if pts.ndim != 2 or pts.shape[1] != 3 or len(pts) == 0:
+        raise ValueError(f"points must be an (n, 3) array, got shape {pts.shape}")
+    if not np.all(np.isfinite(pts)):
+        raise ValueError("points must be finite")
+    if max_vertices < 4:
+        raise ValueError(f"max_vertices must be ≥ 4, got {max_vertices}")
+    x = pts - pts.mean(axis=0)
+    _, s, vt = np.linalg.svd(x, full_matrices=False)
+    rank = int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
+    if rank < 2:
+        raise ValueError("all points lie on one line or at one point")
+    y = x if rank == 3 else x @ vt[:2].T  # flat: coordinates in the plane
+    candidates = (np.arange(len(y)) if len(y) <= 4096 else
+                  _extremes(y, np.vstack((_seed_directions(rank), _directions(rank, 512)))))
+    try:
+        idx = candidates[np.sort(ConvexHull(y[candidates]).vertices)]
+    except QhullError as e:
+        raise ValueError(f"Qhull could not build the convex hull ({e})") from e
+    if len(idx) > max_vertices:
+        idx = idx[_reduce(y[idx], max_vertices)]
+    return pts[idx].copy()
+
+
+def _extremes(points: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """Sorted unique indices of the points (n, d) farthest along each direction (r, d)."""
+    columns = np.ascontiguousarray(points.T)  # (d, n): BLAS-friendly
+    step = max(1, 8_000_000 // len(points))  # directions per chunk: ≤ 64 MB of projections
+    return np.unique(np.concatenate([
+        np.argmax(directions[i:i + step] @ columns, axis=1)
+        for i in range(0, len(directions), step)]))
+
+
+def _seed_directions(dim: int) -> np.ndarray:
+    """The axes, face and body diagonals (26 in 3D, 8 in 2D), not normalised."""
+    signs = np.array(np.meshgrid(*[[-1.0, 0.0, 1.0]] * dim)).reshape(dim, -1).T
+    return signs[np.count_nonzero(signs, axis=1) > 0]
+
+
+def _directions(dim: int, count: int) -> np.ndarray:
+    """count unit vectors spread evenly: Fibonacci sphere (3D) or circle (2D)."""
+    i = np.arange(count) + 0.5
+    if dim == 2:
+        a = 2 * np.pi * i / count
+        return np.column_stack((np.cos(a), np.sin(a)))
+    z = 1 - 2 * i / count
+    r = np.sqrt(1 - z * z)
+    a = np.pi * (3 - np.sqrt(5)) * i
+    return np.column_stack((r * np.cos(a), r * np.sin(a), z))
+
+
+def _reduce(points: np.ndarray, k: int) -> np.ndarray:
+    """Sorted indices of k of the hull vertices points (h, d), h > k, approximating their hull."""
+    seeds = _seed_directions(points.shape[1])
+    chosen = list(dict.fromkeys(np.argmax(seeds @ points.T, axis=1).tolist()))[:k]
+    while len(chosen) < k:
+        try:
+            eq = ConvexHull(points[chosen]).equations  # rows (n, d): n·x + d ≤ 0 inside
+            dist = (points @ eq[:, :-1].T + eq[:, -1]).max(axis=1)
+        except QhullError:  # the seeds may be degenerate (e.g. coplanar): spread out first
+            dist = np.min(np.linalg.norm(points[:, None] - points[chosen][None], axis=2), axis=1)
+        dist[chosen] = -np.inf
+        chosen.append(int(np.argmax(dist)))
+    return np.sort(chosen)
+
+
+# --------------------------------------------------------------------------------------------
+# Builtin shapes
+
+BUILTIN_SIZES = {  # kind → (default size, meaning)
+    "box": ([1.0, 1.0, 1.0], "[x, y, z] full extents in m"),
+    "sphere": ([0.5], "[radius] in m"),
+    "cylinder": ([0.5, 1.0], "[radius, height] in m, axis along y"),
+    "t_handle": ([1.0], "[scale] (1 → about 0.3 m)"),
+}
+
+# T-handle profile (x, y) in m, counter-clockwise: a 0.3 × 0.05 crossbar along x on top of a
+# 0.05 × 0.15 stem along −y, extruded 0.05 along z. Principal moments ≈ (3.6, 5.9, 9.1)e-6 m⁵·ρ
+# — ratios 1.65 and 1.53, so the intermediate-axis flip is plain to see.
+_T_PROFILE = np.array([[-0.025, -0.15], [0.025, -0.15], [0.025, 0.0], [0.15, 0.0],
+                       [0.15, 0.05], [-0.15, 0.05], [-0.15, 0.0], [-0.025, 0.0]])
+_T_FAN_CENTRE = np.array([0.0, 0.025])  # sees every profile vertex (inside the junction)
+_T_DEPTH = 0.05
+
+
+def prism_mesh(profile, depth: float, centre) -> tuple[np.ndarray, np.ndarray]:
+    """Closed prism: a polygon profile (k, 2) in x, y (counter-clockwise, star-shaped around
+    ``centre`` (2,)) extruded over z ∈ [−depth/2, depth/2].
+
+    One closed polyhedron (no boolean union needed): caps are triangle fans from ``centre``,
+    sides are quads. Returns vertices (2k + 2, 3) and faces (4k, 3), wound outward.
+    """
+    profile = np.asarray(profile, dtype=float)
+    centre = np.asarray(centre, dtype=float)
+    k = len(profile)
+    nxt = np.roll(np.arange(k), -1)
+    e1, e2 = profile - centre, profile[nxt] - centre
+    if np.any(e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0] <= 0):
+        raise ValueError("profile must be counter-clockwise and star-shaped around centre")
+    half = depth / 2.0
+    ring = np.column_stack((profile, np.zeros(k)))
+    vertices = np.vstack((ring + [0, 0, -half], ring + [0, 0, half],
+                          [[*centre, -half], [*centre, half]]))
+    i = np.arange(k)
+    bottom, top, cb, ct = i, i + k, 2 * k, 2 * k + 1
+    faces = np.vstack((
+        np.column_stack((np.full(k, ct), top, top[nxt])),          # top cap, normal +z
+        np.column_stack((np.full(k, cb), bottom[nxt], bottom)),    # bottom cap, normal −z
+        np.column_stack((bottom, bottom[nxt], top[nxt])),          # sides, outward
+        np.column_stack((bottom, top[nxt], top)),
+    ))
+    return vertices, faces.astype(np.int64)
+
+
+def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
+    """A builtin shape centred on its centre of mass (design.md "Builtin shapes").
+
+    kind: "box" size [x, y, z] full extents (default 1 m cube); "sphere" [radius] (0.5);
+    "cylinder" [radius, height] axis along y ([0.5, 1]); "t_handle" [scale] (~0.3 m at 1).
+    density kg/m³. Box, sphere and cylinder carry the closed-form properties of the ideal
+    solid (the sphere's icosphere and the 32-sided cylinder are for drawing; the sphere collides
+    as an exact sphere, the cylinder with its 64 prism corners).
+    """
+    name = f"builtin {kind}"
+    if kind not in BUILTIN_SIZES:
+        raise MeshError(f"{name}: unknown builtin shape; use one of {', '.join(BUILTIN_SIZES)}")
+    default, meaning = BUILTIN_SIZES[kind]
+    try:
+        dims = np.asarray(default if size is None else size, dtype=float).reshape(len(default))
+    except (TypeError, ValueError):
+        raise MeshError(f"{name}: size must be {meaning}, got {size!r}") from None
+    if not np.all(np.isfinite(dims) & (dims > 0)):
+        raise MeshError(f"{name}: size must be {meaning}, all > 0, got {dims.tolist()}")
+    density = float(density)
+    if not (np.isfinite(density) and density > 0):
+        raise MeshError(f"{name}: density must be a finite number > 0, got {density}")
+    size = tuple(float(d) for d in dims)
+    radius = 0.0
+    if kind == "box":
+        mesh = trimesh.creation.box(extents=dims)
+        x, y, z = dims
+        volume, area = x * y * z, 2 * (x * y + y * z + z * x)
+        moments = volume * density / 12 * np.array([y * y + z * z, x * x + z * z, x * x + y * y])
+    elif kind == "sphere":
+        radius = dims[0]
+        mesh = trimesh.creation.icosphere(subdivisions=3, radius=radius)
+        volume, area = 4 / 3 * np.pi * radius**3, 4 * np.pi * radius**2
+        moments = np.full(3, 0.4 * volume * density * radius**2)
+    elif kind == "cylinder":
+        r, h = dims
+        mesh = trimesh.creation.cylinder(radius=r, height=h, sections=32)
+        mesh.vertices = mesh.vertices[:, [0, 2, 1]] * [1, 1, -1]  # axis z → y, det +1
+        volume, area = np.pi * r * r * h, 2 * np.pi * r * (r + h)
+        m = volume * density
+        moments = np.array([m * (3 * r * r + h * h) / 12, m * r * r / 2,
+                            m * (3 * r * r + h * h) / 12])
+    else:
+        vertices, faces = prism_mesh(_T_PROFILE * dims[0], _T_DEPTH * dims[0],
+                                     _T_FAN_CENTRE * dims[0])
+        com = mass_properties(vertices, faces, density=density, mode="solid").center_of_mass
+        vertices = vertices - com
+        props = mass_properties(vertices, faces, density=density, mode="solid")
+        return _shape(name, None, vertices, faces, props, 0.0, list(props.warnings), kind, size)
+    props = _diagonal_properties(volume, area, density, moments)
+    return _shape(name, None, np.asarray(mesh.vertices), np.asarray(mesh.faces), props, radius,
+                  [], kind, size)
+
+
+def _diagonal_properties(volume, area, density, moments_xyz) -> MassProperties:
+    """Closed-form properties of a solid centred at the origin with inertia diag(moments_xyz).
+
+    Principal axes are the coordinate axes sorted by moment (stable, so ties keep x, y, z
+    order), the last one negated if needed for det = +1.
+    """
+    order = np.argsort(moments_xyz, kind="stable")
+    axes = np.eye(3)[:, order]
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    return MassProperties(
+        mode="solid", watertight=True, volume=float(volume), area=float(area),
+        mass=float(volume * density), center_of_mass=np.zeros(3),
+        inertia=np.diag(moments_xyz).astype(float), principal_moments=np.asarray(moments_xyz,
+                                                                                dtype=float)[order],
+        principal_axes=axes, warnings=(),
+    )

@@ -1,0 +1,107 @@
+"""Topology of a convex collision hull: its faces (planar polygons) and edges.
+
+The narrow phase (collision/narrowphase.py) needs more than vertices: the separating-axis test runs over face
+normals and edge pairs, and contact points come from clipping one face against another. Qhull
+triangulates the hull; coplanar triangles are merged back into one polygon per plane, so a box has
+6 square faces and 12 edges (not 12 triangles and 18 edges), which keeps manifolds stable and
+the edge-pair loop small. A flat hull (a sheet) is a polygon with two faces, one per side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import ConvexHull, QhullError
+
+COPLANAR_COS = 1.0 - 1e-9   # triangles whose normals agree this well lie in one face
+COPLANAR_OFFSET = 1e-9      # m, relative to the hull's size
+
+
+@dataclass
+class Polytope:
+    """Faces and edges of one convex hull with vertices (k, 3).
+
+    face_normal (f, 3) unit outward; face_offset (f,) m: inside ⇔ n·x ≤ offset;
+    face_start (f+1,) and face_vertex (Σ,) int: face i's polygon is
+    face_vertex[face_start[i]:face_start[i+1]], counter-clockwise seen from outside;
+    edge (e, 2) int vertex pairs; edge_faces (e, 2) int: the two faces meeting at the edge.
+    """
+
+    face_normal: np.ndarray
+    face_offset: np.ndarray
+    face_start: np.ndarray
+    face_vertex: np.ndarray
+    edge: np.ndarray
+    edge_faces: np.ndarray
+
+
+def polytope(vertices: np.ndarray) -> Polytope:
+    """Faces and edges of the convex hull of ``vertices`` (k, 3), all of them on the hull; none
+    for fewer than 3 vertices or collinear ones."""
+    vertices = np.asarray(vertices, dtype=float)
+    if len(vertices) < 3 or np.linalg.matrix_rank(vertices - vertices[0], tol=1e-12) < 2:
+        return no_polytope()  # a point or a segment: nothing to clip against
+    centre = vertices.mean(axis=0)
+    scale = max(np.abs(vertices - centre).max(), 1e-12)
+    try:
+        hull = ConvexHull(vertices)
+        normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
+        polygons = _merge_coplanar(vertices, hull.simplices, normals, offsets, scale)
+    except QhullError:  # flat: one polygon seen from both sides
+        polygons = _flat_faces(vertices, centre)
+    face_normal = np.array([n for n, _, _ in polygons])
+    face_offset = np.array([d for _, d, _ in polygons])
+    loops = [loop for _, _, loop in polygons]
+    face_start = np.concatenate(([0], np.cumsum([len(loop) for loop in loops])))
+    edge_faces: dict[tuple[int, int], list[int]] = {}
+    for f, loop in enumerate(loops):
+        for a, b in zip(loop, np.roll(loop, -1)):
+            edge_faces.setdefault((min(a, b), max(a, b)), []).append(f)
+    edges = sorted(edge_faces)
+    return Polytope(face_normal, face_offset, face_start.astype(np.int64),
+                    np.concatenate(loops).astype(np.int64),
+                    np.array(edges, dtype=np.int64).reshape(-1, 2),
+                    np.array([edge_faces[e][:2] for e in edges], dtype=np.int64).reshape(-1, 2))
+
+
+def no_polytope() -> Polytope:
+    """The empty topology of a shape without a hull (an exact sphere)."""
+    none = np.zeros((0, 2), dtype=np.int64)
+    return Polytope(np.zeros((0, 3)), np.zeros(0), np.zeros(1, dtype=np.int64),
+                    np.zeros(0, dtype=np.int64), none, none.copy())
+
+
+def _merge_coplanar(vertices, simplices, normals, offsets, scale):
+    """[(normal, offset, ccw vertex loop)] with coplanar triangles merged into one polygon."""
+    faces = []
+    used = np.zeros(len(simplices), dtype=bool)
+    for t in range(len(simplices)):
+        if used[t]:
+            continue
+        same = (~used) & (normals @ normals[t] > COPLANAR_COS) & (
+            np.abs(offsets - offsets[t]) < COPLANAR_OFFSET * scale + 1e-12)
+        used |= same
+        members = np.unique(simplices[same])
+        faces.append((normals[t], offsets[t], _ccw_loop(vertices, members, normals[t])))
+    return faces
+
+
+def _flat_faces(vertices, centre):
+    """The two sides of a flat hull (all vertices in one plane)."""
+    _, _, axes = np.linalg.svd(vertices - centre)
+    normal = axes[2]
+    loop = _ccw_loop(vertices, np.arange(len(vertices)), normal)
+    offset = normal @ centre
+    return [(normal, offset, loop), (-normal, -offset, loop[::-1])]
+
+
+def _ccw_loop(vertices, members, normal):
+    """Indices ``members`` ordered counter-clockwise about ``normal`` (they lie on one face)."""
+    p = vertices[members]
+    c = p.mean(axis=0)
+    u = p[np.argmax(np.linalg.norm(p - c, axis=1))] - c
+    u /= np.linalg.norm(u)
+    w = np.cross(normal, u)
+    angle = np.arctan2((p - c) @ w, (p - c) @ u)
+    return members[np.argsort(angle)]

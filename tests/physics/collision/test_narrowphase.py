@@ -1,0 +1,192 @@
+"""Narrow phase: manifolds of sphere and hull pairs against exact geometry."""
+
+import numpy as np
+
+from physics.collision.narrowphase import body_contacts
+from physics.geometry.rotation import quat_from_axis_angle, quat_to_matrix
+from physics.model import BodyDef, Model, WorldDef
+from tests.physics.bodies import box_body, box_corners, box_heap
+
+H = 1.0 / 240.0
+
+
+def sphere(radius=0.5, **kwargs):
+    return BodyDef(mass=1.0, principal_moments=[0.1, 0.1, 0.1], radius=radius, **kwargs)
+
+
+def contacts(bodies, pos, quat=None, vel=None):
+    model = Model(WorldDef())
+    for i, body in enumerate(bodies):
+        model.append(i, body)
+    n = len(bodies)
+    pos = np.asarray(pos, dtype=float)
+    quat = np.tile([1.0, 0, 0, 0], (n, 1)) if quat is None else np.asarray(quat, dtype=float)
+    vel = np.zeros((n, 3)) if vel is None else np.asarray(vel, dtype=float)
+    pairs = np.array([[i, j] for i in range(n) for j in range(i + 1, n)], dtype=np.int64)
+    return body_contacts(pairs, pos, quat_to_matrix(quat), vel, np.zeros((n, 3)), model, H)
+
+
+def test_spheres_touch_along_the_line_of_centres():
+    c = contacts([sphere(0.5), sphere(0.3)], [[0, 0, 0], [0.55, 0.55, 0]])
+    gap = np.sqrt(2 * 0.55**2) - 0.8
+    assert c.count == 1 and np.isclose(c.separation[0], gap)
+    # the normal points from the second body into the first
+    assert np.allclose(c.normal[0], -np.array([1, 1, 0]) / np.sqrt(2))
+    assert c.body[0] == 0 and c.other[0] == 1
+    assert contacts([sphere(0.5), sphere(0.3)], [[0, 0, 0], [0.9, 0, 0]]).count == 0
+
+
+def test_box_resting_on_box_touches_at_four_corners_of_the_smaller_face():
+    c = contacts([box_body(size=(1.0, 1.0, 1.0)), box_body(size=(0.5, 0.5, 0.5))],
+                 [[0, 0.5, 0], [0.1, 1.25, 0.1]])
+    assert c.count == 4 and np.allclose(c.separation, 0.0)
+    upward = np.where(c.body == 1, 1.0, -1.0)[:, None] * c.normal
+    assert np.allclose(upward, [0, 1, 0])
+    assert np.allclose(c.point[:, 1], 1.0)
+    assert np.allclose(np.sort(c.point[:, 0]), [-0.15, -0.15, 0.35, 0.35])
+    assert len(set(c.key.tolist())) == 4 and np.all(c.key < 0)
+
+
+def test_penetrating_tilted_box_reports_its_depth():
+    q = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.pi / 4)
+    # a cube standing on an edge, sunk 1 cm into a wide slab
+    top = 0.5 + np.sqrt(0.5) * 1.0 - 0.01
+    c = contacts([BodyDef(mass=1.0, principal_moments=[1, 1, 1], hull=box_corners(
+        (4.0, 1.0, 4.0))), box_body()], [[0, 0.0, 0], [0, top, 0]],
+        quat=[[1, 0, 0, 0], q])
+    assert c.count == 2 and np.allclose(c.separation, -0.01)
+    assert np.allclose(np.abs(c.point[:, 2]), 0.5)
+
+
+def test_crossed_edges_give_one_contact_between_them():
+    qa = quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 4)
+    qb = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.pi / 4)
+    half_diag = np.sqrt(0.5)
+    # box a: edge along x on top; box b: edge along z at the bottom, 2 mm above it
+    c = contacts([box_body(), box_body()], [[0, 0, 0], [0, 2 * half_diag + 0.002, 0]],
+                 quat=[qa, qb])
+    assert c.count == 1
+    assert np.isclose(c.separation[0], 0.002)
+    assert np.allclose(np.abs(c.normal[0]), [0, 1, 0], atol=1e-9)
+    assert np.allclose(c.point[0], [0, half_diag + 0.001, 0], atol=1e-9)
+
+
+def test_sphere_on_box_face_edge_and_corner():
+    box = box_body()
+    for centre, closest in (([0.2, 0.9, 0.1], [0.2, 0.5, 0.1]),
+                            ([0.8, 0.8, 0.0], [0.5, 0.5, 0.0]),
+                            ([0.75, 0.75, 0.75], [0.5, 0.5, 0.5])):
+        centre = np.array(centre)
+        c = contacts([box, sphere(0.5)], [[0, 0, 0], centre])
+        dist = np.linalg.norm(centre - closest)
+        assert c.count == 1 and c.body[0] == 1 and np.isclose(c.separation[0], dist - 0.5)
+        assert np.allclose(c.normal[0], (centre - closest) / dist)
+    # centre inside the box: out through the nearest face
+    c = contacts([box, sphere(0.5)], [[0, 0, 0], [0.0, 0.4, 0.0]])
+    assert np.allclose(c.normal[0], [0, 1, 0]) and np.isclose(c.separation[0], -0.6)
+
+
+def test_fast_box_far_away_is_already_a_speculative_contact():
+    bodies = [box_body(size=(0.2, 0.2, 0.2)), box_body(size=(0.2, 0.2, 0.2))]
+    pos = [[0, 0.1, 0], [0.4, 0.1, 0]]
+    assert contacts(bodies, pos).count == 0
+    c = contacts(bodies, pos, vel=[[0, 0, 0], [-40.0, 0, 0]])
+    assert c.count == 4 and np.allclose(c.separation, 0.2)
+
+
+def test_pruned_edge_query_changes_no_decision():
+    """The edge query skips edges whose separation bound (inner radii, Gauss-map arcs) cannot
+    reach the speculative distance nor beat the faces: against the unpruned query on random
+    pairs of round and T-shaped hulls, its answer is identical whenever that answer matters,
+    and otherwise it matters no more than the full one."""
+    from physics.collision.narrowphase import (
+        _MAX_EDGES,
+        FACE_PREFERENCE,
+        _edge_query,
+        _face_query,
+        world_hulls,
+    )
+    from physics.geometry.meshes import builtin_shape
+    from physics.geometry.rotation import quat_normalize
+
+    rng = np.random.default_rng(2)
+    shapes = [builtin_shape(kind) for kind in ("cylinder", "t_handle", "box")]
+    mattered = 0
+    for _ in range(300):
+        model = Model(WorldDef())
+        for i in range(2):
+            model.append(i, shapes[rng.integers(3)].body_def(np.zeros(3)))
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        pos = np.array([np.zeros(3), direction * rng.uniform(0.3, 1.0) * model.bound_radius.sum()])
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
+        points, normals, offsets, _, _ = world_hulls(pos, rotm, model, np.arange(2))
+        m, spec = model, 0.01
+        face_best = max(
+            _face_query(0, 1, pos, points, m.hull_start, normals, offsets, m.face_start)[0],
+            _face_query(1, 0, pos, points, m.hull_start, normals, offsets, m.face_start)[0])
+
+        def query(spec, axis):
+            return _edge_query(0, 1, pos, points, m.hull_start, normals, offsets, m.edge,
+                               m.edge_faces, m.edge_start, m.face_start, spec, face_best,
+                               np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
+                               axis)
+        full_axis, pruned_axis = np.empty(3), np.empty(3)
+        full, pruned = query(-np.inf, full_axis), query(spec, pruned_axis)
+        if full[0] >= spec or full[0] > face_best + FACE_PREFERENCE:
+            mattered += 1
+            assert pruned == full and np.array_equal(pruned_axis, full_axis)
+        else:
+            assert pruned[0] < spec and pruned[0] <= face_best + FACE_PREFERENCE
+    assert mattered > 30
+
+
+def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
+    """Against the brute force (every face of one hull against every vertex of the other):
+    the same largest separation and the same first face reaching it."""
+    from physics.collision.narrowphase import _face_query, world_hulls
+    from physics.geometry.meshes import builtin_shape
+    from physics.geometry.rotation import quat_normalize
+
+    rng = np.random.default_rng(4)
+    shapes = [builtin_shape(kind) for kind in ("cylinder", "t_handle", "box")]
+    for _ in range(200):
+        model = Model(WorldDef())
+        for i in range(2):
+            model.append(i, shapes[rng.integers(3)].body_def(np.zeros(3)))
+        direction = rng.normal(size=3)
+        pos = np.array([np.zeros(3), direction / np.linalg.norm(direction)
+                        * rng.uniform(0.3, 1.2) * model.bound_radius.sum()])
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
+        points, normals, offsets, _, _ = world_hulls(pos, rotm, model, np.arange(2))
+        m = model
+        for a, b in ((0, 1), (1, 0)):
+            faces = slice(m.face_start[a], m.face_start[a + 1])
+            vertices = points[m.hull_start[b]:m.hull_start[b + 1]]
+            n = normals[faces][:, None, :]   # the dot products summed in the kernel's order
+            brute = (n[..., 0] * vertices[:, 0] + n[..., 1] * vertices[:, 1]
+                     + n[..., 2] * vertices[:, 2]).min(axis=1) - offsets[faces]
+            sep, face = _face_query(a, b, pos, points, m.hull_start, normals, offsets,
+                                    m.face_start)
+            assert sep == brute.max() and face == m.face_start[a] + np.argmax(brute)
+
+
+def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
+    """Pairs are shared out between threads in chunks; the contacts and their order must not
+    depend on how many (a heap of overlapping boxes: many manifolds of every kind)."""
+    from physics.collision import narrowphase
+    from physics.collision.broadphase import candidate_pairs
+
+    model, pos, quat, rng = box_heap()
+    n = len(pos)
+    rotm = quat_to_matrix(quat)
+    vel = rng.uniform(-1, 1, (n, 3))
+    pairs = candidate_pairs(pos, model.bound_radius + 0.05)
+    found = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(narrowphase, "parallel_threads", lambda count=threads: count)
+        found[threads] = body_contacts(pairs, pos, rotm, vel, np.zeros((n, 3)), model, H)
+    assert found[1].count > 1000
+    for threads in (2, 3):
+        for field in ("body", "other", "key", "point", "normal", "separation"):
+            assert np.array_equal(getattr(found[1], field), getattr(found[threads], field)), field
