@@ -47,7 +47,7 @@ def polytope(vertices: np.ndarray) -> Polytope:
     try:
         hull = ConvexHull(vertices)
         normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
-        polygons = _merge_coplanar(vertices, hull.simplices, normals, offsets, scale)
+        polygons = _merge_coplanar(vertices, hull, normals, offsets, scale)
     except QhullError:  # flat: one polygon seen from both sides
         polygons = _flat_faces(vertices, centre)
     face_normal = np.array([n for n, _, _ in polygons])
@@ -72,19 +72,81 @@ def no_polytope() -> Polytope:
                     np.zeros(0, dtype=np.int64), none, none.copy())
 
 
-def _merge_coplanar(vertices, simplices, normals, offsets, scale):
-    """[(normal, offset, ccw vertex loop)] with coplanar triangles merged into one polygon."""
+def _merge_coplanar(vertices, hull, normals, offsets, scale):
+    """[(normal, offset, ccw vertex loop)] with coplanar triangles merged into one polygon.
+
+    A face grows from a seed triangle across shared edges to neighbours in the seed's plane, and
+    its loop is the chain of the face's boundary edges. Built from the triangulation's own
+    edges, two neighbouring faces always share the same edges, so every hull edge has exactly
+    two faces, even where tolerance makes "coplanar" intransitive or a vertex lies almost on a
+    neighbour's edge (real CAD meshes do both; sorting a face's vertices by angle then gave
+    loops that disagreed with their neighbours'). A region whose boundary is not one loop (not
+    seen in practice) is kept as separate triangles.
+    """
+    simplices = _outward(vertices, hull.simplices, normals)
     faces = []
     used = np.zeros(len(simplices), dtype=bool)
     for t in range(len(simplices)):
         if used[t]:
             continue
-        same = (~used) & (normals @ normals[t] > COPLANAR_COS) & (
+        coplanar = (normals @ normals[t] > COPLANAR_COS) & (
             np.abs(offsets - offsets[t]) < COPLANAR_OFFSET * scale + 1e-12)
-        used |= same
-        members = np.unique(simplices[same])
-        faces.append((normals[t], offsets[t], _ccw_loop(vertices, members, normals[t])))
+        region = _grow(t, hull.neighbors, coplanar & ~used)
+        used[region] = True
+        loop = _boundary_loop(simplices[region])
+        if loop is None:
+            faces += [(normals[r], offsets[r], simplices[r]) for r in region]
+            continue
+        faces.append((normals[t], offsets[t], _start_farthest(vertices, loop, normals[t])))
     return faces
+
+
+def _outward(vertices, simplices, normals):
+    """The triangles (m, 3) wound counter-clockwise seen from outside (Qhull's order is
+    arbitrary)."""
+    a, b, c = (vertices[simplices[:, i]] for i in range(3))
+    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), normals) < 0
+    return np.where(flip[:, None], simplices[:, ::-1], simplices)
+
+
+def _grow(seed, neighbors, allowed):
+    """Triangles reachable from ``seed`` through shared edges within ``allowed`` (m,) bool."""
+    region, frontier = [seed], [seed]
+    seen = {seed}
+    while frontier:
+        t = frontier.pop()
+        for u in neighbors[t]:
+            if allowed[u] and u not in seen:
+                seen.add(u)
+                region.append(u)
+                frontier.append(u)
+    return np.array(sorted(region))
+
+
+def _boundary_loop(triangles):
+    """The face's boundary as one ccw vertex loop, from triangles (r, 3) wound outward: the
+    directed edges whose reverse is not in the face, chained; None if they are not one loop."""
+    directed = {(int(a), int(b)) for tri in triangles for a, b in zip(tri, np.roll(tri, -1))}
+    following = {a: b for a, b in directed if (b, a) not in directed}
+    if not following:
+        return None
+    start = next(iter(following))
+    loop = [start]
+    while len(loop) <= len(following):
+        nxt = following.get(loop[-1])
+        if nxt is None:
+            return None
+        if nxt == start:
+            break
+        loop.append(nxt)
+    return np.array(loop) if len(loop) == len(following) else None
+
+
+def _start_farthest(vertices, loop, normal):
+    """The loop rotated to start where ``_ccw_loop`` starts the same vertices: a start fixed by
+    the face's shape, not by the order Qhull listed its triangles."""
+    first = _ccw_loop(vertices, np.sort(loop), normal)[0]
+    return np.roll(loop, -int(np.flatnonzero(loop == first)[0]))
 
 
 def _flat_faces(vertices, centre):

@@ -1,9 +1,12 @@
 """Hull topology: merged planar faces, consistent orientation, edges with their two faces."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from physics.geometry.polytope import polytope
 from physics.model import BodyDef, Model, WorldDef
+from physics.world import World
 from tests.physics.bodies import box_body, box_corners
 
 
@@ -57,3 +60,39 @@ def test_points_and_segments_have_no_faces():
                  np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])):
         top = polytope(hull)
         assert len(top.face_normal) == 0 and len(top.edge) == 0
+
+
+def noisy_prism(sides: int, noise: float, seed: int) -> np.ndarray:
+    """Vertices of a prism whose caps are flat only to ``noise`` m: near-coplanar triangles as
+    CAD exports have them, where "coplanar" within a tolerance is not transitive."""
+    rng = np.random.default_rng(seed)
+    angle = np.sort(rng.uniform(0.0, 2.0 * np.pi, sides))
+    cap = np.column_stack((np.cos(angle), 0.5 + rng.normal(0.0, noise, sides), np.sin(angle)))
+    return np.vstack((cap, cap * [1.0, -1.0, 1.0]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(sides=st.integers(4, 32), exponent=st.floats(-12.0, -7.0), seed=st.integers(0, 2**32 - 1))
+def test_near_coplanar_faces_still_make_a_closed_polytope(sides, exponent, seed):
+    """Every edge between exactly two faces, Euler's V − E + F = 2, each face loop wound
+    counter-clockwise seen from outside — the topology the narrow phase walks (this used to
+    fail with an inhomogeneous-array error on such hulls, so the mesh could not be a body)."""
+    vertices = noisy_prism(sides, 10.0**exponent, seed)
+    top = polytope(vertices)
+    faces = len(top.face_offset)
+    used = np.unique(top.face_vertex)
+    assert len(used) - len(top.edge) + faces == 2
+    assert np.all(top.edge_faces[:, 0] != top.edge_faces[:, 1])
+    for f in range(faces):
+        loop = vertices[top.face_vertex[top.face_start[f]:top.face_start[f + 1]]]
+        area = np.cross(loop - loop[0], np.roll(loop, -1, axis=0) - loop[0]).sum(axis=0)
+        assert area @ top.face_normal[f] > 0.0
+
+
+def test_a_near_coplanar_hull_becomes_a_body():
+    world = World()
+    hull = noisy_prism(24, 1e-9, 0)
+    world.add_body(BodyDef(mass=1.0, principal_moments=[1.0, 1.0, 1.0], hull=hull,
+                           position=[0.0, 1.0, 0.0]))
+    world.step(1 / 240)
+    assert world.count == 1 and np.all(np.isfinite(world.state.pos))
