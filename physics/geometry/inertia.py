@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from physics.geometry.surface import EdgeReport, solid_undefined
+
 MODES = ("solid", "shell")
 _BLOCK = 1024  # faces per partial sum: rounding grows with the block length, not the mesh size
 # |V| below this times area^(3/2) is a flat mesh (a unit sphere has 0.094; a 1 m × 1 m × 1 µm
@@ -97,7 +99,9 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
               (also valid for open meshes)
 
     Raises ``InertiaError`` for unusable input: bad shapes or values, indices out of range, a flat
-    or empty-volume mesh in solid mode, a surface of zero area. A closed surface wound inward
+    or empty-volume mesh in solid mode, a surface that is not closed and consistently wound in
+    solid mode (the same refusal, word for word, as ``tumble inertia --mode solid``), a surface
+    of zero area. A closed surface wound inward
     (negative volume) is computed as if flipped, with a warning.
     """
     if mode not in MODES:
@@ -145,10 +149,8 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
                                f"{area:.3g} m²): the mesh is flat or its faces cancel; use "
                                "mode 'shell' for a thin surface")
         if not watertight:
-            warnings.append("the surface is not closed and consistently wound (some edge is not "
-                            "shared by exactly two faces with opposite orientation); the solid "
-                            "result is only right if it still encloses the volume — use mode "
-                            "'shell' for an open surface")
+            problem = EdgeReport(faces).problem() or "the surface is not closed"
+            raise InertiaError(solid_undefined(problem))
         if volume < 0:
             # Everything is linear in d: flipping every face negates every sum (physics.md §1).
             warnings.append(f"mesh volume is negative ({volume:.6g} m³): the faces are wound "

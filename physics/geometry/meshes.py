@@ -42,6 +42,7 @@ from physics.geometry.rotation import (
     quat_normalize,
     quat_rotate,
 )
+from physics.geometry.surface import EdgeReport, solid_undefined
 from physics.model import MAX_HULL_VERTICES, BodyDef, check_vector
 
 MAX_FACES = 5_000_000  # default limit on triangles per file (issue 2 §4)
@@ -418,50 +419,6 @@ def _first_occurrence(faces: np.ndarray) -> np.ndarray:
     return keep
 
 
-class _EdgeReport:
-    """Edge statistics of a triangle mesh (what makes a surface closed and oriented).
-
-    edges (3m, 2) directed edges, face = row // 3; inverse (3m,) undirected-edge id;
-    counts (e,) triangles per undirected edge. An edge used once borders a hole; by more than
-    two triangles it is non-manifold; by two that run it the same way, misoriented.
-    """
-
-    def __init__(self, faces: np.ndarray):
-        self.edges = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-        lo, hi = np.sort(self.edges, axis=1).T
-        _, self.inverse, self.counts = np.unique(lo * (int(faces.max()) + 1) + hi,
-                                                 return_inverse=True, return_counts=True)
-        forward = np.bincount(self.inverse, weights=self.edges[:, 0] < self.edges[:, 1])
-        # (e,) bool: shared by exactly two triangles that run it in opposite directions
-        self.good = (self.counts == 2) & (forward == 1)
-        self.open = int(np.sum(self.counts == 1))
-        self.nonmanifold = int(np.sum(self.counts > 2))
-        self.misoriented = int(np.sum((self.counts == 2) & (forward != 1)))
-
-    @property
-    def closed(self) -> bool:
-        return self.open == 0 and self.nonmanifold == 0 and self.misoriented == 0
-
-    def problem(self) -> str | None:
-        """Why the solid formula does not apply, in words; None when it does."""
-        if self.open:
-            return f"the surface is not closed ({self.open} edges border a hole)"
-        if self.nonmanifold:
-            return (f"the surface is not a clean solid ({self.nonmanifold} edges are shared by "
-                    "more than two triangles)")
-        if self.misoriented:
-            return ("the triangles cannot be wound consistently (one-sided surface, "
-                    f"{self.misoriented} edges disagree)")
-        return None
-
-    def face_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Faces (a, b) sharing a manifold edge, and whether they disagree on its direction."""
-        order = np.argsort(self.inverse, kind="stable")
-        starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))[self.counts == 2]
-        ea, eb = order[starts], order[starts + 1]
-        return ea // 3, eb // 3, self.edges[ea, 0] == self.edges[eb, 0]
-
-
 def _face_components(m: int, fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
     """(m,) piece label of each triangle: pieces are connected through shared edges (fa, fb)."""
     graph = coo_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m)).tocsr()
@@ -481,7 +438,7 @@ def _repair_winding(name: str, vertices: np.ndarray,
     """
     warnings = []
     faces = faces.copy()
-    report = _EdgeReport(faces)
+    report = EdgeReport(faces)
     fa, fb, disagree = report.face_pairs()
     labels = _face_components(len(faces), fa, fb)
     if report.misoriented:
@@ -494,7 +451,7 @@ def _repair_winding(name: str, vertices: np.ndarray,
         warnings.append(f"{name}: {count} of {len(faces)} triangles were wound the other way "
                         "round from their neighbours; flipped them so the winding is consistent "
                         "and faces outward")
-        report = _EdgeReport(faces)
+        report = EdgeReport(faces)
         if report.misoriented:
             warnings.append(f"{name}: the surface is one-sided (like a Möbius strip): "
                             f"{report.misoriented} edges cannot be wound consistently")
@@ -606,13 +563,11 @@ def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> 
         raise MeshError(f"{name}: all vertices lie on one line, so it is not a body; check that "
                         "this is the right file")
     problem = ("the mesh is flat (all vertices lie in one plane) and encloses zero volume"
-               if rank == 2 else None if mesh.watertight else _EdgeReport(faces).problem())
+               if rank == 2 else None if mesh.watertight else EdgeReport(faces).problem())
     warnings = list(mesh.warnings)
     chosen = mode
     if mode == "solid" and problem:
-        raise MeshError(f"{name}: {problem}, so solid inertia is undefined; use mode 'shell' "
-                        "(a thin hollow surface, density in kg/m²) or 'auto', or close the "
-                        "surface in a modeller")
+        raise MeshError(f"{name}: {solid_undefined(problem)}")
     if mode == "auto":
         chosen = "shell" if problem else "solid"
         if problem:

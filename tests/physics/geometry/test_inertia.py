@@ -18,6 +18,7 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
+from physics.geometry.meshes import MeshError, load_shape
 
 JSON_KEYS = ["mode", "watertight", "volume", "area", "mass", "center_of_mass", "inertia",
              "principal_moments", "principal_axes", "warnings"]
@@ -315,11 +316,26 @@ def test_watertight_detects_open_flipped_and_non_manifold_surfaces():
              "degenerate face": np.vstack([faces, [[0, 0, 1]]])}
     for name, f in cases.items():
         assert not mass_properties(verts, f, mode="shell").watertight, name
-    # unmerged corners: geometrically closed, topologically open — solid still exact, with a note
-    split = mass_properties(verts[faces].reshape(-1, 3), np.arange(faces.size).reshape(-1, 3))
-    assert not split.watertight
-    assert "not closed" in split.warnings[0]
-    assert_tensor(split.inertia, box_inertia([1.0, 2.0, 3.0], 6.0), 1e-12)
+    # unmerged corners: geometrically closed, topologically open — solid is refused (the
+    # library cannot tell a surface that still encloses its volume from one with a hole)
+    split_faces = np.arange(faces.size).reshape(-1, 3)
+    with pytest.raises(InertiaError, match="not closed .*so solid inertia is undefined"):
+        mass_properties(verts[faces].reshape(-1, 3), split_faces)
+    assert not mass_properties(verts[faces].reshape(-1, 3), split_faces, mode="shell").watertight
+
+
+def test_solid_on_an_open_surface_is_refused_as_the_command_line_refuses_it(tmp_path):
+    """The library and ``tumble inertia --mode solid`` give the same refusal, word for word
+    (the command line adds the file's name)."""
+    verts, faces = box_mesh([1.0, 2.0, 3.0])
+    with pytest.raises(InertiaError) as library:
+        mass_properties(verts, faces[1:], mode="solid")
+    path = tmp_path / "open box.obj"
+    path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in verts) +
+                    "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in faces[1:]))
+    with pytest.raises(MeshError) as command_line:
+        load_shape(path, mode="solid")
+    assert str(command_line.value) == f"{path.name}: {library.value}"
 
 
 def test_two_separate_boxes_add_up():
