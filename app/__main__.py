@@ -218,11 +218,13 @@ def _camera(text: str):
 
 
 def _existing_file(path: str, what: str) -> Path:
+    from physics.files import why_missing  # with the other engine imports: only when needed
+
     p = Path(path)
     if p.is_dir():
         raise _Failure(f"{path}: is a folder, not a {what}", 2)
     if not p.is_file():
-        raise _Failure(f"{path}: {what} not found; check the path and spelling", 2)
+        raise _Failure(f"{path}: {what} {why_missing(p)}", 2)
     return p
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import tomli_w
 
+from physics.files import why_missing
 from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
 from physics.simulation import Snapshot
@@ -133,9 +134,9 @@ def load_scene(path) -> Scene:
         raise SceneError(f"{name}: is a folder, not a scene file")
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SceneError(f"{name}: scene file not found; check the path and spelling") from None
     except OSError as e:
+        if not path.exists():  # missing, or a broken or looping symbolic link
+            raise SceneError(f"{name}: scene file {why_missing(path)}") from None
         raise SceneError(f"{name}: cannot be read ({e.strerror})") from None
     try:
         text = raw.decode("utf-8")

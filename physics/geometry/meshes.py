@@ -34,6 +34,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.spatial import ConvexHull, QhullError
 
+from physics.files import why_missing
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
 from physics.geometry.rotation import (
     matrix_to_quat,
@@ -203,6 +204,8 @@ def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
             f"{name}: refers to a file that is missing ({e.args[0] if e.args else e}); a .gltf "
             "keeps its data in separate files — keep them next to it, or export as .glb") from e
     except Exception as e:  # trimesh's parsers raise many types (ValueError, KeyError, …)
+        if ftype == "obj":
+            _check_obj_face_indices(name, data)
         raise MeshError(
             f"{name}: could not be read as {ftype.upper()} ({type(e).__name__}: {e}); the file "
             f"is damaged, cut short or not really {ftype.upper()} — export it again") from e
@@ -217,6 +220,28 @@ def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
                         f"file has only {len(vertices)} vertices; the file is damaged — export "
                         "it again")
     return _clean_mesh(name, path, vertices, faces)
+
+
+def _check_obj_face_indices(name: str, data: bytes) -> None:
+    """A MeshError naming the line of the first OBJ face that refers to a vertex the file does
+    not have, counted as OBJ counts (from 1; negative: back from the last vertex so far), so a
+    user can find it in the file — rather than the 0-based array index the parser fails with."""
+    vertices = sum(1 for line in data.splitlines() if line.startswith(b"v "))
+    so_far = 0
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.startswith(b"v "):
+            so_far += 1
+        elif line.startswith(b"f "):
+            for token in line.split()[1:]:
+                try:
+                    index = int(token.split(b"/")[0])
+                except ValueError:
+                    continue
+                if not (1 <= index <= vertices or -so_far <= index <= -1):
+                    raise MeshError(
+                        f"{name}:{number}: a face refers to vertex {index}, but the file has "
+                        f"{vertices} vertices (OBJ counts them from 1); the file is damaged — "
+                        "export it again")
 
 
 def _flatten(scene: trimesh.Scene) -> tuple[np.ndarray, np.ndarray]:
@@ -252,7 +277,7 @@ def _read_checked(path: str, name: str, max_faces: int) -> tuple[bytes, str]:
         raise MeshError(f"{name}: is a folder, not a mesh file; choose a file inside it "
                         f"({' '.join(FORMATS)})")
     if not os.path.exists(path):
-        raise MeshError(f"{name}: file not found ({path}); check the path and spelling")
+        raise MeshError(f"{name}: file {why_missing(path)} ({path})")
     ext = os.path.splitext(name)[1].lower()
     if ext not in FORMATS:
         raise MeshError(f"{name}: '{ext or 'no extension'}' is not a mesh format Tumble reads; "

@@ -82,6 +82,9 @@ def test_inertia_of_a_bad_file_is_one_line_naming_it(tmp_path):
     assert_one_line_error(tumble("inertia", tmp_path / "garbage.stl", "--json"), 1, "garbage.stl")
     assert_one_line_error(tumble("inertia", tmp_path / "missing.obj"), 2,
                           "missing.obj", "not found")
+    (tmp_path / "loop.obj").symlink_to("loop.obj")
+    assert_one_line_error(tumble("inertia", tmp_path / "loop.obj"), 2,
+                          "loop.obj", "symbolic link that leads back to itself")
 
 
 # ---- tumble simulate -------------------------------------------------------------------------

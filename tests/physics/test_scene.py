@@ -200,6 +200,9 @@ def test_unclosed_array_points_at_the_end_of_the_file(tmp_path):
 
 def test_unreadable_files(tmp_path):
     assert "scene file not found" in error_of(tmp_path / "nope.toml")
+    (tmp_path / "loop.toml").symlink_to("loop.toml")
+    assert "scene file is a symbolic link that leads back to itself" in error_of(
+        tmp_path / "loop.toml")
     assert "is a folder" in error_of(tmp_path)
     binary = tmp_path / "binary.toml"
     binary.write_bytes(b"[world]\nhz = 240\n\xff\xfe\n")

@@ -463,7 +463,8 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
 
 
 def bad_files(tmp_path):
-    """name → (content to write, None for no file, or "dir"; words the message must contain)."""
+    """name → (content to write, None for no file, "dir", or "link to NAME"; words the message
+    must contain)."""
     rng = np.random.default_rng(3)
     stl = t_handle_bytes(tmp_path, "stl")
     glb = t_handle_bytes(tmp_path, "glb")
@@ -471,6 +472,8 @@ def bad_files(tmp_path):
     notes = b"Shopping list:\nmilk\neggs\nbread\nbutter\ncheese\napples\npears\nmore milk\n"
     return {
         "missing.obj": (None, "not found"),
+        "loop.obj": ("link to loop.obj", "symbolic link that leads back to itself"),
+        "dangling.obj": ("link to nowhere.obj", "symbolic link to 'nowhere.obj', which does not"),
         "folder.obj": ("dir", "folder"),
         "empty.stl": (b"", "empty"),
         "cut.stl": (stl[: len(stl) // 2], "cut short"),
@@ -498,13 +501,17 @@ def bad_files(tmp_path):
                           b"property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n"
                           b"0 1 0\n0 0 1\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 9\n",
                           "refers to vertex 10, but the file has only 4"),
+        "bad_index.obj": (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n"
+                          b"f 2 3 9\n", "bad_index.obj:8: a face refers to vertex 9, but the "
+                          "file has 4 vertices (OBJ counts them from 1)"),
     }
 
 
-BAD_NAMES = ["missing.obj", "folder.obj", "empty.stl", "cut.stl", "cut_ascii.stl", "cut.glb",
+BAD_NAMES = ["missing.obj", "loop.obj", "dangling.obj", "folder.obj", "empty.stl", "cut.stl",
+             "cut_ascii.stl", "cut.glb",
              "cut.ply", "noise.stl", "noise.obj", "noise.ply", "noise.glb", "noise.gltf",
              "notes.obj", "notes.off", "notes.stl", "photo.png", "photo.obj", "nan.obj",
-             "inf.obj", "one.obj", "slivers.obj", "bad_index.ply"]
+             "inf.obj", "one.obj", "slivers.obj", "bad_index.ply", "bad_index.obj"]
 
 
 def test_bad_file_list_is_complete(tmp_path):
@@ -517,6 +524,8 @@ def test_bad_file_raises_mesh_error_naming_it(tmp_path, name):
     path = tmp_path / name
     if content == "dir":
         path.mkdir()
+    elif isinstance(content, str) and content.startswith("link to "):
+        path.symlink_to(content.removeprefix("link to "))
     elif content is not None:
         path.write_bytes(content)
     with pytest.raises(MeshError) as info:
