@@ -389,7 +389,9 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     """Validate and repair raw triangles into a ``Mesh`` (the steps after parsing a file).
 
     vertices (n, 3) m, faces (m, 3) indices. Merges duplicate vertices (STL stores every corner
-    separately), removes degenerate and duplicate triangles, repairs the winding.
+    separately), removes collapsed and duplicate triangles — and slivers (zero area, three
+    distinct corners) only from an open surface: in a closed one a sliver is part of what closes
+    it — then repairs the winding.
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
@@ -402,7 +404,10 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     count = len(faces)
     tm = trimesh.Trimesh(vertices=vertices, faces=faces, process=False, validate=False)
     tm.merge_vertices()
-    keep = tm.nondegenerate_faces() & _first_occurrence(np.asarray(tm.faces))
+    keep = _first_occurrence(np.asarray(tm.faces)) & _has_three_corners(np.asarray(tm.faces))
+    slivers = ~tm.nondegenerate_faces() & keep  # three corners, (almost) no area
+    if slivers.any() and not _every_edge_twice(np.asarray(tm.faces)[keep]):
+        keep &= ~slivers  # an open surface: a sliver only adds noise to the edges' bookkeeping
     if not keep.all():
         tm.update_faces(keep)
     tm.remove_unreferenced_vertices()
@@ -427,6 +432,22 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
+
+
+def _has_three_corners(faces: np.ndarray) -> np.ndarray:
+    """(m,) bool: the triangle's three vertex indices differ (else it collapsed to a segment or
+    a point when duplicate vertices were merged, and bounds nothing)."""
+    return (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 2] != faces[:, 0])
+
+
+def _every_edge_twice(faces: np.ndarray) -> bool:
+    """Every undirected edge is shared by exactly two triangles: a closed surface. A sliver
+    (three distinct corners on a line) in it closes a T-junction — two short edges on one side,
+    the long one on the other — so removing it would open the surface."""
+    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    _, counts = np.unique(edges[:, 0] * (int(faces.max()) + 1) + edges[:, 1],
+                          return_counts=True)
+    return bool(np.all(counts == 2))
 
 
 def _first_occurrence(faces: np.ndarray) -> np.ndarray:

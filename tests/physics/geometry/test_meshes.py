@@ -593,3 +593,25 @@ def test_mesh_pose_inverts_body_def():
     p, q = shape.mesh_pose(body.position, body.orientation)
     np.testing.assert_allclose(p, position, atol=1e-12)
     assert abs(np.dot(q, orientation)) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_sliver_that_closes_a_mesh_is_kept(tmp_path):
+    """A cube whose front-bottom edge A–B carries a T-junction at its midpoint M, closed by the
+    zero-area triangle A, M, B (CAD exports do this): the mesh is closed, so the sliver stays,
+    and the cube is a solid of the right mass, not a shell with a hole."""
+    corners = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1),
+               (0, 1, 1), (0.5, 0, 1)]  # A = 5 (0,0,1), B = 6 (1,0,1), M = 9
+    faces = [(1, 3, 2), (1, 4, 3),      # z = 0
+             (5, 7, 8), (5, 6, 7),      # z = 1: its edge A–B is whole
+             (1, 2, 9), (1, 9, 5), (2, 6, 9),  # y = 0: this side's top edge is A–M, M–B
+             (5, 9, 6),                 # the sliver A, M, B (collinear)
+             (2, 3, 7), (2, 7, 6), (3, 4, 8), (3, 8, 7), (4, 1, 5), (4, 5, 8)]
+    path = tmp_path / "t_junction.obj"
+    path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in corners)
+                    + "".join(f"f {a} {b} {c}\n" for a, b, c in faces))
+    mesh = load_mesh(path)
+    assert mesh.watertight and len(mesh.faces) == len(faces)
+    assert not any("removed" in w for w in mesh.warnings)
+    shape = load_shape(path, density=1000.0)
+    assert shape.properties.mode == "solid"
+    assert shape.properties.mass == pytest.approx(1000.0, rel=1e-12)
