@@ -437,7 +437,8 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 def _has_three_corners(faces: np.ndarray) -> np.ndarray:
     """(m,) bool: the triangle's three vertex indices differ (else it collapsed to a segment or
     a point when duplicate vertices were merged, and bounds nothing)."""
-    return (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 2] != faces[:, 0])
+    a, b, c = faces.T
+    return (a != b) & (b != c) & (c != a)
 
 
 def _every_edge_twice(faces: np.ndarray) -> bool:
