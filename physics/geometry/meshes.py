@@ -51,6 +51,12 @@ MODES = ("auto", "solid", "shell")
 # extension → trimesh file type; the only formats Tumble promises to read (issue 2 §4)
 FORMATS = {".obj": "obj", ".stl": "stl", ".ply": "ply", ".off": "off", ".glb": "glb",
            ".gltf": "gltf"}
+# m across (the largest extent of the axis-aligned box): outside this range float64 mass
+# properties (∝ size⁵) and the millimetre contact tolerances mean nothing, so a mesh is refused
+SIZE_LIMITS = (1e-5, 1e4)
+# m across: what a body in a desktop sandbox plausibly is; outside it a mesh is most likely in
+# other units (CAD parts in millimetres), so loading it warns and suggests the scale
+PLAUSIBLE_SIZE = (2e-3, 20.0)
 _FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
 
 
@@ -401,6 +407,7 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
         raise MeshError(f"{name}: {int(bad.sum())} vertices have NaN or infinite coordinates "
                         f"(first: vertex {i + 1} = {vertices[i].tolist()}); the exporter wrote "
                         "invalid numbers — fix or re-export the mesh")
+    size_warning = _check_size(name, vertices, faces)
     count = len(faces)
     tm = trimesh.Trimesh(vertices=vertices, faces=faces, process=False, validate=False)
     tm.merge_vertices()
@@ -413,7 +420,7 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     tm.remove_unreferenced_vertices()
     vertices = np.array(tm.vertices, dtype=float)
     faces = np.array(tm.faces, dtype=np.int64)
-    warnings = []
+    warnings = [size_warning] if size_warning else []
     if len(faces) == 0:
         raise MeshError(f"{name}: all {count} triangles have zero area (corners coincide or lie "
                         "on a line); there is no surface to simulate")
@@ -427,6 +434,29 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     faces, closed, repairs = _repair_winding(name, vertices, faces)
     warnings += repairs
     return Mesh(name, source, _readonly(vertices), _readonly(faces), closed, tuple(warnings))
+
+
+def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | None:
+    """MeshError for a mesh too large or too small to simulate (SIZE_LIMITS); a warning that
+    suggests the scale for one of implausible size (PLAUSIBLE_SIZE); else None. Only the
+    vertices that triangles use count (an exporter may leave stray points behind)."""
+    used = vertices[np.unique(faces)] if len(faces) else vertices
+    if len(used) == 0 or faces.min(initial=0) < 0 or faces.max(initial=0) >= len(vertices):
+        return None  # nothing to measure; the callers report what is wrong
+    extent = float(np.max(np.ptp(used, axis=0)))
+    low, high = SIZE_LIMITS
+    if not low <= extent <= high:
+        raise MeshError(f"{name}: is {extent:.3g} m across; Tumble simulates bodies from {low:g} "
+                        f"m to {high:g} m across — check the file's units, or scale it in a "
+                        "modeller")
+    low, high = PLAUSIBLE_SIZE
+    if extent > high:
+        return (f"{name}: is {extent:.4g} m across — if the file is in millimetres the object "
+                f"is {extent / 1000:.4g} m; scale it by 0.001")
+    if extent < low:
+        return (f"{name}: is only {extent * 1000:.3g} mm across — if that is not its real "
+                "size, scale it up (by 1000 if the file is in kilometres)")
+    return None
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -87,6 +87,14 @@ def test_inertia_of_a_bad_file_is_one_line_naming_it(tmp_path):
                           "loop.obj", "symbolic link that leads back to itself")
 
 
+def test_inertia_warns_of_a_part_in_millimetres(tmp_path):
+    trimesh.creation.box(extents=(1700.0, 200.0, 50.0)).export(tmp_path / "bracket.stl")
+    result = tumble("inertia", tmp_path / "bracket.stl")
+    assert result.returncode == 0
+    assert ("warning: bracket.stl: is 1700 m across — if the file is in millimetres the object "
+            "is 1.7 m; scale it by 0.001") in result.stdout
+
+
 # ---- tumble simulate -------------------------------------------------------------------------
 
 SMALL_SCENE = """

@@ -501,6 +501,8 @@ def bad_files(tmp_path):
                           b"property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n"
                           b"0 1 0\n0 0 1\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 9\n",
                           "refers to vertex 10, but the file has only 4"),
+        "huge.obj": (b"v 0 0 0\nv 1e30 0 0\nv 0 1e30 0\nv 0 0 1e30\nf 1 3 2\nf 1 2 4\n"
+                     b"f 1 4 3\nf 2 3 4\n", "is 1e+30 m across; Tumble simulates bodies from"),
         "bad_index.obj": (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n"
                           b"f 2 3 9\n", "bad_index.obj:8: a face refers to vertex 9, but the "
                           "file has 4 vertices (OBJ counts them from 1)"),
@@ -511,7 +513,8 @@ BAD_NAMES = ["missing.obj", "loop.obj", "dangling.obj", "folder.obj", "empty.stl
              "cut_ascii.stl", "cut.glb",
              "cut.ply", "noise.stl", "noise.obj", "noise.ply", "noise.glb", "noise.gltf",
              "notes.obj", "notes.off", "notes.stl", "photo.png", "photo.obj", "nan.obj",
-             "inf.obj", "one.obj", "slivers.obj", "bad_index.ply", "bad_index.obj"]
+             "inf.obj", "one.obj", "slivers.obj", "bad_index.ply", "bad_index.obj",
+             "huge.obj"]
 
 
 def test_bad_file_list_is_complete(tmp_path):
@@ -615,3 +618,15 @@ def test_a_sliver_that_closes_a_mesh_is_kept(tmp_path):
     shape = load_shape(path, density=1000.0)
     assert shape.properties.mode == "solid"
     assert shape.properties.mass == pytest.approx(1000.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("scale,words", [(1700.0, "is 1700 m across — if the file is in "
+                                          "millimetres the object is 1.7 m; scale it by 0.001"),
+                                         (1.5e-3, "is only 1.5 mm across")])
+def test_a_mesh_of_implausible_size_loads_with_a_warning_that_suggests_the_scale(
+        tmp_path, scale, words):
+    path = tmp_path / "part.obj"
+    trimesh.creation.box(extents=(scale, scale, scale)).export(path)
+    shape = load_shape(path)
+    assert any(w.startswith("part.obj: ") and words in w for w in shape.warnings)
+    assert not any("across" in w for w in load_shape(ASSETS / "wing_nut.stl").warnings)
