@@ -64,8 +64,9 @@ _describe = _short.repr
 class CommandError:
     """A command that failed and was rolled back.
 
-    seq: its number in arrival order (from 0; −1 for a step that failed, which pauses the
-    simulation); step: the step count when it was applied;
+    seq: its number in arrival order (from 0; −1 for what no command caused: a step that
+    failed, which pauses the simulation, or a body that went non-finite and was removed);
+    step: the step count when it was applied;
     command: a short description such as ``set_restitution(-0.5, None)``;
     message: ``"<ExceptionType>: <message>"``.
     """
@@ -480,6 +481,10 @@ class Simulation:
             behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors))
 
     def _publish(self, wall_time: float) -> None:
+        for body_id in self._world.remove_non_finite():
+            message = f"body #{body_id} became non-finite (NaN or Inf) and was removed"
+            log.error("physics thread: %s", message)
+            self._errors.append(CommandError(-1, self._step, "step", message))
         snapshot = self._make_snapshot(wall_time)  # built outside the lock: readers never wait
         with self._snapshot_lock:
             self._snapshots = (self._snapshots[1], snapshot)

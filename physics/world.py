@@ -121,6 +121,17 @@ class World:
         if self._grab is not None and self._grab.body_id == body_id:
             self._grab = None
 
+    def remove_non_finite(self) -> list[int]:
+        """Remove every body whose state holds NaN or Inf (a bug, or forces beyond float64), so
+        nothing non-finite reaches a snapshot or the bodies it would touch; returns their ids."""
+        s = self.state
+        bad = ~(np.isfinite(s.pos).all(axis=1) & np.isfinite(s.quat).all(axis=1)
+                & np.isfinite(s.vel).all(axis=1) & np.isfinite(s.ang_mom).all(axis=1))
+        removed = [int(i) for i in self.model.ids[bad]]
+        for body_id in removed:
+            self.remove_body(body_id)
+        return removed
+
     def clear(self) -> None:
         """Remove every body (settings stay)."""
         self.model = Model(self.model.settings)

@@ -451,6 +451,25 @@ def test_a_step_that_raises_pauses_and_is_reported_but_the_thread_lives(running,
     assert wait_for(lambda: sim.latest().step > step_count + 5)
 
 
+@pytest.mark.parametrize("field,row", [("pos", 0), ("vel", 1), ("ang_mom", 0), ("quat", 1)])
+def test_a_body_that_goes_non_finite_is_removed_and_reported(field, row):
+    """Whatever makes a body NaN or Inf, no snapshot carries it (the renderer draws snapshots):
+    the body is removed, the error names it, and the other bodies go on."""
+    world = World(WorldDef(container_size=None))
+    ids = [world.add_body(ball((float(x), 0.0, 0.0))) for x in range(3)]
+    sim = Simulation(world)
+    sim.run_steps(2)
+    getattr(sim.world.state, field)[row, 0] = np.nan if row else np.inf
+    snapshot = sim.run_steps(1)
+    assert list(snapshot.ids) == [i for k, i in enumerate(ids) if k != row]
+    for name in ("pos", "quat", "vel", "omega", "ang_mom", "kinetic", "potential"):
+        assert np.all(np.isfinite(getattr(snapshot, name))), name
+    error = snapshot.errors[-1]
+    assert (error.seq, error.command) == (-1, "step")
+    assert error.message == f"body #{ids[row]} became non-finite (NaN or Inf) and was removed"
+    assert sim.run_steps(10).step == 13 and not snapshot.paused
+
+
 # ---- lifecycle ---------------------------------------------------------------------------------
 
 def test_clean_shutdown_applies_queued_commands_and_is_repeatable():
