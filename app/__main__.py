@@ -22,12 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
+from app.progress import Progress
+
 COMMANDS = ("inertia", "simulate", "record")
 CSV_COLUMNS = ("t", "body", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz",
                "wx", "wy", "wz", "lx", "ly", "lz", "w1", "w2", "w3", "ke", "pe")
 # %r is repr(float): the shortest text that reads back as the same float (full precision)
 _ROW_FORMAT = ",".join(["%r", "%d"] + ["%r"] * (len(CSV_COLUMNS) - 2)) + "\n"
 _CHUNK_ROWS = 20_000  # rows formatted and written at once (memory stays small for any run)
+SIMULATE_PROGRESS_DELAY = 2.0  # s: a run that ends sooner shows no progress bar
 
 USAGE = """\
 tumble [-h] [--version] [SCENE.toml | MESH ...]
@@ -309,6 +312,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         out = open(args.out, "w", encoding="ascii", newline="")
     except OSError as e:
         raise _Failure(f"{args.out}: cannot write the output ({e.strerror})", 2) from None
+    if not scene.bodies:
+        log.warning("%s: the scene has no bodies, so %s holds only the header; add [[body]] "
+                    "tables", args.scene, args.out)
+    progress = Progress(steps, sys.stderr, unit="steps", rate_unit="steps/s",
+                        delay=SIMULATE_PROGRESS_DELAY)
     with out:
         out.write(",".join(CSV_COLUMNS) + "\n")
         pending: list[np.ndarray] = []
@@ -316,12 +324,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for k in range(steps + 1):
             if k:
                 world.step(scene.dt)
+                progress.update(k)
             if k % args.every == 0:
                 pending.append(_sample(world, k / scene.hz))
                 rows += world.count
                 if len(pending) * world.count >= _CHUNK_ROWS:
                     _write_rows(out, pending)
         _write_rows(out, pending)
+    progress.finish()
     log.info("%s: %d steps of %g s, %d rows → %s", args.scene, steps, scene.dt, rows, args.out)
     return 0
 

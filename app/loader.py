@@ -226,7 +226,9 @@ class Loader:
             sim.add_body(body).add_done_callback(
                 lambda f, r=record: self._scene_body(f, r))
         done = sim.set_reset_point()
-        message = f"opened scene {path.name}: {len(records)} bodies"
+        message = (f"opened scene {path.name}: {len(records)} bodies" if records else
+                   f"opened scene {path.name}: it has no bodies — drop mesh files on the "
+                   "window to add some")
         done.add_done_callback(lambda f: self._results.put(_Outcome(message=message,
                                                                     file_done=True)))
         return done

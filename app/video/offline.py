@@ -24,11 +24,11 @@ import math
 import queue
 import sys
 import threading
-import time
 from typing import Callable, TextIO
 
 import moderngl
 
+from app.progress import Progress
 from app.render.camera import CameraPose, OrbitCamera, home_sphere
 from app.render.interpolate import blend, sim_time_weight
 from app.render.renderer import OffscreenTarget, Renderer, palette_color
@@ -43,8 +43,6 @@ from app.video.recorder import (
 from physics.scene import Scene, build_world, load_scene
 from physics.simulation import Simulation
 
-PROGRESS_INTERVAL = 0.25  # s between progress-bar updates on a terminal
-BAR_WIDTH = 30
 VIEWS_AHEAD = 2           # frames the physics thread may step ahead of the drawing
 
 
@@ -146,47 +144,6 @@ class Prefetched:
         return False
 
 
-class Progress:
-    """A progress bar on ``stream``: frames done, frames/s, ETA. On a terminal it redraws one
-    line a few times a second; otherwise (a log, a test) it writes a line per 10 %."""
-
-    def __init__(self, total: int, stream: TextIO, clock: Callable[[], float] = time.monotonic):
-        self.total, self.stream, self.clock = total, stream, clock
-        self.start = self.last = clock()
-        self.tty = stream.isatty()
-        self._tenths = 0
-
-    def update(self, done: int) -> None:
-        now = self.clock()
-        if self.tty:
-            if now - self.last < PROGRESS_INTERVAL and done < self.total:
-                return
-            self.last = now
-            self.stream.write("\r" + self.line(done, now))
-        else:
-            tenths = 10 * done // max(self.total, 1)
-            if tenths <= self._tenths and done < self.total:
-                return
-            self._tenths = tenths
-            self.stream.write(self.line(done, now) + "\n")
-        self.stream.flush()
-
-    def line(self, done: int, now: float) -> str:
-        elapsed = max(now - self.start, 1e-9)
-        rate = done / elapsed
-        eta = (self.total - done) / rate if rate > 0 else math.inf
-        filled = BAR_WIDTH * done // max(self.total, 1)
-        eta_text = ("--:--" if not math.isfinite(eta)
-                    else f"{int(eta) // 60:02d}:{int(eta) % 60:02d}")
-        return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} frames  "
-                f"{rate:5.1f} fps  ETA {eta_text}")
-
-    def finish(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def offscreen_context() -> moderngl.Context:
     """A headless OpenGL 3.3 context (EGL); RecordingError with what to install if none."""
     try:
@@ -246,7 +203,7 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
     views = sim_time_views(scene, args.fps, count)
     camera = make_camera(args.camera, args.size, scene.container_size,
                          [body.position for body in scene.bodies])
-    progress = Progress(count, stream)
+    progress = Progress(count, stream, unit="frames", rate_unit="fps")
     try:
         result = render_video(views, count, writer, camera, args.gizmos, ctx, progress.update)
     except KeyboardInterrupt:

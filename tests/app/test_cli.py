@@ -186,6 +186,29 @@ def test_simulate_zero_seconds_writes_the_initial_state(tmp_path):
     assert len(rows) == 7 and {r[0] for r in rows} == {"0.0"}
 
 
+def test_simulate_an_empty_scene_says_so(tmp_path):
+    scene = tmp_path / "empty.toml"
+    scene.write_text("[world]\nhz = 100\n")
+    result = tumble("simulate", scene, "--seconds", "1", "--out", tmp_path / "empty.csv")
+    assert result.returncode == 0
+    assert "empty.toml: the scene has no bodies" in result.stderr
+    assert (tmp_path / "empty.csv").read_text().count("\n") == 1  # the header
+
+
+def test_simulate_shows_progress_on_a_long_run(tmp_path, monkeypatch, capsys):
+    """Past SIMULATE_PROGRESS_DELAY a run reports steps done, steps/s and the time left (here
+    the delay is 0, in process; a short run at the real delay shows nothing, as above)."""
+    import app.__main__ as cli
+    monkeypatch.setattr(cli, "SIMULATE_PROGRESS_DELAY", 0.0)
+    scene = REPO / "assets" / "scenes" / "dzhanibekov.toml"
+    assert cli.main(["simulate", str(scene), "--seconds", "1", "--out",
+                     str(tmp_path / "p.csv")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    progress = [line for line in lines if "steps/s" in line]
+    assert len(progress) >= 10 and progress[-1].split()[1] == "240/240"
+    assert "ETA" in progress[-1]
+
+
 def test_simulate_bad_arguments_exit_2_with_one_line(tmp_path):
     scene = REPO / "assets" / "scenes" / "dzhanibekov.toml"
     out = tmp_path / "x.csv"

@@ -196,6 +196,18 @@ def test_a_scene_replaces_everything_and_becomes_the_reset_point(app):
     np.testing.assert_allclose(state.sim.latest().pos, start)
 
 
+def test_an_empty_scene_says_so(app, tmp_path):
+    state, loader = app
+    loader.request([TETRA])
+    settle(state, loader)
+    (tmp_path / "empty.toml").write_text("[world]\n")
+    loader.request([tmp_path / "empty.toml"])
+    assert len(settle(state, loader).ids) == 0
+    shown = [n.text for n, _ in state.notifications.visible()]
+    assert ("opened scene empty.toml: it has no bodies — drop mesh files on the window to add "
+            "some") in shown
+
+
 @pytest.mark.parametrize("path", sorted(SCENES.glob("*.toml")), ids=lambda p: p.stem)
 def test_an_opened_scene_is_what_its_file_says(app, path):
     """Every field of every body, per-body materials included, arrives in the snapshots as the
