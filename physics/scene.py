@@ -24,6 +24,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import tomli_w
 
 from physics.files import why_missing
@@ -510,13 +511,30 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
             if key not in shapes:
                 shapes[key] = _load(body)
             shape = shapes[key]
-            body_id = world.add_body(shape.body_def(
+            body_def = shape.body_def(
                 body.position, body.orientation, body.velocity, body.angular_velocity,
-                restitution=body.restitution, friction=body.friction))
+                restitution=body.restitution, friction=body.friction)
+            _check_inside(scene.container_size, body, body_def.position)
+            body_id = world.add_body(body_def)
         except ValueError as e:  # MeshError, or a bad value in a Scene built in code
             raise SceneError(f"{where}{e}") from e
         records.append(BodyRecord(body_id, display, source, body.color, shape, body.inertia))
     return world, records
+
+
+def _check_inside(container_size, body: BodyEntry, centre) -> None:
+    """ValueError when the body's centre of mass ``centre`` (3,) m is outside the container:
+    the walls would throw it in at the first step, or hold it under the floor for good."""
+    if container_size is None:
+        return
+    sx, sy, sz = container_size
+    low, high = np.array([-sx / 2, 0.0, -sz / 2]), np.array([sx / 2, sy, sz / 2])
+    if np.all((low <= centre) & (centre <= high)):
+        return
+    extent = ", ".join(f"{axis} {lo:g}…{hi:g}" for axis, lo, hi in zip("xyz", low, high))
+    raise ValueError(f"position {list(body.position)} puts the body's centre of mass at "
+                     f"({', '.join(f'{c:.4g}' for c in centre)}), outside the container "
+                     f"({extent} m); move the body inside or make [container] size larger")
 
 
 def _load(body: BodyEntry) -> Shape:

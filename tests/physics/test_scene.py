@@ -356,3 +356,26 @@ def test_build_world_reports_a_bad_value_in_a_scene_made_in_code():
                           BodyEntry(shape="box", size=(1.0, 1.0, 1.0), restitution=2.0)))
     with pytest.raises(SceneError, match=r"^scene: \[\[body\]\] #2: restitution must be between"):
         build_world(scene)
+
+
+@pytest.mark.parametrize("position, centre", [("[50.0, 1.0, 0.0]", "(50, 1, 0)"),
+                                              ("[0.0, -5.0, 0.0]", "(0, -5, 0)")])
+def test_a_body_outside_the_container_is_an_error_naming_its_line_and_the_extent(
+        tmp_path, position, centre):
+    path = tmp_path / "outside.toml"
+    path.write_text('[container]\nsize = [2.0, 3.0, 2.0]\n\n[[body]]\nshape = "sphere"\n'
+                    'size = [0.1]\nposition = [0.0, 1.0, 0.0]\n\n'
+                    f'[[body]]\nshape = "sphere"\nsize = [0.1]\nposition = {position}\n')
+    with pytest.raises(SceneError) as error:
+        build_world(load_scene(path))
+    assert str(error.value) == (
+        f"{path}:9: [[body]] #2: position {position} puts the body's centre of mass at "
+        f"{centre}, outside the container (x -1…1, y 0…3, z -1…1 m); move the body inside or "
+        "make [container] size larger")
+
+
+def test_without_a_container_a_body_may_be_anywhere(tmp_path):
+    path = tmp_path / "open.toml"
+    path.write_text('[[body]]\nshape = "sphere"\nsize = [0.1]\nposition = [50.0, -5.0, 0.0]\n')
+    world, _ = build_world(load_scene(path))
+    np.testing.assert_allclose(world.state.pos[0], [50.0, -5.0, 0.0])
