@@ -138,9 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="frame size in pixels; default 1280x720")
     p.add_argument("--gizmos", metavar="LIST", type=_gizmo_list, default="L,axes",
                    help="comma-separated gizmos for every body: "
-                        "L,omega,axes,ellipsoid,com,contacts,v (angular momentum, angular "
+                        "L,omega,axes,ellipsoid,com,contacts,v,obb (angular momentum, angular "
                         "velocity, principal axes, inertia ellipsoid, centre of mass, "
-                        "contacts, velocity) or none; "
+                        "contacts, velocity, bounding box along the principal axes) or none; "
                         "default L,axes (as the app starts)")
     p.add_argument("--camera", metavar="YAW,PITCH[,DIST]", type=_camera, default=None,
                    help="orbit camera around the container's centre: yaw and pitch in "
@@ -266,7 +266,9 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     except ValueError as e:  # MeshError / InertiaError: the message names the file and problem
         raise _Failure(str(e), 1) from None
     data = shape.properties.to_json_dict()
-    data["warnings"] = list(shape.warnings)  # load repairs and the auto-mode fallback too
+    del data["warnings"]  # last, after the box, and with the load's own warnings too:
+    data["obb"] = shape.obb.to_json_dict()
+    data["warnings"] = list(shape.warnings)  # load repairs and the auto-mode fallback
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -293,6 +295,9 @@ def _inertia_table(name: str, density: float, d: dict) -> str:
         f"  principal moments   {vec(d['principal_moments'])} kg·m² (ascending)",
         "  principal axes (columns, right-handed)",
         *(f"                      {vec(row)}" for row in d["principal_axes"]),
+        "  bounding box along the principal axes",
+        f"    centre            {vec(d['obb']['center'])} m",
+        f"    half extents      {vec(d['obb']['half_extents'])} m",
     ]
     lines += [f"  warning: {w}" for w in d["warnings"]]
     return "\n".join(lines)

@@ -101,6 +101,7 @@ GIZMO_LABELS = {  # GizmoOptions field → checkbox label
     "contacts": "contacts",
     "velocity": "velocity",
     "collision_hulls": "collision hulls",
+    "bounding_box": "bounding box (principal axes)",
     "selected_only": "selected body only",
 }
 

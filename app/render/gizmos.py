@@ -65,9 +65,14 @@ COM_COLOR = (1.0, 1.0, 1.0, 1.0)
 CONTACT_COLOR = (1.0, 0.25, 0.55, 1.0)  # pink: unlike any axis or arrow colour
 EDGE_COLOR = (0.75, 0.85, 0.95, 1.0)    # the container's frame
 HULL_COLOR = (0.7, 0.35, 1.0, 1.0)      # violet: collision hull wireframes
+BOX_COLOR = (0.2, 0.85, 0.85, 1.0)      # cyan: bounding boxes along the principal axes
 CIRCLE_SEGMENTS = 32                    # per great circle of a sphere's wireframe
 
 _radius_cache: weakref.WeakKeyDictionary[Shape, float] = weakref.WeakKeyDictionary()
+# the corners of the box [−1, 1]³ and its 12 edges (corner pairs differing in one coordinate)
+BOX_CORNERS = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+BOX_EDGES = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)
+                      if bin(a ^ b).count("1") == 1])
 _wire_cache: weakref.WeakKeyDictionary[Shape, np.ndarray] = weakref.WeakKeyDictionary()
 
 
@@ -298,6 +303,8 @@ class Gizmos:
             self._contacts(view, parts)
         if options.collision_hulls and len(rows):
             self._hulls(view, rows, parts)
+        if options.bounding_box and len(rows):
+            self._bounding_boxes(view, rows, parts)
         if view.container_size is not None:
             self._container_edges(np.asarray(view.container_size, dtype=float), parts)
         if parts["arrows"]:
@@ -462,6 +469,21 @@ class Gizmos:
             for row, r, p in zip(rows, rotation, pos)])                     # (e, 2, 3) world
         self._tubes(segments[:, 0], segments[:, 1] - segments[:, 0], 0.0015, HULL_COLOR, parts)
 
+    def _bounding_boxes(self, view: FrameView, rows: np.ndarray, parts) -> None:
+        """Each body's bounding box along its principal axes (``Shape.obb``) as thin tubes: in
+        the body frame the box's edges run along x, y and z."""
+        rotation = quat_to_matrix(np.asarray(view.quat, dtype=float)[rows])
+        pos = np.asarray(view.pos, dtype=float)[rows]
+        segments = []
+        for row, r, p in zip(rows, rotation, pos):
+            shape = view.shapes[row]
+            obb = shape.obb
+            centre = obb.axes.T @ (obb.centre - shape.properties.center_of_mass)  # body frame
+            corners = centre + BOX_CORNERS * obb.half_extents
+            segments.append(corners[BOX_EDGES] @ r.T + p)
+        segments = np.concatenate(segments)                                 # (12k, 2, 3) world
+        self._tubes(segments[:, 0], segments[:, 1] - segments[:, 0], 0.0015, BOX_COLOR, parts)
+
     def _tubes(self, start, step, nominal_radius, color, parts) -> None:
         """Thin lit tubes from ``start`` (k, 3) along ``step`` (k, 3), m, at least ~1 px wide."""
         length = np.linalg.norm(step, axis=1)
@@ -478,13 +500,9 @@ class Gizmos:
 
     def _container_edges(self, size: np.ndarray, parts) -> None:
         """The 12 edges of the container as thin lit tubes (part of the walls, always drawn)."""
-        sx, sy, sz = size
-        corners = np.array([[x, y, z] for x in (-sx / 2, sx / 2) for y in (0.0, sy)
-                            for z in (-sz / 2, sz / 2)])
-        pairs = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)
-                          if bin(a ^ b).count("1") == 1])  # corners differing in one coordinate
-        start, step = corners[pairs[:, 0]], corners[pairs[:, 1]] - corners[pairs[:, 0]]
-        self._tubes(start, step, 0.0025, EDGE_COLOR, parts)
+        corners = (BOX_CORNERS + [0.0, 1.0, 0.0]) * size / 2  # the floor at y = 0
+        start, end = corners[BOX_EDGES[:, 0]], corners[BOX_EDGES[:, 1]]
+        self._tubes(start, end - start, 0.0025, EDGE_COLOR, parts)
 
     # ---- drawing ------------------------------------------------------------------------------
 

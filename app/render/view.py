@@ -15,7 +15,7 @@ from physics.geometry.meshes import Shape
 # ``tumble record --gizmos`` names → GizmoOptions fields
 GIZMO_FLAGS = {"L": "angular_momentum", "omega": "angular_velocity", "axes": "principal_axes",
                "ellipsoid": "inertia_ellipsoid", "com": "centre_of_mass",
-               "contacts": "contacts", "v": "velocity"}
+               "contacts": "contacts", "v": "velocity", "obb": "bounding_box"}
 
 
 @dataclass
@@ -31,6 +31,7 @@ class GizmoOptions:
     contacts: bool = False           # contact points and normals
     velocity: bool = False           # linear velocity arrow
     collision_hulls: bool = False    # each body's collision shape as a wireframe
+    bounding_box: bool = False       # the bounding box along the principal axes
     selected_only: bool = False
     arrow_scale: float = 1.0         # multiplies every arrow's length (slider)
 

@@ -22,6 +22,7 @@ drawing; a sphere collides as an exact sphere); the T-handle is a polyhedron, in
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -85,6 +86,21 @@ class Mesh:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class OrientedBox:
+    """The smallest box along a shape's principal axes that holds its mesh (seed 002's use of
+    the principal axes; docs/physics.md). centre (3,) m and axes (3, 3) (columns, the principal
+    axes) in the mesh frame; half_extents (3,) m along those axes."""
+
+    centre: np.ndarray
+    axes: np.ndarray
+    half_extents: np.ndarray
+
+    def to_json_dict(self) -> dict:
+        return {"center": self.centre.tolist(), "axes": self.axes.tolist(),
+                "half_extents": self.half_extents.tolist()}
+
+
 @dataclass(frozen=True, eq=False)
 class Shape:
     """A rigid-body shape: mesh, mass properties and collision hull.
@@ -111,6 +127,15 @@ class Shape:
     warnings: tuple[str, ...] = ()
     kind: str | None = None
     size: tuple[float, ...] | None = None
+
+    @functools.cached_property
+    def obb(self) -> OrientedBox:
+        """The oriented bounding box along the principal axes (``OrientedBox``)."""
+        axes = self.mesh_to_body_rotation
+        body = (self.vertices - self.properties.center_of_mass) @ axes
+        low, high = body.min(axis=0), body.max(axis=0)
+        centre = self.properties.center_of_mass + axes @ ((low + high) / 2)
+        return OrientedBox(_readonly(centre), axes, _readonly((high - low) / 2))
 
     @property
     def bound_radius(self) -> float:

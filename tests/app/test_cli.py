@@ -51,7 +51,7 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert list(data) == ["mode", "watertight", "volume", "area", "mass", "center_of_mass",
-                          "inertia", "principal_moments", "principal_axes", "warnings"]
+                          "inertia", "principal_moments", "principal_axes", "obb", "warnings"]
     mass = 250.0 * 6.0
     assert data["mode"] == "solid" and data["watertight"] is True and data["warnings"] == []
     assert data["volume"] == pytest.approx(6.0, rel=1e-12)
@@ -64,6 +64,10 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     axes = np.array(data["principal_axes"])
     # columns: z, y, x edges (ascending moments), right-handed
     np.testing.assert_allclose(np.abs(axes), [[0, 0, 1], [0, 1, 0], [1, 0, 0]], atol=1e-12)
+    # the bounding box along those axes is the box itself (seed 002)
+    np.testing.assert_allclose(data["obb"]["center"], [0.5, 1.0, 1.5], rtol=1e-12)
+    np.testing.assert_allclose(data["obb"]["axes"], axes, rtol=0, atol=0)
+    np.testing.assert_allclose(data["obb"]["half_extents"], [1.5, 1.0, 0.5], rtol=1e-12)
     assert np.linalg.det(axes) == pytest.approx(1.0, abs=1e-12)
 
 

@@ -315,3 +315,24 @@ def test_thin_arrows_and_tubes_are_impostors_thick_ones_meshes(gl):
     assert batches["thin_arrows"].count == 0 and batches["heads"].count == 1
     assert batches["shafts"].count >= 1 + 12 - batches["thin_tubes"].count
     assert gold(image.reshape(-1, 3)).sum() > 200  # the thick L arrow is drawn
+
+
+def test_the_bounding_box_gizmo_outlines_the_box_along_the_principal_axes(gl):
+    """A box's bounding box along its principal axes is the box: the cyan outline runs along its
+    edges (8 of 12 face the camera), and the face between them is unchanged."""
+    shapes = [box()]
+    pos = [(0.0, 0.3, 0.0)]
+    view = make_view(shapes, pos)
+    on = render(gl, view, CAMERA, GizmoOptions(angular_momentum=False, principal_axes=False,
+                                               bounding_box=True))
+    off = render(gl, view, CAMERA, OFF)
+    half = np.array([0.3, 0.2, 0.1])
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
+    edges = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
+    mids = np.array([(corners[a] + corners[b]) / 2 for a, b in edges]) + pos[0]
+    rgb = pixels(on, CAMERA, mids)
+    cyan = (rgb[:, 1] > rgb[:, 0] + 40) & (rgb[:, 2] > rgb[:, 0] + 40)
+    changed = np.abs(pixels(off, CAMERA, mids) - rgb).max(axis=1) > 40
+    assert np.count_nonzero(cyan & changed) >= 8, rgb
+    face = np.array(pos[0]) + [0.08, 0.05, 0.1]
+    assert np.abs(pixels(off, CAMERA, [face]) - pixels(on, CAMERA, [face])).max() < 10

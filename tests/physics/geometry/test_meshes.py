@@ -10,9 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial import ConvexHull
 
 from physics.geometry.meshes import (
+    Mesh,
     MeshError,
     builtin_shape,
     convex_hull_vertices,
@@ -630,3 +633,26 @@ def test_a_mesh_of_implausible_size_loads_with_a_warning_that_suggests_the_scale
     shape = load_shape(path)
     assert any(w.startswith("part.obj: ") and words in w for w in shape.warnings)
     assert not any("across" in w for w in load_shape(ASSETS / "wing_nut.stl").warnings)
+
+
+@settings(max_examples=30, deadline=None)
+@given(extents=st.tuples(*[st.floats(0.05, 2.0)] * 3).filter(
+           lambda e: min(abs(a - b) for a, b in ((e[0], e[1]), (e[1], e[2]), (e[0], e[2])))
+           > 0.01),
+       rotvec=st.tuples(*[st.floats(-3.0, 3.0)] * 3),
+       offset=st.tuples(*[st.floats(-5.0, 5.0)] * 3))
+def test_the_oriented_bounding_box_of_a_box_is_the_box(extents, rotvec, offset):
+    """Along the principal axes the bounding box of a turned, moved box is that box: its centre,
+    its half extents (in the order of the principal moments), every vertex inside."""
+    rotation = quat_to_matrix(quat_from_rotvec(np.array(rotvec)))
+    box = trimesh.creation.box(extents=extents)
+    vertices = box.vertices @ rotation.T + offset
+    shape = shape_from_mesh(Mesh("box", None, vertices, np.asarray(box.faces), True))
+    obb = shape.obb
+    np.testing.assert_allclose(obb.centre, offset, atol=1e-9)
+    np.testing.assert_allclose(np.sort(obb.half_extents), np.sort(extents) / 2, rtol=1e-9)
+    # the longest side is around the smallest principal moment (I1 ≤ I2 ≤ I3)
+    assert np.argmax(obb.half_extents) == 0 and np.argmin(obb.half_extents) == 2
+    local = (vertices - obb.centre) @ obb.axes
+    assert np.all(np.abs(local) <= obb.half_extents + 1e-9)
+    assert np.allclose(np.abs(local).max(axis=0), obb.half_extents, atol=1e-9)
