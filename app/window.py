@@ -55,6 +55,7 @@ import pyglet
 from imgui_bundle import imgui
 
 from app.app_state import AppState
+from app.endings import watch_endings
 from app.loader import Loader
 from app.panel import PANEL_WIDTH, Panel
 from app.render.camera import OrbitCamera, home_sphere
@@ -259,6 +260,7 @@ class App:
         # passes it on (its handlers return None); bound methods are held weakly by pyglet,
         # so self keeps both objects alive (recipe 03's pitfall)
         self.window.push_handlers(self)
+        watch_endings(self)
         self.window.push_handlers(self.ui)
         self.ui.on_resize(*self.window.get_size())
 

@@ -28,9 +28,9 @@ def require(tool: str, package: str) -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def xvfb():
-    """A private X server; Xvfb picks a free display number itself (-displayfd)."""
+def start_xvfb() -> tuple[subprocess.Popen, str]:
+    """A private X server and its display name; Xvfb picks a free display number itself
+    (-displayfd)."""
     binary = require("Xvfb", "xvfb")
     require("xdotool", "xdotool")
     read, write = os.pipe()
@@ -43,7 +43,14 @@ def xvfb():
     if not number:
         server.kill()
         pytest.fail("Xvfb did not start")
-    yield f":{number}"
+    return server, f":{number}"
+
+
+@pytest.fixture(scope="module")
+def xvfb():
+    """A private X server for the tests of one module."""
+    server, display = start_xvfb()
+    yield display
     server.terminate()
     server.wait(10)
 

@@ -1,0 +1,68 @@
+"""Every way of ending the app (app/endings.py) ends it within 2 s, with status 0 (130 for
+Ctrl+C), and leaves the video being recorded playable. Each test runs the real app in its own
+Xvfb server (one of them takes the server away)."""
+
+import signal
+import subprocess
+import time
+
+import av
+import pytest
+from Xlib import X, protocol
+from Xlib import display as xdisplay
+
+from tests.app.running_app import RunningApp, start_xvfb
+
+ENDING_TIMEOUT = 2.0  # s
+
+
+def close_button(app, server) -> None:
+    """What a window manager's close button sends: WM_DELETE_WINDOW."""
+    connection = xdisplay.Display(app.display)
+    window = connection.create_resource_object("window", app.window)
+    protocols = connection.intern_atom("WM_PROTOCOLS")
+    delete = connection.intern_atom("WM_DELETE_WINDOW")
+    window.send_event(protocol.event.ClientMessage(
+        window=window, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])),
+        event_mask=X.NoEventMask)
+    connection.sync()
+    connection.close()
+
+
+ENDINGS = {
+    "close button": (close_button, 0),
+    "window destroyed": (lambda app, server: app.xdotool("windowclose", app.window), 0),
+    "SIGTERM": (lambda app, server: app.process.send_signal(signal.SIGTERM), 0),
+    "SIGINT": (lambda app, server: app.process.send_signal(signal.SIGINT), 130),
+    "X server gone": (lambda app, server: server.kill(), 0),
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_every_ending_is_quick_clean_and_keeps_the_recording(ending, tmp_path):
+    end, status = ENDINGS[ending]
+    server, display = start_xvfb()
+    app = RunningApp(display, tmp_path, XDG_VIDEOS_DIR=str(tmp_path))
+    try:
+        app.wait_until_ready()
+        app.xdotool("key", "--window", app.window, "F9")
+        app.wait_for("a recording under way", lambda s: (s["recording"] or 0) >= 10)
+        start = time.monotonic()
+        end(app, server)
+        try:
+            code = app.process.wait(ENDING_TIMEOUT + 1.0)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the app was still running {ENDING_TIMEOUT + 1} s after {ending}:\n"
+                        f"{app.log()}")
+        assert time.monotonic() - start <= ENDING_TIMEOUT, app.log()
+        assert code == status, app.log()
+    finally:
+        app.stop()
+        server.kill()
+        server.wait(10)
+    videos = list(tmp_path.glob("*.mp4"))
+    assert len(videos) == 1, app.log()
+    with av.open(str(videos[0])) as container:
+        frames = sum(1 for _ in container.decode(video=0))
+    assert frames >= 10, app.log()
+    assert "video saved" in app.log()
