@@ -200,14 +200,16 @@ class LagIndicator:
             return None
         return "BEHIND" if now - self._grew_at < BEHIND_SHOWN_SECONDS else "kept up"
 
+
 class Panel:
     """The side panel and overlays for one ``AppState``.
 
     item_rects: screen rectangles ((x0, y0), (x1, y1)), ImGui pixels (y down), of the slider
     frames (labels excluded) "restitution", "friction", "time_scale" and "solver_iterations" (the
-    number field with its − and + buttons at the right end), the "record" button and the
-    "include_panel" checkbox box from the last draw, for tests that drive them with real
-    pointer events.
+    number field with its − and + buttons at the right end), the "record" button, the
+    "include_panel" checkbox box and the "mesh_path" text field from the last draw, for tests
+    that drive them with real pointer events; and of the "panel" itself while it is shown (the
+    window keeps the pointer's events inside it from the 3D view).
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
@@ -491,6 +493,8 @@ class Panel:
         self._report_step_errors(snapshot)
         if state.show_panel:
             self._draw_panel(snapshot)
+        else:
+            self.item_rects.pop("panel", None)
         self._draw_toasts()
         self._draw_rec_indicator()
         if state.show_help:
@@ -513,6 +517,8 @@ class Panel:
         flags = (imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize
                  | imgui.WindowFlags_.no_saved_settings)
         expanded, _ = imgui.begin("Tumble", None, flags)
+        (x, y), (w, h) = imgui.get_window_pos(), imgui.get_window_size()
+        self.item_rects["panel"] = ((x, y), (x + w, y + h))
         if expanded:
             imgui.text_colored(_DIM, "F1 help · drop meshes or scenes on the view")
             sections = (("Simulation", self._simulation), ("Recording", self._recording),
@@ -689,9 +695,11 @@ class Panel:
 
         imgui.separator_text("Load a mesh file")
         imgui.set_next_item_width(-70)
+        self._item_width = imgui.calc_item_width()
         entered, self._mesh_path = imgui.input_text_with_hint(
             "##mesh", "path/to/mesh.obj", self._mesh_path,
             imgui.InputTextFlags_.enter_returns_true)
+        self._remember("mesh_path")
         imgui.same_line()
         if imgui.button("Load", (-1, 0)) or entered:
             self.open_files(self._mesh_path)

@@ -544,7 +544,7 @@ class App:
     def on_mouse_press(self, x, y, button, modifiers):
         from pyglet.window import key, mouse
 
-        if self.ui.wants_mouse:
+        if self._ui_has(x, y):
             self._press = None
             return
         self._press, self._dragged = (x, y, button, modifiers), False
@@ -579,8 +579,21 @@ class App:
 
     @_guarded
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
-        if not self.ui.wants_mouse:
+        if not self._ui_has(x, y):
             self.camera.zoom(scroll_y)
+
+    def _ui_has(self, x, y) -> bool:
+        """The pointer's event at window pixel (x, y) (y up) belongs to ImGui, not the 3D view.
+        ImGui learns where the pointer is only at its next frame, so its own answer is a frame
+        late: a wheel turned right after the pointer moved onto the panel reached the camera,
+        and one right after it left was lost. The panel's rectangle decides at once; beyond it,
+        only a widget in use (a slider dragged off the panel) keeps the pointer."""
+        rect = self.panel.item_rects.get("panel")
+        if rect is None:  # the panel is hidden
+            return self.ui.wants_mouse
+        top_down = self.window.height - y
+        inside = rect[0][0] <= x <= rect[1][0] and rect[0][1] <= top_down <= rect[1][1]
+        return inside or self.ui.holds_an_item
 
     @_guarded
     def on_key_press(self, symbol, modifiers):
@@ -660,6 +673,7 @@ class App:
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),
             "window": list(self.window.get_size()),
+            "camera": [self.camera.yaw, self.camera.pitch, self.camera.distance],
             "widgets": {name: [*rect[0], *rect[1]]
                         for name, rect in self.panel.item_rects.items()},
         }

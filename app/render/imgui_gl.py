@@ -172,6 +172,13 @@ class ImGuiRenderer:
         return bool(imgui.get_io().want_capture_mouse)
 
     @property
+    def holds_an_item(self) -> bool:
+        """A widget is being used (a slider dragged, a text field being typed in): it keeps the
+        pointer wherever it goes."""
+        self._use_contexts()
+        return bool(imgui.is_any_item_active())
+
+    @property
     def wants_keyboard(self) -> bool:
         """ImGui uses the keyboard (a text field or widget is active): no 3D shortcuts."""
         self._use_contexts()
