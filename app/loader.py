@@ -214,11 +214,12 @@ class Loader:
         scene, records = built
         sim = self.state.sim
         sim.clear().add_done_callback(lambda f: self._results.put(_Outcome(scene=path)))
-        sim.set_container(scene.container_size)
-        sim.set_gravity(scene.gravity)
-        sim.set_restitution(scene.restitution)
-        sim.set_friction(scene.friction)
-        sim.set_hz(scene.hz)
+        for what, future in (("container size", sim.set_container(scene.container_size)),
+                             ("gravity", sim.set_gravity(scene.gravity)),
+                             ("restitution", sim.set_restitution(scene.restitution)),
+                             ("friction", sim.set_friction(scene.friction)),
+                             ("hz", sim.set_hz(scene.hz))):
+            future.add_done_callback(lambda f, what=what: self._refused(f, path, what))
         for entry, record in zip(scene.bodies, records):
             body = record.shape.body_def(entry.position, entry.orientation, entry.velocity,
                                          entry.angular_velocity, restitution=entry.restitution,
@@ -232,6 +233,13 @@ class Loader:
         done.add_done_callback(lambda f: self._results.put(_Outcome(message=message,
                                                                     file_done=True)))
         return done
+
+    def _refused(self, future: Future, path: Path, what: str) -> None:
+        """On the physics thread: a scene value the simulation refused is shown, not only
+        logged (the scene file is checked against the same limits, so this is a safety net)."""
+        if future.exception() is not None:
+            self._results.put(_Outcome(warnings=(
+                f"{path.name}: the simulation refused its {what}: {future.exception()}",)))
 
     def _scene_body(self, future: Future, record: BodyRecord) -> None:
         if future.exception() is not None:  # build_world accepted it, so this is a bug

@@ -5,6 +5,7 @@ No GL: the test plays the render thread, calling ``Loader.poll()`` as the window
 
 import logging
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +195,20 @@ def test_a_scene_replaces_everything_and_becomes_the_reset_point(app):
     assert not np.allclose(state.sim.latest().pos, start)  # the balls fell
     state.sim.reset().result(2)
     np.testing.assert_allclose(state.sim.latest().pos, start)
+
+
+def test_a_scene_value_the_simulation_refuses_is_shown(app, monkeypatch):
+    """Safety net behind the scene file's own checks: whatever the physics thread refuses of a
+    scene being opened appears as a notification naming the file and the value."""
+    state, loader = app
+    refuse_hz = Future()
+    refuse_hz.set_exception(ValueError("physics rate hz must be between 10 and 10000 Hz"))
+    monkeypatch.setattr(state.sim, "set_hz", lambda hz: refuse_hz)
+    loader.request([SCENES / "bounce.toml"])
+    settle(state, loader)
+    shown = [n.text for n, _ in state.notifications.visible()]
+    assert ("bounce.toml: the simulation refused its hz: physics rate hz must be between 10 and "
+            "10000 Hz") in shown
 
 
 def test_an_empty_scene_says_so(app, tmp_path):
