@@ -10,7 +10,10 @@ with_tests=0
 
 # OpenGL/EGL from Mesa (software rendering works without a GPU) and what pyglet loads at run time.
 # libgomp1: the OpenMP runtime numba runs the engine's parallel kernels on (physics/runtime.py).
+# fonts-droid-fallback: Chinese, Japanese and Korean glyphs for file names in the panel and the
+# notifications (app/render/imgui_gl.py merges it behind the UI font).
 packages="libgl1 libegl1 libegl-mesa0 libgl1-mesa-dri libglx-mesa0 libglu1-mesa libx11-6 libxext6 libgomp1"
+packages="$packages fonts-droid-fallback"
 if [ "$with_tests" = 1 ]; then
   packages="$packages xvfb xauth xdotool x11-utils python3-gi gir1.2-gtk-3.0"
 fi

@@ -36,6 +36,14 @@ from imgui_bundle import imgui, implot
 
 FONT_SIZE = 16.0  # px, Roboto (bundled with imgui-bundle); ImGui's default is 13 px ProggyClean
 FONT_FILE = Path(imgui_bundle.__file__).parent / "assets/fonts/Roboto/Roboto-Regular.ttf"
+# Merged behind Roboto for the glyphs it lacks (Chinese, Japanese and Korean file names): the
+# first of these that exists. Debian's fonts-droid-fallback (installed by .ci/setup.sh) is the
+# smallest with all three; without any, such characters show as ImGui's fallback glyph.
+FALLBACK_FONT_FILES = (
+    Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"),
+    Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"),
+    Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"),
+)
 
 _VERTEX_SHADER = """
 #version 330
@@ -355,7 +363,13 @@ def _apply_style() -> None:
     if FONT_FILE.is_file():
         io.fonts.add_font_from_file_ttf(str(FONT_FILE), FONT_SIZE)
     else:  # an imgui-bundle without its fonts: the default font, scaled up
+        io.fonts.add_font_default()
         style.font_scale_main = FONT_SIZE / 13.0
+    fallback = next((path for path in FALLBACK_FONT_FILES if path.is_file()), None)
+    if fallback is not None:
+        merge = imgui.ImFontConfig()
+        merge.merge_mode = True  # glyphs ImGui rasterises on first use (1.92's dynamic fonts)
+        io.fonts.add_font_from_file_ttf(str(fallback), FONT_SIZE, merge)
     style.font_size_base = FONT_SIZE
 
 

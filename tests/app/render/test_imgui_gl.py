@@ -8,7 +8,7 @@ import pyglet
 import pytest
 from imgui_bundle import imgui
 
-from app.render.imgui_gl import ImGuiRenderer
+from app.render.imgui_gl import FALLBACK_FONT_FILES, ImGuiRenderer
 
 if "pyglet.window" not in sys.modules:
     # pyglet.window opens a hidden "shadow" window on import, which needs an X display; the key
@@ -209,3 +209,32 @@ def test_two_renderers_keep_their_own_contexts(ctx, fbo):
     finally:
         a.shutdown()
         b.shutdown()
+
+
+def text_pixels(ui, fbo, text: str) -> np.ndarray:
+    """(h, w) bool: where ``text`` drawn alone in a window differs from the window's background
+    (two frames: the first rasterises the glyphs)."""
+    for _ in range(2):
+        ui.new_frame((W, H), 1 / 60)
+        imgui.set_next_window_pos((40, 30))
+        imgui.set_next_window_size((260, 200))
+        imgui.begin("Text")
+        imgui.text(text)
+        imgui.end()
+        fbo.use()
+        fbo.clear(*CLEAR, 1.0)
+        ui.render(fbo)
+    img = read_rgb(fbo).astype(int)[60:90, 45:200]
+    return np.abs(img - img[-1, -1]).max(axis=2) > 60
+
+
+def test_cjk_file_names_are_drawn_with_their_own_glyphs(ui, fbo):
+    """A file name in Chinese or Japanese shows its characters, not ImGui's fallback glyph for
+    each: every character draws differently from the others and from the fallback."""
+    assert any(path.is_file() for path in FALLBACK_FONT_FILES), \
+        "no CJK font: .ci/setup.sh installs fonts-droid-fallback"
+    fallback = text_pixels(ui, fbo, "\uffff")  # a code point no font has
+    glyphs = [text_pixels(ui, fbo, char) for char in "箱茶碗ティーポット"]
+    assert all(g.sum() > 10 for g in glyphs)  # ink (ー is a short line)
+    assert all(not np.array_equal(g, fallback) for g in glyphs)
+    assert len({g.tobytes() for g in glyphs}) == len(glyphs)
