@@ -30,13 +30,13 @@ import numpy as np
 from numba import njit
 
 from physics.collision.contact import manifold_end
+from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
 
 REUSE_SHIFT = 5e-4      # m the relative position may move before the manifold is found again
 REUSE_TURN = np.radians(1.0)  # rad the relative orientation may turn before the same
 # trace(R₀ᵀ R) = 1 + 2 cos θ for the rotation θ between two orientations
 MIN_TRACE = 1.0 + 2.0 * np.cos(REUSE_TURN)
-_ID_BITS = 21
 
 
 @dataclass
@@ -99,12 +99,6 @@ def _count_pairs(body, other):
 
 
 @njit(cache=True, inline='always')
-def pair_key(id_a, id_b):
-    """One int64 per unordered pair of body ids."""
-    return (min(id_a, id_b) << _ID_BITS) | max(id_a, id_b)
-
-
-@njit(cache=True, inline='always')
 def _find(key, keys, entry):
     """Entry (pair row) of key, or −1."""
     if keys.shape[0] == 0:
@@ -150,7 +144,7 @@ def _pose_distance(lo, hi, pos, rotm, pose, row):
 def reusable_entry(a, b, ids, pos, rotm, keys, entry, pose):
     """Row of the stored manifold of rows a and b if their relative pose is still within the
     thresholds of the one it was found at, else −1."""
-    row = _find(pair_key(ids[a], ids[b]), keys, entry)
+    row = _find(body_pair_key(ids[a], ids[b]), keys, entry)
     if row < 0:
         return -1
     lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
@@ -213,7 +207,7 @@ def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
         last = manifold_end(body, other, first)
         a, b = body[first], other[first]
         lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
-        pk = pair_key(ids[a], ids[b])
+        pk = body_pair_key(ids[a], ids[b])
         slot = hash_slot(pk, mask)
         while entry[slot] >= 0:
             slot = (slot + 1) & mask

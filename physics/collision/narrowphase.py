@@ -19,10 +19,10 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
 1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
 fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
-features that made them (reference face, clipping edge, incident vertex or edge pair), so the same
-contact is found again next step and its impulses warm-start. A touching pair that has barely
-moved against each other since its manifold was found keeps that manifold, carried along with
-the two bodies (collision/manifolds.py: Jolt's body pair cache).
+features that made them (reference face, clipping edge, incident vertex or edge pair;
+collision/keys.py), so the same contact is found again next step and its impulses warm-start.
+A touching pair that has barely moved against each other since its manifold was found keeps
+that manifold, carried along with the two bodies (collision/manifolds.py: Jolt's body pair cache).
 
 Normals point from the second body (``other``) into the first (``body``), as a wall's normal
 points into its body: the first body receives +λn.
@@ -35,22 +35,23 @@ from numba import njit, prange
 
 from physics.collision.boxes import box_separations
 from physics.collision.contact import SPECULATIVE_MARGIN, Contacts, plane_tangents
+from physics.collision.keys import (
+    SPHERE,
+    clip_tag,
+    edge_feature,
+    face_feature,
+    pair_key,
+    tag_vertex,
+)
 from physics.collision.manifolds import ManifoldCache, emit_stored, reusable_entry
 from physics.model import MAX_HULL_VERTICES
 from physics.runtime import parallel_threads
 
 MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
-_ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + feature): below the wall keys
-_ID_MASK = (1 << _ID_BITS) - 1
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 PAIRS_PER_CHUNK = 256      # fewer pairs per thread are not worth a thread's start-up
-
-
-@njit(cache=True, inline='always')
-def _key(id_a, id_b, feature):
-    return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
 
 
 @njit(cache=True, inline='always')
@@ -366,7 +367,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     for k in range(loop_start[inc], loop_start[inc + 1]):
         for a in range(3):
             buf_a[count, a] = wpts[vi + face_vertex[k], a]
-        tags_a[count] = face_vertex[k]
+        tags_a[count] = clip_tag(-1, face_vertex[k])
         count += 1
     vr = hull_start[ref_body]
     lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
@@ -392,7 +393,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
                 t = di / (di - dj)
                 for a in range(3):
                     dst[out_count, a] = src[i, a] + t * (src[j, a] - src[i, a])
-                dst_tags[out_count] = 64 * (k - lo + 1) + src_tags[i] % 64
+                dst_tags[out_count] = clip_tag(k - lo, tag_vertex(src_tags[i]))
                 out_count += 1
         count = out_count
         src, dst, src_tags, dst_tags = dst, src, dst_tags, src_tags
@@ -415,8 +416,8 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     for c in range(m):
         i = keep[c]
         s = depth[i]
-        feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
-        out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
+        feature = face_feature(flip, local_face, tags_a[i])
+        out_n = _emit(out_n, body, other, pair_key(ids[body], ids[other], feature),
                       buf_a[i, 0] - 0.5 * s * nx, buf_a[i, 1] - 0.5 * s * ny,  # midway
                       buf_a[i, 2] - 0.5 * s * nz, sign * nx, sign * ny, sign * nz, s,
                       out_body, out_other, out_key, out_point, out_normal, out_sep)
@@ -532,7 +533,7 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 continue
             nrm = d / dist if dist > 1e-12 else np.array([0.0, 1.0, 0.0])
             pt = pos[b] + (radius[b] + 0.5 * s) * nrm
-            out_n = _emit(out_n, a, b, _key(ids[a], ids[b], 0), pt[0], pt[1], pt[2],
+            out_n = _emit(out_n, a, b, pair_key(ids[a], ids[b], SPHERE), pt[0], pt[1], pt[2],
                           nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
                           out_normal, out_sep)
         elif radius[a] > 0.0 or radius[b] > 0.0:
@@ -551,9 +552,9 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 continue
             pt = q + 0.5 * s * nrm
             # nrm points from the hull to the ball; the first body must be the ball
-            out_n = _emit(out_n, ball, hull, _key(ids[ball], ids[hull], 0), pt[0], pt[1], pt[2],
-                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
-                          out_normal, out_sep)
+            out_n = _emit(out_n, ball, hull, pair_key(ids[ball], ids[hull], SPHERE), pt[0],
+                          pt[1], pt[2], nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key,
+                          out_point, out_normal, out_sep)
         elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
             continue  # a point or segment hull has no faces to collide with (walls only)
         elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
@@ -589,11 +590,10 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 va, vb = hull_start[a], hull_start[b]
                 _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
                                   vb + edge[eb, 1], mid)
-                feature = (1 << 20) | (((ea - edge_start[a]) & 1023) << 10) | (
-                    (eb - edge_start[b]) & 1023)
-                out_n = _emit(out_n, a, b, _key(ids[a], ids[b], feature), mid[0], mid[1], mid[2],
-                              -axis[0], -axis[1], -axis[2], se, out_body, out_other, out_key,
-                              out_point, out_normal, out_sep)
+                feature = edge_feature(ea - edge_start[a], eb - edge_start[b])
+                out_n = _emit(out_n, a, b, pair_key(ids[a], ids[b], feature), mid[0], mid[1],
+                              mid[2], -axis[0], -axis[1], -axis[2], se, out_body, out_other,
+                              out_key, out_point, out_normal, out_sep)
             elif sb > sa + FACE_PREFERENCE:
                 if boxes:
                     fb = _box_face(b, ib, sign_b, box_axes, wnorm, face_start, towards)

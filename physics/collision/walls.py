@@ -15,11 +15,9 @@ import numpy as np
 from numba import njit
 
 from physics.collision.contact import SPECULATIVE_MARGIN, Contacts, plane_tangents, tangent_pair
+from physics.collision.keys import wall_key
 
 MAX_POINTS_PER_PLANE = 5   # deepest + extremes along four in-plane directions
-# Contact keys identify a contact across steps for warm starting: body id, wall, hull vertex.
-KEY_PLANE_STRIDE = 64
-KEY_BODY_STRIDE = 1024
 
 
 @njit(cache=True, nogil=True)
@@ -63,7 +61,7 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                 un = nx * vel[b, 0] + ny * vel[b, 1] + nz * vel[b, 2]
                 if s < SPECULATIVE_MARGIN + max(0.0, -un) * h * 1.5:
                     out_body[count] = b
-                    out_key[count] = ids[b] * KEY_BODY_STRIDE + pl * KEY_PLANE_STRIDE
+                    out_key[count] = wall_key(ids[b], pl, 0)
                     out_point[count, 0] = pos[b, 0] - radius[b] * nx
                     out_point[count, 1] = pos[b, 1] - radius[b] * ny
                     out_point[count, 2] = pos[b, 2] - radius[b] * nz
@@ -122,7 +120,7 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
             for m in range(n_chosen):
                 j = chosen[m]
                 out_body[count] = b
-                out_key[count] = ids[b] * KEY_BODY_STRIDE + pl * KEY_PLANE_STRIDE + j
+                out_key[count] = wall_key(ids[b], pl, j)
                 out_point[count, 0] = world[j, 0]
                 out_point[count, 1] = world[j, 1]
                 out_point[count, 2] = world[j, 2]
