@@ -5,6 +5,7 @@ body pairs) and the solver reads, and the friction tangents of a contact normal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -48,6 +49,42 @@ class Contacts:
         """The contacts of both, first's then second's."""
         return Contacts(*(np.concatenate((getattr(first, f), getattr(second, f)))
                           for f in _FIELDS))
+
+
+class ContactBuffer(NamedTuple):
+    """Room for up to m contacts, which a contact kernel fills from the front (``Contacts``'
+    fields before tangents are added).
+
+    body (m,) int64 row of the first body; other (m,) int64 row of the second, −1 for a wall;
+    key (m,) int64 (collision/keys.py); point (m, 3) world, m; normal (m, 3) unit, from the
+    other body (or wall) into the first; sep (m,) m along the normal (negative = penetration);
+    source (m,) int64 the stored manifold a body-pair contact was carried from, −1 if found
+    this step (collision/manifolds.py).
+    """
+
+    body: np.ndarray
+    other: np.ndarray
+    key: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    sep: np.ndarray
+    source: np.ndarray
+
+    @staticmethod
+    def allocate(capacity: int) -> ContactBuffer:
+        """A buffer for ``capacity`` contacts, other and source −1, the rest unset."""
+        return ContactBuffer(np.empty(capacity, dtype=np.int64),
+                             np.full(capacity, -1, dtype=np.int64),
+                             np.empty(capacity, dtype=np.int64), np.empty((capacity, 3)),
+                             np.empty((capacity, 3)), np.empty(capacity),
+                             np.full(capacity, -1, dtype=np.int64))
+
+    def contacts(self, count: int) -> Contacts:
+        """The first ``count`` contacts, with their friction tangents."""
+        normal = self.normal[:count]
+        t1, t2 = plane_tangents(normal)
+        return Contacts(self.body[:count], self.key[:count], self.point[:count], normal,
+                        self.sep[:count], t1, t2, self.other[:count])
 
 
 @njit(cache=True, inline='always')
