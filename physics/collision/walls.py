@@ -14,16 +14,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import SPECULATIVE_MARGIN, Contacts, plane_tangents, tangent_pair
+from physics.collision.contact import SPECULATIVE_MARGIN, ContactBuffer, Contacts, tangent_pair
 from physics.collision.keys import wall_key
+from physics.state import BodySet
 
 MAX_POINTS_PER_PLANE = 5   # deepest + extremes along four in-plane directions
 
 
 @njit(cache=True, nogil=True)
-def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
-                         awake, h, out_body, out_key, out_point, out_plane, out_sep):
-    """Fill the out_* buffers (capacity n·planes·MAX_POINTS_PER_PLANE); return the count."""
+def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out):
+    """Fill the ``ContactBuffer`` out (capacity n·planes·MAX_POINTS_PER_PLANE; other and source
+    left as they are) with the contacts of ``bodies`` (a ``BodySet``); return the count."""
+    pos, rotm, vel, omega = bodies.pos, bodies.rotm, bodies.vel, bodies.omega
+    ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
+    out_body, out_key, out_point, out_normal, out_sep = (out.body, out.key, out.point,
+                                                         out.normal, out.sep)
     count = 0
     n_planes = planes.shape[0]
     world = np.empty((64, 3))
@@ -65,7 +70,7 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                     out_point[count, 0] = pos[b, 0] - radius[b] * nx
                     out_point[count, 1] = pos[b, 1] - radius[b] * ny
                     out_point[count, 2] = pos[b, 2] - radius[b] * nz
-                    out_plane[count] = pl
+                    out_normal[count, 0], out_normal[count, 1], out_normal[count, 2] = nx, ny, nz
                     out_sep[count] = s
                     count += 1
                 continue
@@ -124,7 +129,7 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                 out_point[count, 0] = world[j, 0]
                 out_point[count, 1] = world[j, 1]
                 out_point[count, 2] = world[j, 2]
-                out_plane[count] = pl
+                out_normal[count, 0], out_normal[count, 1], out_normal[count, 2] = nx, ny, nz
                 out_sep[count] = sep[j]
                 count += 1
     return count
@@ -141,22 +146,13 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     a sleeping body has no wall contacts).
     """
     n, n_planes = len(pos), len(planes)
-    capacity = max(n * n_planes * MAX_POINTS_PER_PLANE, 1)
-    body = np.empty(capacity, dtype=np.int64)
-    key = np.empty(capacity, dtype=np.int64)
-    point = np.empty((capacity, 3))
-    plane = np.empty(capacity, dtype=np.int64)
-    sep = np.empty(capacity)
+    out = ContactBuffer.allocate(max(n * n_planes * MAX_POINTS_PER_PLANE, 1))
     count = 0
     if n and n_planes:
         count = _wall_contact_kernel(
-            pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
-            np.ones(n, dtype=bool) if awake is None else awake, float(h), body, key, point, plane,
-            sep,
-        )
-    normal = np.take(planes[:, :3], plane[:count], axis=0)
-    t1, t2 = plane_tangents(normal)
-    return Contacts(body[:count], key[:count], point[:count], normal, sep[:count], t1, t2)
+            BodySet(ids, radius, bound, pos, rotm, vel, omega), hull_points, hull_start, planes,
+            np.ones(n, dtype=bool) if awake is None else awake, float(h), out)
+    return out.contacts(count)
 
 
 @njit(cache=True, nogil=True)
