@@ -4,7 +4,6 @@ body pairs) and the solver reads, and the friction tangents of a contact normal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -13,16 +12,7 @@ from numba import njit
 SPECULATIVE_MARGIN = 0.01  # m: gap within which a vertex is a contact even at rest
 
 
-@dataclass
-class Contacts:
-    """Contact points of one step (k of them).
-
-    body (k,) int64 body row; key (k,) int64 stable identity; point (k, 3) world, m;
-    normal (k, 3) unit, pointing out of the wall (or the other body) into the body;
-    separation (k,) m along the normal (negative = penetration); tangent1, tangent2 (k, 3) unit
-    friction directions; other (k,) int64 row of the second body, −1 for a wall (the default).
-    """
-
+class _ContactFields(NamedTuple):
     body: np.ndarray
     key: np.ndarray
     point: np.ndarray
@@ -30,11 +20,26 @@ class Contacts:
     separation: np.ndarray
     tangent1: np.ndarray
     tangent2: np.ndarray
-    other: np.ndarray | None = None
+    other: np.ndarray
 
-    def __post_init__(self) -> None:
-        if self.other is None:
-            self.other = np.full(len(self.body), -1, dtype=np.int64)
+
+class Contacts(_ContactFields):
+    """Contact points of one step (k of them): a record of arrays, which the solver's kernels
+    take whole.
+
+    body (k,) int64 body row; key (k,) int64 stable identity (collision/keys.py); point (k, 3)
+    world, m; normal (k, 3) unit, pointing out of the wall (or the other body) into the body;
+    separation (k,) m along the normal (negative = penetration); tangent1, tangent2 (k, 3) unit
+    friction directions; other (k,) int64 row of the second body, −1 for a wall (the default).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, body, key, point, normal, separation, tangent1, tangent2, other=None):
+        if other is None:
+            other = np.full(len(body), -1, dtype=np.int64)
+        return super().__new__(cls, body, key, point, normal, separation, tangent1, tangent2,
+                               other)
 
     @property
     def count(self) -> int:
@@ -42,13 +47,12 @@ class Contacts:
 
     def subset(self, keep: np.ndarray) -> Contacts:
         """The contacts where ``keep`` (k,) bool is true."""
-        return Contacts(*(getattr(self, f)[keep] for f in _FIELDS))
+        return Contacts(*(column[keep] for column in self))
 
     @staticmethod
     def join(first: Contacts, second: Contacts) -> Contacts:
         """The contacts of both, first's then second's."""
-        return Contacts(*(np.concatenate((getattr(first, f), getattr(second, f)))
-                          for f in _FIELDS))
+        return Contacts(*(np.concatenate(pair) for pair in zip(first, second)))
 
 
 class ContactBuffer(NamedTuple):
@@ -95,9 +99,6 @@ def manifold_end(body, other, first):
     while last < body.shape[0] and body[last] == body[first] and other[last] == other[first]:
         last += 1
     return last
-
-
-_FIELDS = ("body", "key", "point", "normal", "separation", "tangent1", "tangent2", "other")
 
 
 def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -28,11 +28,13 @@ Body–body penetration left after the step is removed by ``push_apart``, a posi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from physics.collision.contact import Contacts, manifold_end
+from physics.runtime import parallel_threads
 
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
 RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
@@ -61,6 +63,41 @@ class ContactResult:
     touched: np.ndarray
     walled: np.ndarray
     impact_fraction: np.ndarray
+
+
+class Motion(NamedTuple):
+    """The n bodies as the solver reads and moves them (vel and omega change in place).
+
+    pos (n, 3) m centre of mass; vel (n, 3) m/s; omega (n, 3) rad/s world angular velocity;
+    accel (n, 3) m/s² the constant acceleration of the step (gravity + force/m); inv_mass (n,)
+    1/kg; inv_iw (n, 3, 3) 1/(kg·m²) world inverse inertia.
+    """
+
+    pos: np.ndarray
+    vel: np.ndarray
+    omega: np.ndarray
+    accel: np.ndarray
+    inv_mass: np.ndarray
+    inv_iw: np.ndarray
+
+
+class ContactRows(NamedTuple):
+    """The solver's rows of k contacts (Box2D's contact constraints), made once a step.
+
+    axes (k, 3, 3) the directions: normal, tangent 1, tangent 2; jac (k, 12, 3) the Jacobian
+    block (see _ARM); mass (k, 3) kg effective masses along the axes; bounce (k,) bool a wall
+    contact hit faster than the restitution threshold; collide (k,) bool a body pair with
+    restitution; target (k,) m/s the normal velocity a bounce leaves with; tau (k,) in [0, 1]
+    when in the step the contact hit.
+    """
+
+    axes: np.ndarray
+    jac: np.ndarray
+    mass: np.ndarray
+    bounce: np.ndarray
+    collide: np.ndarray
+    target: np.ndarray
+    tau: np.ndarray
 
 
 # Rows of a contact's Jacobian block ``jac`` (k, 12, 3), Box2D's precomputed contact constraint:
@@ -100,8 +137,13 @@ def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
 
 
 @njit(cache=True, nogil=True)
-def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, threshold, collision,
-                   impact, vel, omega, inv_mass, h, iterations):
+def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations):
+    """The collision pass of the body pairs (``Contacts``, their ``ContactRows``; restitution
+    (k,) per contact; threshold m/s) on the velocities of ``motion``; collision (k,) N·s
+    receives the impulses and rows.tau the pairs' impact times."""
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    axes, jac, mass, collide, impact = rows.axes, rows.jac, rows.mass, rows.collide, rows.tau
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
@@ -297,10 +339,12 @@ def _sweep(contacts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega
 
 
 @njit(cache=True, nogil=True)
-def _serial_sweeps(body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h,
-                   iterations):
+def _serial_sweeps(contacts, rows, mu, impulses, motion, h, iterations):
     """Warm start, then the velocity sweeps over every contact in order, on the calling
     thread."""
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    axes, jac, mass = rows.axes, rows.jac, rows.mass
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     every = np.arange(body.shape[0])
     _warm_start(every, body, other, axes, jac, impulses, vel, omega, inv_mass)
     for _ in range(iterations):
@@ -308,11 +352,13 @@ def _serial_sweeps(body, other, axes, jac, sep, mass, mu, impulses, vel, omega, 
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega,
-                 inv_mass, h, iterations):
+def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterations):
     """Warm start and the velocity sweeps with the contacts in groups (see ``sweep_groups``):
     the even slab groups side by side, then the odd ones, then the leftover group on this
     thread."""
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    axes, jac, mass = rows.axes, rows.jac, rows.mass
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     slabs = starts.shape[0] - 2
     for phase in range(2):
         for t in prange(slabs // 2):
@@ -332,8 +378,11 @@ def _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, mu, impulses,
 
 
 @njit(cache=True, nogil=True)
-def _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
-                        ang_mom, omega, inv_mass):
+def _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom):
+    """The wall restitution pass, then L += r × P into ang_mom (n, 3) for every contact."""
+    body, other = contacts.body, contacts.other
+    axes, jac, mass, bounce, target = rows.axes, rows.jac, rows.mass, rows.bounce, rows.target
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
     for c in range(k):
@@ -369,16 +418,23 @@ def _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, 
 
 
 @njit(cache=True, inline='always')
-def _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution, pos,
-                     vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                     collide, target, tau):
-    """Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
+def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
+    """Fill in ``ContactRows`` rows for contact c of ``contacts`` (restitution (k,) per contact,
+    the bodies' ``Motion``, h s, threshold m/s).
+
+    Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
     1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
     change of the relative velocity along d (seed 001; physics.md §3 for two bodies); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts). Filled in for contact c."""
+    leaves with, tau (k,) when in the step it hit (see solve_contacts)."""
+    body, other, point, normal = contacts.body, contacts.other, contacts.point, contacts.normal
+    tangent1, tangent2, sep = contacts.tangent1, contacts.tangent2, contacts.separation
+    pos, vel, omega, accel = motion.pos, motion.vel, motion.omega, motion.accel
+    inv_mass, inv_iw = motion.inv_mass, motion.inv_iw
+    axes, jac, mass, bounce = rows.axes, rows.jac, rows.mass, rows.bounce
+    collide, target, tau = rows.collide, rows.target, rows.tau
     b, o = body[c], other[c]
     for a in range(3):
         axes[c, 0, a] = normal[c, a]
@@ -432,24 +488,29 @@ def _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, res
 
 
 @njit(cache=True, nogil=True)
-def _prepare_serial(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
-                    omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                    collide, target, tau):
-    for c in range(body.shape[0]):
-        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
-                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
-                         bounce, collide, target, tau)
+def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
+    _prepare_range(0, contacts.body.shape[0], contacts, restitution, motion, h, threshold, rows)
+
+
+@njit(cache=True, nogil=True)
+def _prepare_range(first, last, contacts, restitution, motion, h, threshold, rows):
+    """``_prepare_serial`` of contacts first to last − 1."""
+    for c in range(first, last):
+        _prepare_contact(c, contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_parallel(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
-                      omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                      collide, target, tau):
-    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
-    for c in prange(body.shape[0]):
-        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
-                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
-                         bounce, collide, target, tau)
+def _prepare_parallel(contacts, restitution, motion, h, threshold, rows, ranges):
+    """``_prepare_serial`` with the contacts shared out between the threads (independent), in
+    ``ranges`` ranges (one per thread).
+
+    Each range is a call, not an inlined loop body: numba's parfor pass (0.68) takes writes in
+    the loop to an array that came out of a record's field for dead code unless the loop reads
+    them back, and drops them (tests/physics/dynamics/test_solver.py: serial = parallel)."""
+    k = contacts.body.shape[0]
+    for t in prange(ranges):
+        _prepare_range(t * k // ranges, (t + 1) * k // ranges, contacts, restitution, motion, h,
+                       threshold, rows)
 
 
 @njit(cache=True)
@@ -504,35 +565,33 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     Velocities and accelerations of a body pair are relative: first body minus second.
     """
     k = contacts.count
-    axes, jac, mass = np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3))
-    bounce, collide = np.empty(k, dtype=bool), np.empty(k, dtype=bool)
-    target, tau = np.empty(k), np.empty(k)
+    rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
+                       np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
+                       np.empty(k))
+    motion = Motion(pos, vel, omega, accel, inv_mass, inv_inertia_world)
     restitution = np.ascontiguousarray(restitution, dtype=float)
     # small steps stay on the calling thread: waking the others costs more than it saves
-    prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    prepare(contacts.body, contacts.other, contacts.point, contacts.normal, contacts.tangent1,
-            contacts.tangent2, contacts.separation, restitution, pos, vel, omega, accel, inv_mass,
-            inv_inertia_world, float(h), float(threshold), axes, jac, mass, bounce, collide,
-            target, tau)
+    if k >= PARALLEL_MIN_CONTACTS:
+        _prepare_parallel(contacts, restitution, motion, float(h), float(threshold), rows,
+                          parallel_threads())
+    else:
+        _prepare_serial(contacts, restitution, motion, float(h), float(threshold), rows)
     collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
     friction = np.ascontiguousarray(friction, dtype=float)
-    body, other, sep = contacts.body, contacts.other, contacts.separation
-    _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, float(threshold),
-                   collision, tau, vel, omega, inv_mass, float(h), int(iterations))
+    _impact_kernel(contacts, rows, restitution, float(threshold), collision, motion, float(h),
+                   int(iterations))
     if k >= PARALLEL_MIN_CONTACTS:
-        order, starts = sweep_groups(body, other, pos)
-        _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, friction, impulses, vel,
-                     omega, inv_mass, float(h), int(iterations))
+        order, starts = sweep_groups(contacts.body, contacts.other, pos)
+        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, float(h),
+                     int(iterations))
     else:
-        _serial_sweeps(body, other, axes, jac, sep, mass, friction, impulses, vel, omega,
-                       inv_mass, float(h), int(iterations))
-    _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
-                        ang_mom, omega, inv_mass)
+        _serial_sweeps(contacts, rows, friction, impulses, motion, float(h), int(iterations))
+    _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom)
     n = len(vel)
     result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
                            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
-    _summary_kernel(contacts.body, contacts.other, impulses, collision, bounce, tau,
+    _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
                     result.loaded, result.acted, result.touched, result.walled,
                     result.impact_fraction)
     return result

@@ -174,3 +174,31 @@ def test_many_contacts_swept_on_threads_conserve_momentum():
     p1, l1 = momenta()
     assert np.allclose(p1, p0, rtol=0, atol=1e-12 * np.abs(mass[:, None] * vel).sum())
     assert np.allclose(l1, l0, rtol=0, atol=1e-11 * (np.abs(ang_mom).sum() + np.abs(l0).sum()))
+
+
+def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
+    """Every field of the solver's rows, wall and pair contacts alike, whatever the number of
+    ranges the threads share (numba's parfor pass once dropped the flags' writes)."""
+    from physics.dynamics.solver import ContactRows, Motion, _prepare_parallel, _prepare_serial
+
+    contacts, pos, rng = random_body_contacts()
+    n, k = len(pos), contacts.count
+    walls = rng.random(k) < 0.3
+    contacts = contacts._replace(other=np.where(walls, -1, contacts.other))
+    motion = Motion(pos, rng.normal(size=(n, 3)), rng.normal(size=(n, 3)),
+                    rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, n),
+                    np.tile(np.eye(3), (n, 1, 1)) * rng.uniform(1.0, 5.0, (n, 1, 1)))
+    restitution = rng.uniform(0.0, 1.0, k)
+
+    def rows():
+        return ContactRows(np.zeros((k, 3, 3)), np.zeros((k, 12, 3)), np.zeros((k, 3)),
+                           np.zeros(k, dtype=bool), np.zeros(k, dtype=bool), np.zeros(k),
+                           np.zeros(k))
+    serial = rows()
+    _prepare_serial(contacts, restitution, motion, 0.01, 0.1, serial)
+    assert serial.bounce.any() and serial.collide.any() and serial.target.any()
+    for ranges in (1, 2, 3):
+        threaded = rows()
+        _prepare_parallel(contacts, restitution, motion, 0.01, 0.1, threaded, ranges)
+        for field in ContactRows._fields:
+            assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
