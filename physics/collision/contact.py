@@ -63,7 +63,7 @@ class ContactBuffer(NamedTuple):
     key (m,) int64 (collision/keys.py); point (m, 3) world, m; normal (m, 3) unit, from the
     other body (or wall) into the first; sep (m,) m along the normal (negative = penetration);
     source (m,) int64 the stored manifold a body-pair contact was carried from, −1 if found
-    this step (collision/manifolds.py).
+    this step (collision/manifolds.py); empty (0,) for wall contacts, which have none.
     """
 
     body: np.ndarray
@@ -75,13 +75,14 @@ class ContactBuffer(NamedTuple):
     source: np.ndarray
 
     @staticmethod
-    def allocate(capacity: int) -> ContactBuffer:
-        """A buffer for ``capacity`` contacts, other and source −1, the rest unset."""
+    def allocate(capacity: int, sources: bool = True) -> ContactBuffer:
+        """A buffer for ``capacity`` contacts, source −1 (or empty without ``sources``), the
+        rest unset."""
         return ContactBuffer(np.empty(capacity, dtype=np.int64),
-                             np.full(capacity, -1, dtype=np.int64),
+                             np.empty(capacity, dtype=np.int64),
                              np.empty(capacity, dtype=np.int64), np.empty((capacity, 3)),
                              np.empty((capacity, 3)), np.empty(capacity),
-                             np.full(capacity, -1, dtype=np.int64))
+                             np.full(capacity if sources else 0, -1, dtype=np.int64))
 
     def contacts(self, count: int) -> Contacts:
         """The first ``count`` contacts, with their friction tangents."""

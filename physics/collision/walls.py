@@ -23,12 +23,12 @@ MAX_POINTS_PER_PLANE = 5   # deepest + extremes along four in-plane directions
 
 @njit(cache=True, nogil=True)
 def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out):
-    """Fill the ``ContactBuffer`` out (capacity n·planes·MAX_POINTS_PER_PLANE; other and source
-    left as they are) with the contacts of ``bodies`` (a ``BodySet``); return the count."""
+    """Fill the ``ContactBuffer`` out (capacity n·planes·MAX_POINTS_PER_PLANE; no sources)
+    with the contacts of ``bodies`` (a ``BodySet``); return the count."""
     pos, rotm, vel, omega = bodies.pos, bodies.rotm, bodies.vel, bodies.omega
     ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
-    out_body, out_key, out_point, out_normal, out_sep = (out.body, out.key, out.point,
-                                                         out.normal, out.sep)
+    out_body, out_other, out_key = out.body, out.other, out.key
+    out_point, out_normal, out_sep = out.point, out.normal, out.sep
     count = 0
     n_planes = planes.shape[0]
     world = np.empty((64, 3))
@@ -65,7 +65,7 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
                 # the sphere's lowest point moves with the centre's normal velocity
                 un = nx * vel[b, 0] + ny * vel[b, 1] + nz * vel[b, 2]
                 if s < SPECULATIVE_MARGIN + max(0.0, -un) * h * 1.5:
-                    out_body[count] = b
+                    out_body[count], out_other[count] = b, -1
                     out_key[count] = wall_key(ids[b], pl, 0)
                     out_point[count, 0] = pos[b, 0] - radius[b] * nx
                     out_point[count, 1] = pos[b, 1] - radius[b] * ny
@@ -124,7 +124,7 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
                         n_chosen += 1
             for m in range(n_chosen):
                 j = chosen[m]
-                out_body[count] = b
+                out_body[count], out_other[count] = b, -1
                 out_key[count] = wall_key(ids[b], pl, j)
                 out_point[count, 0] = world[j, 0]
                 out_point[count, 1] = world[j, 1]
@@ -146,7 +146,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     a sleeping body has no wall contacts).
     """
     n, n_planes = len(pos), len(planes)
-    out = ContactBuffer.allocate(max(n * n_planes * MAX_POINTS_PER_PLANE, 1))
+    out = ContactBuffer.allocate(max(n * n_planes * MAX_POINTS_PER_PLANE, 1), sources=False)
     count = 0
     if n and n_planes:
         count = _wall_contact_kernel(
