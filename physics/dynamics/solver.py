@@ -141,9 +141,7 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
     """The collision pass of the body pairs (``Contacts``, their ``ContactRows``; restitution
     (k,) per contact; threshold m/s) on the velocities of ``motion``; collision (k,) N·s
     receives the impulses and rows.tau the pairs' impact times."""
-    body, other, sep = contacts.body, contacts.other, contacts.separation
-    axes, jac, mass, collide, impact = rows.axes, rows.jac, rows.mass, rows.collide, rows.tau
-    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
+    body, other, collide = contacts.body, contacts.other, rows.collide
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
@@ -156,7 +154,7 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
     # A pair whose two bodies have not changed velocity since its last visit would find what it
     # found then (not approaching): it is skipped. changed (n,) holds when each body last
     # changed, counted in visits (sweep · k + first contact of the pair), so the skip is exact.
-    changed = np.full(vel.shape[0], -1, dtype=np.int64)
+    changed = np.full(motion.vel.shape[0], -1, dtype=np.int64)
     target, given = np.empty(k), np.empty(k)  # per contact; one allocation, not one per visit
     # the manifolds that may collide, found once: contacts starts[m]…ends[m] − 1 (the contacts
     # of a pair are consecutive); walls and pairs without restitution are not swept at all
@@ -175,9 +173,8 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
             first, last = starts[m], ends[m]
             b, o = body[first], other[first]
             if (not (sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
-                    and _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution,
-                                          threshold, collision, impact, vel, omega, inv_mass, h,
-                                          target, given)):
+                    and _collide_manifold(first, last, b, o, contacts, rows, restitution,
+                                          threshold, collision, motion, h, target, given)):
                 changed[b] = changed[o] = sweep * k + first
                 active = True
         if not active:
@@ -185,11 +182,14 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
 
 
 @njit(cache=True, inline='always')
-def _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution, threshold, collision,
-                      impact, vel, omega, inv_mass, h, target, given):
+def _collide_manifold(first, last, b, o, contacts, rows, restitution, threshold, collision,
+                      motion, h, target, given):
     """Collide the approaching points first…last − 1 of bodies b and o's manifold together:
     each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence. Returns
     whether any point approached. target, given (k,): scratch per contact."""
+    sep, axes, jac, mass, impact = (contacts.separation, rows.axes, rows.jac, rows.mass,
+                                    rows.tau)
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     approaching = False
     for c in range(first, last):
         given[c] = 0.0
@@ -552,23 +552,21 @@ def _materials_kernel(body, other, restitution, friction, e, mu):
             e[c], mu[c] = max(restitution[b], restitution[o]), np.sqrt(friction[b] * friction[o])
 
 
-def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,
-                   restitution, friction, warm, h, iterations, threshold) -> ContactResult:
-    """Solve one step's contacts (walls and body pairs together); updates vel, ang_mom and
-    omega (n, 3) in place.
+def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, friction, warm, h,
+                   iterations, threshold) -> ContactResult:
+    """Solve one step's contacts (walls and body pairs together); updates motion.vel,
+    motion.omega and ang_mom (n, 3) in place.
 
-    pos (n, 3) m; vel (n, 3) m/s and ang_mom (n, 3) world kg·m²/s after this step's forces;
-    omega (n, 3) rad/s the matching world ω; inv_mass (n,); inv_inertia_world (n, 3, 3);
-    accel (n, 3) m/s² the constant acceleration of the step (gravity + force/m);
-    restitution, friction (k,) per contact; warm (k, 3) warm-start impulses; h s;
-    iterations sweeps; threshold m/s minimum impact speed for restitution.
+    motion: the bodies' ``Motion``, vel after this step's forces and omega the matching world
+    ω; ang_mom (n, 3) world kg·m²/s after this step's forces; restitution, friction (k,) per
+    contact; warm (k, 3) warm-start impulses; h s; iterations sweeps; threshold m/s minimum
+    impact speed for restitution.
     Velocities and accelerations of a body pair are relative: first body minus second.
     """
     k = contacts.count
     rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
                        np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
                        np.empty(k))
-    motion = Motion(pos, vel, omega, accel, inv_mass, inv_inertia_world)
     restitution = np.ascontiguousarray(restitution, dtype=float)
     # small steps stay on the calling thread: waking the others costs more than it saves
     if k >= PARALLEL_MIN_CONTACTS:
@@ -582,13 +580,13 @@ def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_i
     _impact_kernel(contacts, rows, restitution, float(threshold), collision, motion, float(h),
                    int(iterations))
     if k >= PARALLEL_MIN_CONTACTS:
-        order, starts = sweep_groups(contacts.body, contacts.other, pos)
+        order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
         _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, float(h),
                      int(iterations))
     else:
         _serial_sweeps(contacts, rows, friction, impulses, motion, float(h), int(iterations))
     _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom)
-    n = len(vel)
+    n = len(motion.vel)
     result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
                            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
     _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
