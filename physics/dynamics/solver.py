@@ -34,7 +34,6 @@ import numpy as np
 from numba import njit, prange
 
 from physics.collision.contact import Contacts, manifold_end
-from physics.runtime import parallel_threads
 
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
 RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
@@ -419,8 +418,9 @@ def _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom):
 
 @njit(cache=True, inline='always')
 def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
-    """Fill in ``ContactRows`` rows for contact c of ``contacts`` (restitution (k,) per contact,
-    the bodies' ``Motion``, h s, threshold m/s).
+    """Fill in the axes, jac and mass of ``ContactRows`` rows for contact c of ``contacts``
+    (restitution (k,) per contact, the bodies' ``Motion``, h s, threshold m/s) and return its
+    (bounce, collide, target, tau) for the caller to write.
 
     Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
@@ -433,8 +433,7 @@ def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
     tangent1, tangent2, sep = contacts.tangent1, contacts.tangent2, contacts.separation
     pos, vel, omega, accel = motion.pos, motion.vel, motion.omega, motion.accel
     inv_mass, inv_iw = motion.inv_mass, motion.inv_iw
-    axes, jac, mass, bounce = rows.axes, rows.jac, rows.mass, rows.bounce
-    collide, target, tau = rows.collide, rows.target, rows.tau
+    axes, jac, mass = rows.axes, rows.jac, rows.mass
     b, o = body[c], other[c]
     for a in range(3):
         axes[c, 0, a] = normal[c, a]
@@ -479,38 +478,39 @@ def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
     fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
     e = restitution[c]
     # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
-    bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
-    collide[c] = o >= 0 and e > 0.0
-    tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+    bounce = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+    collide = o >= 0 and e > 0.0
+    tau = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
     # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
     # the step
-    target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
+    return bounce, collide, -e * v_impact + an * (1.0 - tau) * h, tau
 
 
 @njit(cache=True, nogil=True)
 def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
-    _prepare_range(0, contacts.body.shape[0], contacts, restitution, motion, h, threshold, rows)
+    bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
+    for c in range(contacts.body.shape[0]):
+        bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
+            c, contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True)
-def _prepare_range(first, last, contacts, restitution, motion, h, threshold, rows):
-    """``_prepare_serial`` of contacts first to last − 1."""
-    for c in range(first, last):
-        _prepare_contact(c, contacts, restitution, motion, h, threshold, rows)
+def _prepare_parallel(contacts, restitution, motion, h, threshold, rows):
+    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    _prepare_threads(contacts, restitution, motion, h, threshold, rows, rows.bounce,
+                     rows.collide, rows.target, rows.tau)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_parallel(contacts, restitution, motion, h, threshold, rows, ranges):
-    """``_prepare_serial`` with the contacts shared out between the threads (independent), in
-    ``ranges`` ranges (one per thread).
-
-    Each range is a call, not an inlined loop body: numba's parfor pass (0.68) takes writes in
-    the loop to an array that came out of a record's field for dead code unless the loop reads
-    them back, and drops them (tests/physics/dynamics/test_solver.py: serial = parallel)."""
-    k = contacts.body.shape[0]
-    for t in prange(ranges):
-        _prepare_range(t * k // ranges, (t + 1) * k // ranges, contacts, restitution, motion, h,
-                       threshold, rows)
+def _prepare_threads(contacts, restitution, motion, h, threshold, rows, bounce, collide, target,
+                     tau):
+    """``_prepare_parallel``'s loop. The rows' flags come in as arrays of their own, not as
+    fields of rows: numba's parfor pass (0.68) takes a write in the loop to an array that came
+    out of a record's field for dead code unless the loop reads it back (axes, jac and mass it
+    does) and drops it (tests/physics/dynamics/test_solver.py: serial = parallel)."""
+    for c in prange(contacts.body.shape[0]):
+        bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
+            c, contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True)
@@ -569,11 +569,8 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
                        np.empty(k))
     restitution = np.ascontiguousarray(restitution, dtype=float)
     # small steps stay on the calling thread: waking the others costs more than it saves
-    if k >= PARALLEL_MIN_CONTACTS:
-        _prepare_parallel(contacts, restitution, motion, float(h), float(threshold), rows,
-                          parallel_threads())
-    else:
-        _prepare_serial(contacts, restitution, motion, float(h), float(threshold), rows)
+    prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
+    prepare(contacts, restitution, motion, float(h), float(threshold), rows)
     collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
     friction = np.ascontiguousarray(friction, dtype=float)

@@ -180,8 +180,8 @@ def test_many_contacts_swept_on_threads_conserve_momentum():
 
 
 def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
-    """Every field of the solver's rows, wall and pair contacts alike, whatever the number of
-    ranges the threads share (numba's parfor pass once dropped the flags' writes)."""
+    """Every field of the solver's rows, wall and pair contacts alike (numba's parfor pass once
+    dropped the flags' writes)."""
     from physics.dynamics.solver import ContactRows, Motion, _prepare_parallel, _prepare_serial
 
     contacts, pos, rng = random_body_contacts()
@@ -200,8 +200,7 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     serial = rows()
     _prepare_serial(contacts, restitution, motion, 0.01, 0.1, serial)
     assert serial.bounce.any() and serial.collide.any() and serial.target.any()
-    for ranges in (1, 2, 3):
-        threaded = rows()
-        _prepare_parallel(contacts, restitution, motion, 0.01, 0.1, threaded, ranges)
-        for field in ContactRows._fields:
-            assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
+    threaded = rows()
+    _prepare_parallel(contacts, restitution, motion, 0.01, 0.1, threaded)
+    for field in ContactRows._fields:
+        assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
