@@ -7,6 +7,7 @@ Bodies are rows of numpy arrays; a body's frame is its principal frame (physics.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -166,6 +167,35 @@ def check_container_size(size) -> np.ndarray:
     return size
 
 
+class HullSet(NamedTuple):
+    """The convex hulls of n bodies as the collision kernels read them, flattened (laid out as
+    in ``Model``, which holds them in the body frame; ``world_hulls`` in collision/narrowphase.py
+    makes the world-frame set of a step).
+
+    hull_points (H, 3) m vertices; hull_start (n+1,) body i owns
+    hull_points[hull_start[i]:hull_start[i+1]]; face_normal (F, 3) outward unit normals;
+    face_offset (F,) m: inside ⇔ n·x ≤ offset; face_start (n+1,); face_loop_start (F+1,) offsets
+    into face_vertex (V,) local vertex indices, counter-clockwise; edge (E, 2) local vertex
+    pairs; edge_faces (E, 2) local face pairs; edge_start (n+1,); boxes (collision/boxes.py):
+    box_axes (n, 3, 3) unit axes (the body frame's as columns, the world's as rows), box_half
+    (n, 3) m half extents (zero for any other shape), box_centre (n, 3) m.
+    """
+
+    hull_points: np.ndarray
+    hull_start: np.ndarray
+    face_normal: np.ndarray
+    face_offset: np.ndarray
+    face_start: np.ndarray
+    face_loop_start: np.ndarray
+    face_vertex: np.ndarray
+    edge: np.ndarray
+    edge_faces: np.ndarray
+    edge_start: np.ndarray
+    box_axes: np.ndarray
+    box_half: np.ndarray
+    box_centre: np.ndarray
+
+
 @dataclass
 class Model:
     """Static data of N bodies (rows) and the world; built and edited by ``World`` only.
@@ -211,6 +241,11 @@ class Model:
     @property
     def count(self) -> int:
         return len(self.ids)
+
+    @property
+    def hulls(self) -> HullSet:
+        """The hulls and their topology, body frame, as one record for the kernels."""
+        return HullSet(*(getattr(self, name) for name in HullSet._fields))
 
     def effective_restitution(self) -> np.ndarray:
         """(n,) per-body restitution with the world default filled in."""

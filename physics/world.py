@@ -31,7 +31,7 @@ from physics.dynamics.integrator import (
 )
 from physics.dynamics.islands import island_labels
 from physics.dynamics.sleep import rest, wake_pressed
-from physics.dynamics.solver import contact_materials, push_apart, solve_contacts
+from physics.dynamics.solver import Motion, contact_materials, push_apart, solve_contacts
 from physics.dynamics.warmstart import ContactCache
 from physics.geometry.rotation import quat_rotate, quat_to_matrix
 from physics.model import (
@@ -276,8 +276,8 @@ class World:
         restitution, friction = contact_materials(contacts, m.effective_restitution(),
                                                   m.effective_friction())
         result = solve_contacts(
-            contacts, s.pos, vel, ang_mom, omega, inv_mass, inv_iw, accel, restitution, friction,
-            s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
+            contacts, Motion(s.pos, vel, omega, accel, inv_mass, inv_iw), ang_mom, restitution,
+            friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
             m.settings.restitution_threshold)
 
         # 4. move: positions per contact regime, orientations by the rotation step

@@ -4,7 +4,7 @@ body pairs) and the solver reads, and the friction tangents of a contact normal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -12,16 +12,7 @@ from numba import njit
 SPECULATIVE_MARGIN = 0.01  # m: gap within which a vertex is a contact even at rest
 
 
-@dataclass
-class Contacts:
-    """Contact points of one step (k of them).
-
-    body (k,) int64 body row; key (k,) int64 stable identity; point (k, 3) world, m;
-    normal (k, 3) unit, pointing out of the wall (or the other body) into the body;
-    separation (k,) m along the normal (negative = penetration); tangent1, tangent2 (k, 3) unit
-    friction directions; other (k,) int64 row of the second body, −1 for a wall (the default).
-    """
-
+class _ContactFields(NamedTuple):
     body: np.ndarray
     key: np.ndarray
     point: np.ndarray
@@ -29,11 +20,26 @@ class Contacts:
     separation: np.ndarray
     tangent1: np.ndarray
     tangent2: np.ndarray
-    other: np.ndarray | None = None
+    other: np.ndarray
 
-    def __post_init__(self) -> None:
-        if self.other is None:
-            self.other = np.full(len(self.body), -1, dtype=np.int64)
+
+class Contacts(_ContactFields):
+    """Contact points of one step (k of them): a record of arrays, which the solver's kernels
+    take whole.
+
+    body (k,) int64 body row; key (k,) int64 stable identity (collision/keys.py); point (k, 3)
+    world, m; normal (k, 3) unit, pointing out of the wall (or the other body) into the body;
+    separation (k,) m along the normal (negative = penetration); tangent1, tangent2 (k, 3) unit
+    friction directions; other (k,) int64 row of the second body, −1 for a wall (the default).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, body, key, point, normal, separation, tangent1, tangent2, other=None):
+        if other is None:
+            other = np.full(len(body), -1, dtype=np.int64)
+        return super().__new__(cls, body, key, point, normal, separation, tangent1, tangent2,
+                               other)
 
     @property
     def count(self) -> int:
@@ -41,13 +47,49 @@ class Contacts:
 
     def subset(self, keep: np.ndarray) -> Contacts:
         """The contacts where ``keep`` (k,) bool is true."""
-        return Contacts(*(getattr(self, f)[keep] for f in _FIELDS))
+        return Contacts(*(column[keep] for column in self))
 
     @staticmethod
     def join(first: Contacts, second: Contacts) -> Contacts:
         """The contacts of both, first's then second's."""
-        return Contacts(*(np.concatenate((getattr(first, f), getattr(second, f)))
-                          for f in _FIELDS))
+        return Contacts(*(np.concatenate(pair) for pair in zip(first, second)))
+
+
+class ContactBuffer(NamedTuple):
+    """Room for up to m contacts, which a contact kernel fills from the front (``Contacts``'
+    fields before tangents are added).
+
+    body (m,) int64 row of the first body; other (m,) int64 row of the second, −1 for a wall;
+    key (m,) int64 (collision/keys.py); point (m, 3) world, m; normal (m, 3) unit, from the
+    other body (or wall) into the first; sep (m,) m along the normal (negative = penetration);
+    source (m,) int64 the stored manifold a body-pair contact was carried from, −1 if found
+    this step (collision/manifolds.py); empty (0,) for wall contacts, which have none.
+    """
+
+    body: np.ndarray
+    other: np.ndarray
+    key: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    sep: np.ndarray
+    source: np.ndarray
+
+    @staticmethod
+    def allocate(capacity: int, sources: bool = True) -> ContactBuffer:
+        """A buffer for ``capacity`` contacts, source −1 (or empty without ``sources``), the
+        rest unset."""
+        return ContactBuffer(np.empty(capacity, dtype=np.int64),
+                             np.empty(capacity, dtype=np.int64),
+                             np.empty(capacity, dtype=np.int64), np.empty((capacity, 3)),
+                             np.empty((capacity, 3)), np.empty(capacity),
+                             np.full(capacity if sources else 0, -1, dtype=np.int64))
+
+    def contacts(self, count: int) -> Contacts:
+        """The first ``count`` contacts, with their friction tangents."""
+        normal = self.normal[:count]
+        t1, t2 = plane_tangents(normal)
+        return Contacts(self.body[:count], self.key[:count], self.point[:count], normal,
+                        self.sep[:count], t1, t2, self.other[:count])
 
 
 @njit(cache=True, inline='always')
@@ -58,9 +100,6 @@ def manifold_end(body, other, first):
     while last < body.shape[0] and body[last] == body[first] and other[last] == other[first]:
         last += 1
     return last
-
-
-_FIELDS = ("body", "key", "point", "normal", "separation", "tangent1", "tangent2", "other")
 
 
 def plane_tangents(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

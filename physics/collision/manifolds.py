@@ -24,67 +24,62 @@ id (rows change when bodies are removed, ids do not).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import manifold_end
+from physics.collision.contact import ContactBuffer, manifold_end
+from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
 
 REUSE_SHIFT = 5e-4      # m the relative position may move before the manifold is found again
 REUSE_TURN = np.radians(1.0)  # rad the relative orientation may turn before the same
 # trace(R₀ᵀ R) = 1 + 2 cos θ for the rotation θ between two orientations
 MIN_TRACE = 1.0 + 2.0 * np.cos(REUSE_TURN)
-_ID_BITS = 21
 
 
-@dataclass
-class ManifoldCache:
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+class ManifoldCache(NamedTuple):
     """The manifolds of the touching pairs of the last step.
 
     A hash table of m slots (a power of two at least twice the number of pairs): keys (m,) int64
     pair keys, entry (m,) int64 the pair's row below, −1 for an empty slot. Per pair (p,):
     pose (p, 12) the relative pose the manifold was found at (position (3,) m, then the rotation
-    matrix (3, 3) row by row), start (p,) and count (p,) its stored contacts. Per stored contact
-    (c,): lower_first bool (the contact's first body is the pair's lower id), key int64 its
-    warm-start key, local (c, 9): P₁ in the first body's frame m, P₂ in the second's m, the
+    matrix (3, 3) row by row), start (p,) and size (p,) int64 its stored contacts. Per stored
+    contact (c,): lower_first bool (the contact's first body is the pair's lower id), key int64
+    its warm-start key, local (c, 9): P₁ in the first body's frame m, P₂ in the second's m, the
     normal in the first's. Empty (m = 0) before the first step. Only the slots' entries are
     cleared when a cache is made (the rest is written before it is read): a step's cache is
     ~1 MB for a pile of 1000 boxes.
     """
 
-    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    entry: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    pose: np.ndarray = field(default_factory=lambda: np.zeros((0, 12)))
-    start: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    lower_first: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    local: np.ndarray = field(default_factory=lambda: np.zeros((0, 9)))
-
-    @property
-    def arrays(self) -> tuple:
-        """The arrays in the order the kernels take them."""
-        return (self.keys, self.entry, self.pose, self.start, self.count, self.lower_first,
-                self.key, self.local)
+    keys: np.ndarray = _NO_ROWS
+    entry: np.ndarray = _NO_ROWS
+    pose: np.ndarray = np.zeros((0, 12))
+    start: np.ndarray = _NO_ROWS
+    size: np.ndarray = _NO_ROWS
+    lower_first: np.ndarray = np.zeros(0, dtype=bool)
+    key: np.ndarray = _NO_ROWS
+    local: np.ndarray = np.zeros((0, 9))
 
     @staticmethod
-    def of(body, other, key, point, normal, sep, source, ids, pos, rotm,
-           old: ManifoldCache) -> ManifoldCache:
-        """The cache of this step's body-pair contacts (k,) (rows body, other; key; point (k, 3)
-        m; normal (k, 3); sep (k,) m; consecutive per pair), where source (k,) is the pair row of
-        ``old`` a reused manifold came from (−1: found this step). ids (n,) body ids; pos
-        (n, 3) m and rotm (n, 3, 3) the poses the contacts were found or carried at."""
-        pairs = _count_pairs(body, other)
+    def of(found: ContactBuffer, bodies, old: ManifoldCache) -> ManifoldCache:
+        """The cache of this step's body-pair contacts ``found`` (k of them, consecutive per
+        pair), where found.source is the pair row of ``old`` a reused manifold came from (−1:
+        found this step); bodies the ``BodySet`` (physics/state.py) at the poses the contacts
+        were found or carried at."""
+        pairs = _count_pairs(found.body, found.other)
+        k = len(found.body)
         slots = 2 * (1 << max(pairs - 1, 0).bit_length())
         cache = ManifoldCache(
             np.empty(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
             np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
-            np.empty(pairs, dtype=np.int64), np.empty(len(body), dtype=bool),
-            np.empty(len(body), dtype=np.int64), np.empty((len(body), 9)))
-        _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm, old.pose,
-                      old.start, old.count, old.lower_first, old.key, old.local, *cache.arrays)
+            np.empty(pairs, dtype=np.int64), np.empty(k, dtype=bool),
+            np.empty(k, dtype=np.int64), np.empty((k, 9)))
+        _store_kernel(found, bodies, old, cache)
         return cache
 
 
@@ -96,12 +91,6 @@ def _count_pairs(body, other):
         first = manifold_end(body, other, first)
         runs += 1
     return runs
-
-
-@njit(cache=True, inline='always')
-def pair_key(id_a, id_b):
-    """One int64 per unordered pair of body ids."""
-    return (min(id_a, id_b) << _ID_BITS) | max(id_a, id_b)
 
 
 @njit(cache=True, inline='always')
@@ -147,10 +136,13 @@ def _pose_distance(lo, hi, pos, rotm, pose, row):
 
 
 @njit(cache=True, inline='always')
-def reusable_entry(a, b, ids, pos, rotm, keys, entry, pose):
-    """Row of the stored manifold of rows a and b if their relative pose is still within the
-    thresholds of the one it was found at, else −1."""
-    row = _find(pair_key(ids[a], ids[b]), keys, entry)
+def reusable_entry(a, b, bodies, manifolds):
+    """Row of the stored manifold of ``manifolds`` for rows a and b of ``bodies`` (a
+    ``BodySet``) if their relative pose is still within the thresholds of the one it was found
+    at, else −1."""
+    ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
+    keys, entry, pose = manifolds.keys, manifolds.entry, manifolds.pose
+    row = _find(body_pair_key(ids[a], ids[b]), keys, entry)
     if row < 0:
         return -1
     lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
@@ -161,10 +153,15 @@ def reusable_entry(a, b, ids, pos, rotm, keys, entry, pose):
 
 
 @njit(cache=True, inline='always')
-def emit_stored(row, a, b, ids, pos, rotm, start, count, lower_first, stored_key, local, out_n,
-                out_body, out_other, out_key, out_point, out_normal, out_sep, out_source):
-    """Write the contacts stored in pair row ``row`` for body rows a and b, carried to their
-    poses now (see the module's docstring); returns the new output count."""
+def emit_stored(row, a, b, bodies, manifolds, out, out_n):
+    """Write the contacts stored in pair row ``row`` of ``manifolds`` for rows a and b of
+    ``bodies`` (a ``BodySet``), carried to their poses now (see the module's docstring), into
+    the ``ContactBuffer`` out from out_n on; returns the new output count."""
+    ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
+    start, count, local = manifolds.start, manifolds.size, manifolds.local
+    lower_first, stored_key = manifolds.lower_first, manifolds.key
+    out_body, out_other, out_key, out_source = out.body, out.other, out.key, out.source
+    out_point, out_normal, out_sep = out.point, out.normal, out.sep
     lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
     for c in range(start[row], start[row] + count[row]):
         first, second = (lo, hi) if lower_first[c] else (hi, lo)
@@ -201,9 +198,12 @@ def emit_stored(row, a, b, ids, pos, rotm, start, count, lower_first, stored_key
 
 
 @njit(cache=True, nogil=True)
-def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
-                  old_pose, old_start, old_count, old_lower_first, old_key, old_local, keys,
-                  entry, pose, start, count, lower_first, stored_key, local):
+def _store_kernel(found, bodies, old, cache):
+    body, other, key, point, normal, sep, source = found
+    ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
+    old_pose, old_start, old_count = old.pose, old.start, old.size
+    old_lower_first, old_key, old_local = old.lower_first, old.key, old.local
+    keys, entry, pose, start, count, lower_first, stored_key, local = cache
     mask = keys.shape[0] - 1
     k = body.shape[0]
     first = 0
@@ -213,7 +213,7 @@ def _store_kernel(body, other, key, point, normal, sep, source, ids, pos, rotm,
         last = manifold_end(body, other, first)
         a, b = body[first], other[first]
         lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
-        pk = pair_key(ids[a], ids[b])
+        pk = body_pair_key(ids[a], ids[b])
         slot = hash_slot(pk, mask)
         while entry[slot] >= 0:
             slot = (slot + 1) & mask

@@ -19,10 +19,10 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
 1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
 fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
-features that made them (reference face, clipping edge, incident vertex or edge pair), so the same
-contact is found again next step and its impulses warm-start. A touching pair that has barely
-moved against each other since its manifold was found keeps that manifold, carried along with
-the two bodies (collision/manifolds.py: Jolt's body pair cache).
+features that made them (reference face, clipping edge, incident vertex or edge pair;
+collision/keys.py), so the same contact is found again next step and its impulses warm-start.
+A touching pair that has barely moved against each other since its manifold was found keeps
+that manifold, carried along with the two bodies (collision/manifolds.py: Jolt's body pair cache).
 
 Normals point from the second body (``other``) into the first (``body``), as a wall's normal
 points into its body: the first body receives +λn.
@@ -34,23 +34,25 @@ import numpy as np
 from numba import njit, prange
 
 from physics.collision.boxes import box_separations
-from physics.collision.contact import SPECULATIVE_MARGIN, Contacts, plane_tangents
+from physics.collision.contact import SPECULATIVE_MARGIN, ContactBuffer, Contacts
+from physics.collision.keys import (
+    SPHERE,
+    clip_tag,
+    edge_feature,
+    face_feature,
+    pair_key,
+    tag_vertex,
+)
 from physics.collision.manifolds import ManifoldCache, emit_stored, reusable_entry
-from physics.model import MAX_HULL_VERTICES
+from physics.model import MAX_HULL_VERTICES, HullSet
 from physics.runtime import parallel_threads
+from physics.state import BodySet
 
 MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
-_ID_BITS = 21              # key = −1 − ((id_a · 2²¹ + id_b) · 2²¹ + feature): below the wall keys
-_ID_MASK = (1 << _ID_BITS) - 1
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 PAIRS_PER_CHUNK = 256      # fewer pairs per thread are not worth a thread's start-up
-
-
-@njit(cache=True, inline='always')
-def _key(id_a, id_b, feature):
-    return -1 - ((((id_a & _ID_MASK) << _ID_BITS) | (id_b & _ID_MASK)) << _ID_BITS) - feature
 
 
 @njit(cache=True, inline='always')
@@ -72,28 +74,32 @@ def _area(points, u, v, i, nx, ny, nz):
 
 
 @njit(cache=True, inline='always')
-def _emit(out_n, body, other, key, px, py, pz, nx, ny, nz, sep,
-          out_body, out_other, out_key, out_point, out_normal, out_sep):
-    out_body[out_n] = body
-    out_other[out_n] = other
-    out_key[out_n] = key
-    out_point[out_n, 0] = px
-    out_point[out_n, 1] = py
-    out_point[out_n, 2] = pz
-    out_normal[out_n, 0] = nx
-    out_normal[out_n, 1] = ny
-    out_normal[out_n, 2] = nz
-    out_sep[out_n] = sep
+def _emit(out, out_n, body, other, key, px, py, pz, nx, ny, nz, sep):
+    """Write a contact into the ``ContactBuffer`` out at out_n; returns out_n + 1."""
+    out.body[out_n] = body
+    out.other[out_n] = other
+    out.key[out_n] = key
+    out.point[out_n, 0] = px
+    out.point[out_n, 1] = py
+    out.point[out_n, 2] = pz
+    out.normal[out_n, 0] = nx
+    out.normal[out_n, 1] = ny
+    out.normal[out_n, 2] = nz
+    out.sep[out_n] = sep
     return out_n + 1
 
 
 @njit(cache=True)
-def _closest_on_hull(c, b, wpts, hull_start, wnorm, woff, face_start, loop_start, face_vertex,
-                     edge, edge_start, q):
-    """Closest point q (3,) of hull b to c (3,); returns (distance, face index or −1).
+def _closest_on_hull(c, b, hulls, q):
+    """Closest point q (3,) of hull b of ``hulls`` (world frame) to c (3,); returns (distance,
+    face index or −1).
 
     Inside the hull the distance is the (negative) signed distance to the least deep face, q is
     the projection on it, and the face index says which face's normal to use."""
+    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
+                                     hulls.face_offset)
+    face_start, loop_start, face_vertex = hulls.face_start, hulls.face_loop_start, hulls.face_vertex
+    edge, edge_start = hulls.edge, hulls.edge_start
     v0 = hull_start[b]
     best_face, best = -1, -1e300
     for f in range(face_start[b], face_start[b + 1]):
@@ -145,9 +151,10 @@ def _closest_on_hull(c, b, wpts, hull_start, wnorm, woff, face_start, loop_start
 
 
 @njit(cache=True)
-def _inner_radius(r, pos, wnorm, woff, face_start):
+def _inner_radius(r, pos, hulls):
     """Distance (m) from body r's centre of mass to the nearest face plane of its hull (≤ 0 if
     the centre were not inside): the ball of that radius about it lies inside the hull."""
+    wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
     least = np.inf
     for f in range(face_start[r], face_start[r + 1]):
         least = min(least, woff[f] - (wnorm[f, 0] * pos[r, 0] + wnorm[f, 1] * pos[r, 1]
@@ -156,13 +163,17 @@ def _inner_radius(r, pos, wnorm, woff, face_start):
 
 
 @njit(cache=True)
-def _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start):
-    """Largest separation of hull b from the face planes of hull a: (separation, face).
+def _face_query(a, b, pos, hulls):
+    """Largest separation of hull b from the face planes of hull a: (separation, face); pos
+    (n, 3) m the centres of mass, hulls the world-frame ``HullSet``.
 
     A face is only projected against b's vertices if it can beat the best so far: b's lowest
     point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
     its centre of mass lies inside it), which skips the faces turned away from b exactly."""
-    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
+                                     hulls.face_offset)
+    face_start = hulls.face_start
+    inner_b = _inner_radius(b, pos, hulls)
     if inner_b <= 0.0:
         inner_b = -np.inf  # no ball inside: no bound
     best, best_face = -1e300, -1
@@ -194,8 +205,7 @@ def _arc_bound(n1x, n1y, n1z, n2x, n2y, n2z, wx, wy, wz):
 
 
 @njit(cache=True)
-def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge_start,
-                face_start, spec, face_best, arcs, kept, axis):
+def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
     axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
     and kept (≥ edges of b,) are scratch. Scalar arithmetic only: this is the innermost loop of
@@ -208,12 +218,15 @@ def _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge, edge_faces, edge
     arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along N is at
     most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, so the separation
     along N is at most N·(x_b − p0) − ρ_b (_arc_bound over the arc); the same for b's edges."""
+    wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
+    edge, edge_faces, edge_start = hulls.edge, hulls.edge_faces, hulls.edge_start
+    face_start = hulls.face_start
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
     threshold = min(spec, face_best + FACE_PREFERENCE)  # keep an edge whose bound reaches it
-    inner_a = _inner_radius(a, pos, wnorm, woff, face_start)
-    inner_b = _inner_radius(b, pos, wnorm, woff, face_start)
+    inner_a = _inner_radius(a, pos, hulls)
+    inner_b = _inner_radius(b, pos, hulls)
     if inner_a <= 0.0 or inner_b <= 0.0:
         threshold = -np.inf  # no ball inside: no bound, search everything
     # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
@@ -350,11 +363,13 @@ def _reduce(points, depth, tags, count, nx, ny, nz, keep):
 
 
 @njit(cache=True, inline='always')
-def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wnorm, woff,
-                  face_start, loop_start, face_vertex, spec, ids, out_n,
-                  out_body, out_other, out_key, out_point, out_normal, out_sep,
+def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out_n,
                   buf_a, buf_b, tags_a, tags_b, depth, keep):
-    """Clip the incident face of inc_body against ref_face of ref_body; emit ≤ 4 contacts."""
+    """Clip the incident face of inc_body against ref_face of ref_body (hulls the world-frame
+    ``HullSet``); emit ≤ 4 contacts into the ``ContactBuffer`` out from out_n on."""
+    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
+                                     hulls.face_offset)
+    face_start, loop_start, face_vertex = hulls.face_start, hulls.face_loop_start, hulls.face_vertex
     nx, ny, nz = wnorm[ref_face, 0], wnorm[ref_face, 1], wnorm[ref_face, 2]
     inc, lowest = -1, 1e300
     for f in range(face_start[inc_body], face_start[inc_body + 1]):
@@ -366,7 +381,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     for k in range(loop_start[inc], loop_start[inc + 1]):
         for a in range(3):
             buf_a[count, a] = wpts[vi + face_vertex[k], a]
-        tags_a[count] = face_vertex[k]
+        tags_a[count] = clip_tag(-1, face_vertex[k])
         count += 1
     vr = hull_start[ref_body]
     lo, hi = loop_start[ref_face], loop_start[ref_face + 1]
@@ -392,7 +407,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
                 t = di / (di - dj)
                 for a in range(3):
                     dst[out_count, a] = src[i, a] + t * (src[j, a] - src[i, a])
-                dst_tags[out_count] = 64 * (k - lo + 1) + src_tags[i] % 64
+                dst_tags[out_count] = clip_tag(k - lo, tag_vertex(src_tags[i]))
                 out_count += 1
         count = out_count
         src, dst, src_tags, dst_tags = dst, src, dst_tags, src_tags
@@ -415,21 +430,21 @@ def _face_contact(ref_body, inc_body, ref_face, flip, pos, wpts, hull_start, wno
     for c in range(m):
         i = keep[c]
         s = depth[i]
-        feature = ((1 if flip else 0) << 19) | ((local_face & 63) << 13) | (tags_a[i] & 8191)
-        out_n = _emit(out_n, body, other, _key(ids[body], ids[other], feature),
+        feature = face_feature(flip, local_face, tags_a[i])
+        out_n = _emit(out, out_n, body, other, pair_key(ids[body], ids[other], feature),
                       buf_a[i, 0] - 0.5 * s * nx, buf_a[i, 1] - 0.5 * s * ny,  # midway
-                      buf_a[i, 2] - 0.5 * s * nz, sign * nx, sign * ny, sign * nz, s,
-                      out_body, out_other, out_key, out_point, out_normal, out_sep)
+                      buf_a[i, 2] - 0.5 * s * nz, sign * nx, sign * ny, sign * nz, s)
     return out_n
 
 
 @njit(cache=True, inline='always')
-def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
+def _centre_axis_gap(a, b, pos, hulls) -> float:
     """Gap (m) between hulls a and b along the line of their centres; negative if they overlap
     along it. Any axis's gap is a lower bound on the distance between two convex sets, and
     this one costs a pass over the vertices (the full SAT: faces × vertices plus edge pairs),
     so the many broad-phase pairs of a sparse scene whose bounding spheres merely touch are
     dismissed here."""
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
     d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
     length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if length < 1e-12:
@@ -445,8 +460,9 @@ def _centre_axis_gap(a, b, pos, wpts, hull_start) -> float:
 
 
 @njit(cache=True, inline='always')
-def _facing_face(r, direction, wnorm, face_start):
+def _facing_face(r, direction, hulls):
     """Face of body r's hull whose world normal is closest to direction (3,)."""
+    wnorm, face_start = hulls.face_normal, hulls.face_start
     best, best_face = -np.inf, -1
     for f in range(face_start[r], face_start[r + 1]):
         d = wnorm[f, 0] * direction[0] + wnorm[f, 1] * direction[1] + wnorm[f, 2] * direction[2]
@@ -456,9 +472,11 @@ def _facing_face(r, direction, wnorm, face_start):
 
 
 @njit(cache=True, inline='always')
-def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
+def _support_edge(r, along, direction, hulls):
     """Edge of body r's hull parallel to the unit vector along (3,) whose midpoint lies farthest
     along direction (3,)."""
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
+    edge, edge_start = hulls.edge, hulls.edge_start
     best, best_edge = -np.inf, -1
     v0 = hull_start[r]
     for e in range(edge_start[r], edge_start[r + 1]):
@@ -475,29 +493,33 @@ def _support_edge(r, along, direction, wpts, hull_start, edge, edge_start):
 
 
 @njit(cache=True, inline='always')
-def _box_face(r, axis_index, sign, box_axes, wnorm, face_start, towards):
+def _box_face(r, axis_index, sign, hulls, towards):
     """The face of box r whose outward normal is sign × its axis axis_index (collision/boxes.py)."""
     for k in range(3):
-        towards[k] = sign * box_axes[r, axis_index, k]
-    return _facing_face(r, towards, wnorm, face_start)
+        towards[k] = sign * hulls.box_axes[r, axis_index, k]
+    return _facing_face(r, towards, hulls)
 
 
 @njit(cache=True, inline='always')
-def _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge, edge_start, axis, towards):
+def _box_edges(a, b, ie, je, hulls, axis, towards):
     """The support edges of boxes a and b along the edge axis A_ie × B_je (axis (3,), from a to
     b): a's farthest along axis, b's farthest against it."""
-    ea = _support_edge(a, box_axes[a, ie], axis, wpts, hull_start, edge, edge_start)
+    ea = _support_edge(a, hulls.box_axes[a, ie], axis, hulls)
     for k in range(3):
         towards[k] = -axis[k]
-    return ea, _support_edge(b, box_axes[b, je], towards, wpts, hull_start, edge, edge_start)
+    return ea, _support_edge(b, hulls.box_axes[b, je], towards, hulls)
 
 
 @njit(cache=True, nogil=True)
-def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
-                 face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-                 box_centre, box_half, h, rotm, keys, entry, pose, start, count, lower_first,
-                 stored_key, local, out_body, out_other, out_key, out_point, out_normal, out_sep,
-                 out_source):
+def _pair_kernel(pairs, bodies, hulls, h, manifolds, out):
+    """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with world
+    hulls ``hulls`` (a ``HullSet``) for a step of h s, the pairs whose manifold in
+    ``manifolds`` (a ``ManifoldCache``) can be reused carried along, into the
+    ``ContactBuffer`` out (room for MAX_MANIFOLD per pair); returns their count."""
+    pos, vel, omega = bodies.pos, bodies.vel, bodies.omega
+    ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
+    wpts, wnorm, face_start = hulls.hull_points, hulls.face_normal, hulls.face_start
+    hull_start, edge, edge_start = hulls.hull_start, hulls.edge, hulls.edge_start
     out_n = 0
     q = np.empty(3)
     c = np.empty(3)
@@ -513,11 +535,9 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
     dots, towards = np.empty((3, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        stored = reusable_entry(a, b, ids, pos, rotm, keys, entry, pose)
+        stored = reusable_entry(a, b, bodies, manifolds)
         if stored >= 0:  # barely moved against each other since their manifold was found
-            out_n = emit_stored(stored, a, b, ids, pos, rotm, start, count, lower_first, stored_key,
-                                local, out_n, out_body, out_other, out_key, out_point, out_normal,
-                                out_sep, out_source)
+            out_n = emit_stored(stored, a, b, bodies, manifolds, out, out_n)
             continue
         rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
                       + (vel[a, 2] - vel[b, 2]) ** 2)
@@ -532,14 +552,12 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 continue
             nrm = d / dist if dist > 1e-12 else np.array([0.0, 1.0, 0.0])
             pt = pos[b] + (radius[b] + 0.5 * s) * nrm
-            out_n = _emit(out_n, a, b, _key(ids[a], ids[b], 0), pt[0], pt[1], pt[2],
-                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
-                          out_normal, out_sep)
+            out_n = _emit(out, out_n, a, b, pair_key(ids[a], ids[b], SPHERE), pt[0], pt[1],
+                          pt[2], nrm[0], nrm[1], nrm[2], s)
         elif radius[a] > 0.0 or radius[b] > 0.0:
             ball, hull = (a, b) if radius[a] > 0.0 else (b, a)
             c[:] = pos[ball]
-            dist, face = _closest_on_hull(c, hull, wpts, hull_start, wnorm, woff, face_start,
-                                          loop_start, face_vertex, edge, edge_start, q)
+            dist, face = _closest_on_hull(c, hull, hulls, q)
             s = dist - radius[ball]
             if s >= spec:
                 continue
@@ -551,88 +569,81 @@ def _pair_kernel(pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, w
                 continue
             pt = q + 0.5 * s * nrm
             # nrm points from the hull to the ball; the first body must be the ball
-            out_n = _emit(out_n, ball, hull, _key(ids[ball], ids[hull], 0), pt[0], pt[1], pt[2],
-                          nrm[0], nrm[1], nrm[2], s, out_body, out_other, out_key, out_point,
-                          out_normal, out_sep)
+            out_n = _emit(out, out_n, ball, hull, pair_key(ids[ball], ids[hull], SPHERE), pt[0],
+                          pt[1], pt[2], nrm[0], nrm[1], nrm[2], s)
         elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
             continue  # a point or segment hull has no faces to collide with (walls only)
-        elif _centre_axis_gap(a, b, pos, wpts, hull_start) >= spec:
+        elif _centre_axis_gap(a, b, pos, hulls) >= spec:
             continue  # farther apart than the step can close: no contact, not even speculative
         else:
             # what _face_query (both ways) and _edge_query find; two boxes get the separations
             # in closed form (collision/boxes.py) and only the winning axis's hull features, below
-            boxes = box_half[a, 0] > 0.0 and box_half[b, 0] > 0.0
+            boxes = hulls.box_half[a, 0] > 0.0 and hulls.box_half[b, 0] > 0.0
             ia = ib = ie = je = 0
             sign_a = sign_b = 1.0
             fa = fb = ea = eb = -1
             if boxes:
                 sa, ia, sign_a, sb, ib, sign_b, se, ie, je = box_separations(
-                    a, b, box_axes, box_centre, box_half, dots, axis)
+                    a, b, hulls.box_axes, hulls.box_centre, hulls.box_half, dots, axis)
                 if sa >= spec or sb >= spec or se >= spec:
                     continue
             else:
-                sa, fa = _face_query(a, b, pos, wpts, hull_start, wnorm, woff, face_start)
+                sa, fa = _face_query(a, b, pos, hulls)
                 if sa >= spec:
                     continue
-                sb, fb = _face_query(b, a, pos, wpts, hull_start, wnorm, woff, face_start)
+                sb, fb = _face_query(b, a, pos, hulls)
                 if sb >= spec:
                     continue
-                se, ea, eb = _edge_query(a, b, pos, wpts, hull_start, wnorm, woff, edge,
-                                         edge_faces, edge_start, face_start, spec, max(sa, sb),
-                                         arcs, kept, axis)
+                se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept, axis)
                 if se >= spec:
                     continue
             if se > max(sa, sb) + FACE_PREFERENCE:
                 if boxes:
-                    ea, eb = _box_edges(a, b, ie, je, box_axes, wpts, hull_start, edge,
-                                        edge_start, axis, towards)
+                    ea, eb = _box_edges(a, b, ie, je, hulls, axis, towards)
                 va, vb = hull_start[a], hull_start[b]
                 _segments_closest(wpts, va + edge[ea, 0], va + edge[ea, 1], vb + edge[eb, 0],
                                   vb + edge[eb, 1], mid)
-                feature = (1 << 20) | (((ea - edge_start[a]) & 1023) << 10) | (
-                    (eb - edge_start[b]) & 1023)
-                out_n = _emit(out_n, a, b, _key(ids[a], ids[b], feature), mid[0], mid[1], mid[2],
-                              -axis[0], -axis[1], -axis[2], se, out_body, out_other, out_key,
-                              out_point, out_normal, out_sep)
+                feature = edge_feature(ea - edge_start[a], eb - edge_start[b])
+                out_n = _emit(out, out_n, a, b, pair_key(ids[a], ids[b], feature), mid[0],
+                              mid[1], mid[2], -axis[0], -axis[1], -axis[2], se)
             elif sb > sa + FACE_PREFERENCE:
                 if boxes:
-                    fb = _box_face(b, ib, sign_b, box_axes, wnorm, face_start, towards)
-                out_n = _face_contact(b, a, fb, True, pos, wpts, hull_start, wnorm, woff,
-                                      face_start, loop_start, face_vertex, spec, ids, out_n,
-                                      out_body, out_other, out_key, out_point, out_normal,
-                                      out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
+                    fb = _box_face(b, ib, sign_b, hulls, towards)
+                out_n = _face_contact(b, a, fb, True, hulls, spec, ids, out, out_n, buf_a, buf_b,
+                                      tags_a, tags_b, depth, keep)
             else:
                 if boxes:
-                    fa = _box_face(a, ia, sign_a, box_axes, wnorm, face_start, towards)
-                out_n = _face_contact(a, b, fa, False, pos, wpts, hull_start, wnorm, woff,
-                                      face_start, loop_start, face_vertex, spec, ids, out_n,
-                                      out_body, out_other, out_key, out_point, out_normal,
-                                      out_sep, buf_a, buf_b, tags_a, tags_b, depth, keep)
+                    fa = _box_face(a, ia, sign_a, hulls, towards)
+                out_n = _face_contact(a, b, fa, False, hulls, spec, ids, out, out_n, buf_a,
+                                      buf_b, tags_a, tags_b, depth, keep)
     return out_n
 
 
-def world_hulls(pos, rotm, model, rows):
-    """Hull vertices (H, 3) m, face normals (F, 3) and face offsets (F,) m in the world, laid out
-    as the model's hulls, and the boxes' world axes (n, 3, 3) (row k is axis k) and centres
-    (n, 3) m; only the bodies ``rows`` (k,) are filled in (the rest is garbage), so a sparse
-    scene transforms just the few hulls the broad phase paired.
+def world_hulls(pos, rotm, model, rows) -> HullSet:
+    """The model's hulls in the world (``HullSet``: vertices, face normals and offsets, the
+    boxes' axes as rows and centres moved; the topology is the model's), only the bodies
+    ``rows`` (k,) filled in (the rest is garbage), so a sparse scene transforms just the few
+    hulls the broad phase paired.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
-    points = np.empty_like(model.hull_points)
-    normals = np.empty_like(model.face_normal)
-    offsets = np.empty_like(model.face_offset)
-    box_axes = np.empty_like(model.box_axes)
-    box_centre = np.empty_like(model.box_centre)
-    _transform_hulls(rows, pos, rotm, model.hull_start, model.hull_points, model.face_start,
-                     model.face_normal, model.face_offset, model.box_axes, model.box_centre,
-                     points, normals, offsets, box_axes, box_centre)
-    return points, normals, offsets, box_axes, box_centre
+    body = model.hulls
+    world = body._replace(hull_points=np.empty_like(body.hull_points),
+                          face_normal=np.empty_like(body.face_normal),
+                          face_offset=np.empty_like(body.face_offset),
+                          box_axes=np.empty_like(body.box_axes),
+                          box_centre=np.empty_like(body.box_centre))
+    _transform_hulls(rows, pos, rotm, body, world)
+    return world
 
 
 @njit(cache=True, nogil=True)
-def _transform_hulls(rows, pos, rotm, hull_start, hull_points, face_start, face_normal,
-                     face_offset, body_box_axes, body_box_centre, points, normals, offsets,
-                     box_axes, box_centre):
+def _transform_hulls(rows, pos, rotm, body, world):
+    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body."""
+    hull_start, hull_points, face_start = body.hull_start, body.hull_points, body.face_start
+    face_normal, face_offset = body.face_normal, body.face_offset
+    body_box_axes, body_box_centre = body.box_axes, body.box_centre
+    points, normals, offsets = world.hull_points, world.face_normal, world.face_offset
+    box_axes, box_centre = world.box_axes, world.box_centre
     for r in rows:
         rot = rotm[r]
         for v in range(hull_start[r], hull_start[r + 1]):
@@ -672,25 +683,14 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
     """``body_contacts``, carrying along the manifolds of the last step's touching pairs that
     have barely moved against each other since (collision/manifolds.py); returns the contacts and the
     manifolds to keep for the next step."""
-    capacity = max(MAX_MANIFOLD * len(pairs), 1)
-    body = np.empty(capacity, dtype=np.int64)
-    other = np.empty(capacity, dtype=np.int64)
-    key = np.empty(capacity, dtype=np.int64)
-    point = np.empty((capacity, 3))
-    normal = np.empty((capacity, 3))
-    sep = np.empty(capacity)
-    source = np.full(capacity, -1, dtype=np.int64)  # the stored manifold a contact came from
+    out = ContactBuffer.allocate(max(MAX_MANIFOLD * len(pairs), 1))
+    bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
     count = 0
     if len(pairs):
         paired = np.zeros(len(pos), dtype=bool)
         paired[pairs.ravel()] = True
-        points, normals, offsets, box_axes, box_centre = world_hulls(pos, rotm, model,
-                                                                     np.flatnonzero(paired))
-        args = (np.ascontiguousarray(pairs), pos, vel, omega, model.ids, model.radius,
-                model.bound_radius, points, model.hull_start, normals, offsets, model.face_start,
-                model.face_loop_start, model.face_vertex, model.edge, model.edge_faces,
-                model.edge_start, box_axes, box_centre, model.box_half, float(h), rotm,
-                *manifolds.arrays, body, other, key, point, normal, sep, source)
+        hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
+        args = (np.ascontiguousarray(pairs), bodies, hulls, float(h), manifolds, out)
         # pairs are independent: chunks of them go to the threads, each chunk writing its
         # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
         chunks = min(parallel_threads(), len(pairs) // PAIRS_PER_CHUNK)
@@ -700,38 +700,30 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
             bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
             counts = np.zeros(chunks, dtype=np.int64)
             _pair_chunks(bounds, *args, counts)
-            count = _pack(bounds, counts, body, other, key, point, normal, sep, source)
-    body, other, key, point, normal, sep = (body[:count], other[:count], key[:count],
-                                            point[:count], normal[:count], sep[:count])
-    kept = ManifoldCache.of(body, other, key, point, normal, sep, source[:count], model.ids, pos,
-                            rotm, manifolds)
-    t1, t2 = plane_tangents(normal)
-    return Contacts(body, key, point, normal, sep, t1, t2, other), kept
+            count = _pack(bounds, counts, out)
+    found = ContactBuffer(*(column[:count] for column in out))
+    return found.contacts(count), ManifoldCache.of(found, bodies, manifolds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _pair_chunks(bounds, pairs, pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm,
-                 woff, face_start, loop_start, face_vertex, edge, edge_faces, edge_start,
-                 box_axes, box_centre, box_half, h, rotm, keys, entry, pose, start, count,
-                 lower_first, stored_key, local, out_body, out_other, out_key, out_point,
-                 out_normal, out_sep, out_source, counts):
+def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, counts):
     """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
     writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]."""
     for t in prange(len(bounds) - 1):
         lo, hi = bounds[t], bounds[t + 1]
         first, last = MAX_MANIFOLD * lo, MAX_MANIFOLD * hi
-        counts[t] = _pair_kernel(
-            pairs[lo:hi], pos, vel, omega, ids, radius, bound, wpts, hull_start, wnorm, woff,
-            face_start, loop_start, face_vertex, edge, edge_faces, edge_start, box_axes,
-            box_centre, box_half, h, rotm, keys, entry, pose, start, count, lower_first,
-            stored_key, local, out_body[first:last], out_other[first:last], out_key[first:last],
-            out_point[first:last], out_normal[first:last], out_sep[first:last],
-            out_source[first:last])
+        stretch = ContactBuffer(out.body[first:last], out.other[first:last],
+                                out.key[first:last], out.point[first:last],
+                                out.normal[first:last], out.sep[first:last],
+                                out.source[first:last])
+        counts[t] = _pair_kernel(pairs[lo:hi], bodies, hulls, h, manifolds, stretch)
 
 
 @njit(cache=True, nogil=True)
-def _pack(bounds, counts, body, other, key, point, normal, sep, source):
-    """Move each chunk's contacts down to follow the previous chunk's; returns the total."""
+def _pack(bounds, counts, out):
+    """Move each chunk's contacts in the ``ContactBuffer`` out down to follow the previous
+    chunk's; returns the total."""
+    body, other, key, point, normal, sep, source = out
     count = 0
     for t in range(len(counts)):
         first = MAX_MANIFOLD * bounds[t]

@@ -14,18 +14,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import SPECULATIVE_MARGIN, Contacts, plane_tangents, tangent_pair
+from physics.collision.contact import SPECULATIVE_MARGIN, ContactBuffer, Contacts, tangent_pair
+from physics.collision.keys import wall_key
+from physics.state import BodySet
 
 MAX_POINTS_PER_PLANE = 5   # deepest + extremes along four in-plane directions
-# Contact keys identify a contact across steps for warm starting: body id, wall, hull vertex.
-KEY_PLANE_STRIDE = 64
-KEY_BODY_STRIDE = 1024
 
 
 @njit(cache=True, nogil=True)
-def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
-                         awake, h, out_body, out_key, out_point, out_plane, out_sep):
-    """Fill the out_* buffers (capacity n·planes·MAX_POINTS_PER_PLANE); return the count."""
+def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out):
+    """Fill the ``ContactBuffer`` out (capacity n·planes·MAX_POINTS_PER_PLANE; no sources)
+    with the contacts of ``bodies`` (a ``BodySet``); return the count."""
+    pos, rotm, vel, omega = bodies.pos, bodies.rotm, bodies.vel, bodies.omega
+    ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
+    out_body, out_other, out_key = out.body, out.other, out.key
+    out_point, out_normal, out_sep = out.point, out.normal, out.sep
     count = 0
     n_planes = planes.shape[0]
     world = np.empty((64, 3))
@@ -62,12 +65,12 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                 # the sphere's lowest point moves with the centre's normal velocity
                 un = nx * vel[b, 0] + ny * vel[b, 1] + nz * vel[b, 2]
                 if s < SPECULATIVE_MARGIN + max(0.0, -un) * h * 1.5:
-                    out_body[count] = b
-                    out_key[count] = ids[b] * KEY_BODY_STRIDE + pl * KEY_PLANE_STRIDE
+                    out_body[count], out_other[count] = b, -1
+                    out_key[count] = wall_key(ids[b], pl, 0)
                     out_point[count, 0] = pos[b, 0] - radius[b] * nx
                     out_point[count, 1] = pos[b, 1] - radius[b] * ny
                     out_point[count, 2] = pos[b, 2] - radius[b] * nz
-                    out_plane[count] = pl
+                    out_normal[count, 0], out_normal[count, 1], out_normal[count, 2] = nx, ny, nz
                     out_sep[count] = s
                     count += 1
                 continue
@@ -121,12 +124,12 @@ def _wall_contact_kernel(pos, rotm, vel, omega, ids, radius, bound, hull_points,
                         n_chosen += 1
             for m in range(n_chosen):
                 j = chosen[m]
-                out_body[count] = b
-                out_key[count] = ids[b] * KEY_BODY_STRIDE + pl * KEY_PLANE_STRIDE + j
+                out_body[count], out_other[count] = b, -1
+                out_key[count] = wall_key(ids[b], pl, j)
                 out_point[count, 0] = world[j, 0]
                 out_point[count, 1] = world[j, 1]
                 out_point[count, 2] = world[j, 2]
-                out_plane[count] = pl
+                out_normal[count, 0], out_normal[count, 1], out_normal[count, 2] = nx, ny, nz
                 out_sep[count] = sep[j]
                 count += 1
     return count
@@ -143,22 +146,13 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     a sleeping body has no wall contacts).
     """
     n, n_planes = len(pos), len(planes)
-    capacity = max(n * n_planes * MAX_POINTS_PER_PLANE, 1)
-    body = np.empty(capacity, dtype=np.int64)
-    key = np.empty(capacity, dtype=np.int64)
-    point = np.empty((capacity, 3))
-    plane = np.empty(capacity, dtype=np.int64)
-    sep = np.empty(capacity)
+    out = ContactBuffer.allocate(max(n * n_planes * MAX_POINTS_PER_PLANE, 1), sources=False)
     count = 0
     if n and n_planes:
         count = _wall_contact_kernel(
-            pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_start, planes,
-            np.ones(n, dtype=bool) if awake is None else awake, float(h), body, key, point, plane,
-            sep,
-        )
-    normal = np.take(planes[:, :3], plane[:count], axis=0)
-    t1, t2 = plane_tangents(normal)
-    return Contacts(body[:count], key[:count], point[:count], normal, sep[:count], t1, t2)
+            BodySet(ids, radius, bound, pos, rotm, vel, omega), hull_points, hull_start, planes,
+            np.ones(n, dtype=bool) if awake is None else awake, float(h), out)
+    return out.contacts(count)
 
 
 @njit(cache=True, nogil=True)

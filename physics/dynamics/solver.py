@@ -28,6 +28,7 @@ Body–body penetration left after the step is removed by ``push_apart``, a posi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -61,6 +62,41 @@ class ContactResult:
     touched: np.ndarray
     walled: np.ndarray
     impact_fraction: np.ndarray
+
+
+class Motion(NamedTuple):
+    """The n bodies as the solver reads and moves them (vel and omega change in place).
+
+    pos (n, 3) m centre of mass; vel (n, 3) m/s; omega (n, 3) rad/s world angular velocity;
+    accel (n, 3) m/s² the constant acceleration of the step (gravity + force/m); inv_mass (n,)
+    1/kg; inv_iw (n, 3, 3) 1/(kg·m²) world inverse inertia.
+    """
+
+    pos: np.ndarray
+    vel: np.ndarray
+    omega: np.ndarray
+    accel: np.ndarray
+    inv_mass: np.ndarray
+    inv_iw: np.ndarray
+
+
+class ContactRows(NamedTuple):
+    """The solver's rows of k contacts (Box2D's contact constraints), made once a step.
+
+    axes (k, 3, 3) the directions: normal, tangent 1, tangent 2; jac (k, 12, 3) the Jacobian
+    block (see _ARM); mass (k, 3) kg effective masses along the axes; bounce (k,) bool a wall
+    contact hit faster than the restitution threshold; collide (k,) bool a body pair with
+    restitution; target (k,) m/s the normal velocity a bounce leaves with; tau (k,) in [0, 1]
+    when in the step the contact hit.
+    """
+
+    axes: np.ndarray
+    jac: np.ndarray
+    mass: np.ndarray
+    bounce: np.ndarray
+    collide: np.ndarray
+    target: np.ndarray
+    tau: np.ndarray
 
 
 # Rows of a contact's Jacobian block ``jac`` (k, 12, 3), Box2D's precomputed contact constraint:
@@ -100,8 +136,11 @@ def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
 
 
 @njit(cache=True, nogil=True)
-def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, threshold, collision,
-                   impact, vel, omega, inv_mass, h, iterations):
+def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations):
+    """The collision pass of the body pairs (``Contacts``, their ``ContactRows``; restitution
+    (k,) per contact; threshold m/s) on the velocities of ``motion``; collision (k,) N·s
+    receives the impulses and rows.tau the pairs' impact times."""
+    body, other, collide = contacts.body, contacts.other, rows.collide
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
     # stack's warm start cannot look like an impact), as pairwise collisions (Guendelman,
@@ -114,7 +153,7 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
     # A pair whose two bodies have not changed velocity since its last visit would find what it
     # found then (not approaching): it is skipped. changed (n,) holds when each body last
     # changed, counted in visits (sweep · k + first contact of the pair), so the skip is exact.
-    changed = np.full(vel.shape[0], -1, dtype=np.int64)
+    changed = np.full(motion.vel.shape[0], -1, dtype=np.int64)
     target, given = np.empty(k), np.empty(k)  # per contact; one allocation, not one per visit
     # the manifolds that may collide, found once: contacts starts[m]…ends[m] − 1 (the contacts
     # of a pair are consecutive); walls and pairs without restitution are not swept at all
@@ -133,9 +172,8 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
             first, last = starts[m], ends[m]
             b, o = body[first], other[first]
             if (not (sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
-                    and _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution,
-                                          threshold, collision, impact, vel, omega, inv_mass, h,
-                                          target, given)):
+                    and _collide_manifold(first, last, b, o, contacts, rows, restitution,
+                                          threshold, collision, motion, h, target, given)):
                 changed[b] = changed[o] = sweep * k + first
                 active = True
         if not active:
@@ -143,11 +181,14 @@ def _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, thre
 
 
 @njit(cache=True, inline='always')
-def _collide_manifold(first, last, b, o, axes, jac, sep, mass, restitution, threshold, collision,
-                      impact, vel, omega, inv_mass, h, target, given):
+def _collide_manifold(first, last, b, o, contacts, rows, restitution, threshold, collision,
+                      motion, h, target, given):
     """Collide the approaching points first…last − 1 of bodies b and o's manifold together:
     each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence. Returns
     whether any point approached. target, given (k,): scratch per contact."""
+    sep, axes, jac, mass, impact = (contacts.separation, rows.axes, rows.jac, rows.mass,
+                                    rows.tau)
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     approaching = False
     for c in range(first, last):
         given[c] = 0.0
@@ -297,10 +338,12 @@ def _sweep(contacts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega
 
 
 @njit(cache=True, nogil=True)
-def _serial_sweeps(body, other, axes, jac, sep, mass, mu, impulses, vel, omega, inv_mass, h,
-                   iterations):
+def _serial_sweeps(contacts, rows, mu, impulses, motion, h, iterations):
     """Warm start, then the velocity sweeps over every contact in order, on the calling
     thread."""
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    axes, jac, mass = rows.axes, rows.jac, rows.mass
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     every = np.arange(body.shape[0])
     _warm_start(every, body, other, axes, jac, impulses, vel, omega, inv_mass)
     for _ in range(iterations):
@@ -308,11 +351,13 @@ def _serial_sweeps(body, other, axes, jac, sep, mass, mu, impulses, vel, omega, 
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega,
-                 inv_mass, h, iterations):
+def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterations):
     """Warm start and the velocity sweeps with the contacts in groups (see ``sweep_groups``):
     the even slab groups side by side, then the odd ones, then the leftover group on this
     thread."""
+    body, other, sep = contacts.body, contacts.other, contacts.separation
+    axes, jac, mass = rows.axes, rows.jac, rows.mass
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     slabs = starts.shape[0] - 2
     for phase in range(2):
         for t in prange(slabs // 2):
@@ -332,8 +377,11 @@ def _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, mu, impulses,
 
 
 @njit(cache=True, nogil=True)
-def _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
-                        ang_mom, omega, inv_mass):
+def _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom):
+    """The wall restitution pass, then L += r × P into ang_mom (n, 3) for every contact."""
+    body, other = contacts.body, contacts.other
+    axes, jac, mass, bounce, target = rows.axes, rows.jac, rows.mass, rows.bounce, rows.target
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
     for c in range(k):
@@ -369,16 +417,23 @@ def _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, 
 
 
 @njit(cache=True, inline='always')
-def _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution, pos,
-                     vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                     collide, target, tau):
-    """Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
+def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
+    """Fill in the axes, jac and mass of ``ContactRows`` rows for contact c of ``contacts``
+    (restitution (k,) per contact, the bodies' ``Motion``, h s, threshold m/s) and return its
+    (bounce, collide, target, tau) for the caller to write.
+
+    Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
     1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
     change of the relative velocity along d (seed 001; physics.md §3 for two bodies); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts). Filled in for contact c."""
+    leaves with, tau (k,) when in the step it hit (see solve_contacts)."""
+    body, other, point, normal = contacts.body, contacts.other, contacts.point, contacts.normal
+    tangent1, tangent2, sep = contacts.tangent1, contacts.tangent2, contacts.separation
+    pos, vel, omega, accel = motion.pos, motion.vel, motion.omega, motion.accel
+    inv_mass, inv_iw = motion.inv_mass, motion.inv_iw
+    axes, jac, mass = rows.axes, rows.jac, rows.mass
     b, o = body[c], other[c]
     for a in range(3):
         axes[c, 0, a] = normal[c, a]
@@ -423,33 +478,39 @@ def _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, res
     fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
     e = restitution[c]
     # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
-    bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
-    collide[c] = o >= 0 and e > 0.0
-    tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+    bounce = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+    collide = o >= 0 and e > 0.0
+    tau = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
     # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
     # the step
-    target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
+    return bounce, collide, -e * v_impact + an * (1.0 - tau) * h, tau
 
 
 @njit(cache=True, nogil=True)
-def _prepare_serial(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
-                    omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                    collide, target, tau):
-    for c in range(body.shape[0]):
-        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
-                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
-                         bounce, collide, target, tau)
+def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
+    bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
+    for c in range(contacts.body.shape[0]):
+        bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
+            c, contacts, restitution, motion, h, threshold, rows)
+
+
+@njit(cache=True, nogil=True)
+def _prepare_parallel(contacts, restitution, motion, h, threshold, rows):
+    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    _prepare_threads(contacts, restitution, motion, h, threshold, rows, rows.bounce,
+                     rows.collide, rows.target, rows.tau)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_parallel(body, other, point, normal, tangent1, tangent2, sep, restitution, pos, vel,
-                      omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass, bounce,
-                      collide, target, tau):
-    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
-    for c in prange(body.shape[0]):
-        _prepare_contact(c, body, other, point, normal, tangent1, tangent2, sep, restitution,
-                         pos, vel, omega, accel, inv_mass, inv_iw, h, threshold, axes, jac, mass,
-                         bounce, collide, target, tau)
+def _prepare_threads(contacts, restitution, motion, h, threshold, rows, bounce, collide, target,
+                     tau):
+    """``_prepare_parallel``'s loop. The rows' flags come in as arrays of their own, not as
+    fields of rows: numba's parfor pass (0.68) takes a write in the loop to an array that came
+    out of a record's field for dead code unless the loop reads it back (axes, jac and mass it
+    does) and drops it (tests/physics/dynamics/test_solver.py: serial = parallel)."""
+    for c in prange(contacts.body.shape[0]):
+        bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
+            c, contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True)
@@ -491,48 +552,41 @@ def _materials_kernel(body, other, restitution, friction, e, mu):
             e[c], mu[c] = max(restitution[b], restitution[o]), np.sqrt(friction[b] * friction[o])
 
 
-def solve_contacts(contacts: Contacts, pos, vel, ang_mom, omega, inv_mass, inv_inertia_world, accel,
-                   restitution, friction, warm, h, iterations, threshold) -> ContactResult:
-    """Solve one step's contacts (walls and body pairs together); updates vel, ang_mom and
-    omega (n, 3) in place.
+def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, friction, warm, h,
+                   iterations, threshold) -> ContactResult:
+    """Solve one step's contacts (walls and body pairs together); updates motion.vel,
+    motion.omega and ang_mom (n, 3) in place.
 
-    pos (n, 3) m; vel (n, 3) m/s and ang_mom (n, 3) world kg·m²/s after this step's forces;
-    omega (n, 3) rad/s the matching world ω; inv_mass (n,); inv_inertia_world (n, 3, 3);
-    accel (n, 3) m/s² the constant acceleration of the step (gravity + force/m);
-    restitution, friction (k,) per contact; warm (k, 3) warm-start impulses; h s;
-    iterations sweeps; threshold m/s minimum impact speed for restitution.
+    motion: the bodies' ``Motion``, vel after this step's forces and omega the matching world
+    ω; ang_mom (n, 3) world kg·m²/s after this step's forces; restitution, friction (k,) per
+    contact; warm (k, 3) warm-start impulses; h s; iterations sweeps; threshold m/s minimum
+    impact speed for restitution.
     Velocities and accelerations of a body pair are relative: first body minus second.
     """
     k = contacts.count
-    axes, jac, mass = np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3))
-    bounce, collide = np.empty(k, dtype=bool), np.empty(k, dtype=bool)
-    target, tau = np.empty(k), np.empty(k)
+    rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
+                       np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
+                       np.empty(k))
     restitution = np.ascontiguousarray(restitution, dtype=float)
     # small steps stay on the calling thread: waking the others costs more than it saves
     prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    prepare(contacts.body, contacts.other, contacts.point, contacts.normal, contacts.tangent1,
-            contacts.tangent2, contacts.separation, restitution, pos, vel, omega, accel, inv_mass,
-            inv_inertia_world, float(h), float(threshold), axes, jac, mass, bounce, collide,
-            target, tau)
+    prepare(contacts, restitution, motion, float(h), float(threshold), rows)
     collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
     friction = np.ascontiguousarray(friction, dtype=float)
-    body, other, sep = contacts.body, contacts.other, contacts.separation
-    _impact_kernel(body, other, axes, jac, sep, mass, collide, restitution, float(threshold),
-                   collision, tau, vel, omega, inv_mass, float(h), int(iterations))
+    _impact_kernel(contacts, rows, restitution, float(threshold), collision, motion, float(h),
+                   int(iterations))
     if k >= PARALLEL_MIN_CONTACTS:
-        order, starts = sweep_groups(body, other, pos)
-        _slab_sweeps(order, starts, body, other, axes, jac, sep, mass, friction, impulses, vel,
-                     omega, inv_mass, float(h), int(iterations))
+        order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
+        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, float(h),
+                     int(iterations))
     else:
-        _serial_sweeps(body, other, axes, jac, sep, mass, friction, impulses, vel, omega,
-                       inv_mass, float(h), int(iterations))
-    _restitution_kernel(body, other, axes, jac, mass, bounce, target, impulses, collision, vel,
-                        ang_mom, omega, inv_mass)
-    n = len(vel)
+        _serial_sweeps(contacts, rows, friction, impulses, motion, float(h), int(iterations))
+    _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom)
+    n = len(motion.vel)
     result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
                            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
-    _summary_kernel(contacts.body, contacts.other, impulses, collision, bounce, tau,
+    _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
                     result.loaded, result.acted, result.touched, result.walled,
                     result.impact_fraction)
     return result

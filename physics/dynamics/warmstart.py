@@ -1,8 +1,8 @@
 """Warm starting: the accumulated impulses of the previous step's contacts, found again by their
 keys (physics.md §3).
 
-A contact keeps its key from one step to the next (collision/walls.py, collision/narrowphase.py: body ids and the
-features that made it), so the impulses it ended the last step with are the solver's first guess
+A contact keeps its key from one step to the next (collision/keys.py: body ids and the features
+that made it), so the impulses it ended the last step with are the solver's first guess
 for this one. The cache is an open-addressing hash table (linear probing, Fibonacci hashing)
 built and searched in one compiled pass each: a sorted array searched with ``searchsorted`` cost
 about half a millisecond a step for a pile of 1000 boxes (a sort, a binary search per contact and

@@ -137,5 +137,5 @@ def test_carried_manifolds_do_not_depend_on_the_thread_count(monkeypatch):
         kept, other = results[1][1], results[threads][1]
         assert np.array_equal(kept.entry, other.entry)
         assert np.array_equal(kept.keys[kept.entry >= 0], other.keys[other.entry >= 0])
-        for field in ("pose", "start", "count", "lower_first", "key", "local"):
+        for field in ("pose", "start", "size", "lower_first", "key", "local"):
             assert np.array_equal(getattr(kept, field), getattr(other, field)), field

@@ -120,17 +120,12 @@ def test_pruned_edge_query_changes_no_decision():
         direction /= np.linalg.norm(direction)
         pos = np.array([np.zeros(3), direction * rng.uniform(0.3, 1.0) * model.bound_radius.sum()])
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
-        points, normals, offsets, _, _ = world_hulls(pos, rotm, model, np.arange(2))
-        m, spec = model, 0.01
-        face_best = max(
-            _face_query(0, 1, pos, points, m.hull_start, normals, offsets, m.face_start)[0],
-            _face_query(1, 0, pos, points, m.hull_start, normals, offsets, m.face_start)[0])
+        hulls, spec = world_hulls(pos, rotm, model, np.arange(2)), 0.01
+        face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
 
         def query(spec, axis):
-            return _edge_query(0, 1, pos, points, m.hull_start, normals, offsets, m.edge,
-                               m.edge_faces, m.edge_start, m.face_start, spec, face_best,
-                               np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
-                               axis)
+            return _edge_query(0, 1, pos, hulls, spec, face_best, np.empty((10, _MAX_EDGES)),
+                               np.empty(_MAX_EDGES, dtype=np.int64), axis)
         full_axis, pruned_axis = np.empty(3), np.empty(3)
         full, pruned = query(-np.inf, full_axis), query(spec, pruned_axis)
         if full[0] >= spec or full[0] > face_best + FACE_PREFERENCE:
@@ -158,7 +153,8 @@ def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
         pos = np.array([np.zeros(3), direction / np.linalg.norm(direction)
                         * rng.uniform(0.3, 1.2) * model.bound_radius.sum()])
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
-        points, normals, offsets, _, _ = world_hulls(pos, rotm, model, np.arange(2))
+        hulls = world_hulls(pos, rotm, model, np.arange(2))
+        points, normals, offsets = hulls.hull_points, hulls.face_normal, hulls.face_offset
         m = model
         for a, b in ((0, 1), (1, 0)):
             faces = slice(m.face_start[a], m.face_start[a + 1])
@@ -166,8 +162,7 @@ def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
             n = normals[faces][:, None, :]   # the dot products summed in the kernel's order
             brute = (n[..., 0] * vertices[:, 0] + n[..., 1] * vertices[:, 1]
                      + n[..., 2] * vertices[:, 2]).min(axis=1) - offsets[faces]
-            sep, face = _face_query(a, b, pos, points, m.hull_start, normals, offsets,
-                                    m.face_start)
+            sep, face = _face_query(a, b, pos, hulls)
             assert sep == brute.max() and face == m.face_start[a] + np.argmax(brute)
 
 

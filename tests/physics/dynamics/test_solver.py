@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from physics.collision.contact import Contacts, plane_tangents
-from physics.dynamics.solver import impact_time, solve_contacts
+from physics.dynamics.solver import Motion, impact_time, solve_contacts
 
 
 def single_contact(point, normal, separation=0.0):
@@ -27,8 +27,8 @@ def test_one_point_impulse_matches_seed_001(restitution):
     vn = (vel[0] + np.cross(omega[0], r)) @ n
     expected = -(1 + restitution) * vn / (1 / mass + n @ np.cross(inv_iw @ np.cross(r, n), r))
     contacts = single_contact(r, n)
-    result = solve_contacts(contacts, pos, vel, ang_mom, omega, np.array([1 / mass]), inv_iw[None],
-                            np.zeros((1, 3)), np.array([restitution]), np.array([0.0]),
+    motion = Motion(pos, vel, omega, np.zeros((1, 3)), np.array([1 / mass]), inv_iw[None])
+    result = solve_contacts(contacts, motion, ang_mom, np.array([restitution]), np.array([0.0]),
                             np.zeros((1, 3)), 1e-3, 10, 0.2)
     assert result.impulses[0, 0] == pytest.approx(expected, rel=1e-12)
     vn_after = (vel[0] + np.cross(omega[0], r)) @ n
@@ -40,9 +40,9 @@ def test_friction_impulse_stays_inside_the_coulomb_cone():
     pos, vel = np.zeros((1, 3)), np.array([[4.0, -1.0, 3.0]])
     omega, ang_mom = np.zeros((1, 3)), np.zeros((1, 3))
     contacts = single_contact([0.0, -0.1, 0.0], [0.0, 1.0, 0.0])
-    result = solve_contacts(contacts, pos, vel, ang_mom, omega, np.array([1.0]), np.eye(3)[None] * 10,
-                            np.zeros((1, 3)), np.array([0.0]), np.array([0.3]), np.zeros((1, 3)),
-                            1e-3, 20, 0.2)
+    motion = Motion(pos, vel, omega, np.zeros((1, 3)), np.array([1.0]), np.eye(3)[None] * 10)
+    result = solve_contacts(contacts, motion, ang_mom, np.array([0.0]), np.array([0.3]),
+                            np.zeros((1, 3)), 1e-3, 20, 0.2)
     normal, tangent = result.impulses[0, 0], np.hypot(*result.impulses[0, 1:])
     assert normal > 0 and tangent == pytest.approx(0.3 * normal, rel=1e-9)
 
@@ -51,8 +51,9 @@ def test_speculative_gap_lets_the_point_arrive_but_not_cross():
     h, gap = 1e-2, 0.01
     pos, vel = np.zeros((1, 3)), np.array([[0.0, -5.0, 0.0]])
     contacts = single_contact([0.0, -0.5, 0.0], [0.0, 1.0, 0.0], separation=gap)
-    solve_contacts(contacts, pos, vel, np.zeros((1, 3)), np.zeros((1, 3)), np.array([1.0]),
-                   np.eye(3)[None], np.zeros((1, 3)), np.array([0.0]), np.array([0.0]),
+    motion = Motion(pos, vel, np.zeros((1, 3)), np.zeros((1, 3)), np.array([1.0]),
+                    np.eye(3)[None])
+    solve_contacts(contacts, motion, np.zeros((1, 3)), np.array([0.0]), np.array([0.0]),
                    np.zeros((1, 3)), h, 10, 0.2)
     assert vel[0, 1] == pytest.approx(-gap / h, rel=1e-12)
 
@@ -78,9 +79,10 @@ def test_box_landing_flat_on_four_corners_bounces_without_spin():
                         np.zeros(4), t1, t2)
     inv_iw = np.diag(1.0 / np.array([0.8**2 + 0.6**2, 1.0 + 0.6**2, 1.0 + 0.8**2]) * 12.0)
     vel, omega, ang_mom = np.array([[0.0, -6.0, 0.0]]), np.zeros((1, 3)), np.zeros((1, 3))
-    result = solve_contacts(contacts, np.zeros((1, 3)), vel, ang_mom, omega, np.array([1.0]),
-                            inv_iw[None], np.zeros((1, 3)), np.ones(4), np.zeros(4),
-                            np.zeros((4, 3)), 1.0 / 240.0, 10, 0.2)
+    motion = Motion(np.zeros((1, 3)), vel, omega, np.zeros((1, 3)), np.array([1.0]),
+                    inv_iw[None])
+    result = solve_contacts(contacts, motion, ang_mom, np.ones(4), np.zeros(4), np.zeros((4, 3)),
+                            1.0 / 240.0, 10, 0.2)
     assert vel[0, 1] == pytest.approx(6.0, rel=1e-12)
     assert np.abs(omega).max() < 1e-12 and np.abs(ang_mom).max() < 1e-12
     assert np.ptp(result.impulses[:, 0]) < 1e-12
@@ -105,8 +107,9 @@ def test_pair_impulses_conserve_linear_and_angular_momentum():
                         t1, t2, np.ones(3, dtype=np.int64))
     momentum = mass @ vel
     about_origin = ang_mom.sum(axis=0) + np.cross(pos, mass[:, None] * vel).sum(axis=0)
-    solve_contacts(contacts, pos, vel, ang_mom, omega, 1.0 / mass, inv_iw, np.zeros((2, 3)),
-                   np.full(3, 0.5), np.full(3, 0.6), np.zeros((3, 3)), 1.0 / 240.0, 10, 0.2)
+    motion = Motion(pos, vel, omega, np.zeros((2, 3)), 1.0 / mass, inv_iw)
+    solve_contacts(contacts, motion, ang_mom, np.full(3, 0.5), np.full(3, 0.6), np.zeros((3, 3)),
+                   1.0 / 240.0, 10, 0.2)
     assert np.allclose(mass @ vel, momentum, rtol=0, atol=1e-12)
     after = ang_mom.sum(axis=0) + np.cross(pos, mass[:, None] * vel).sum(axis=0)
     assert np.allclose(after, about_origin, rtol=0, atol=1e-12)
@@ -167,10 +170,37 @@ def test_many_contacts_swept_on_threads_conserve_momentum():
 
     p0, l0 = momenta()
     k = contacts.count
-    result = solve_contacts(contacts, pos, vel, ang_mom, omega, 1.0 / mass, inv_iw,
-                            np.zeros((n, 3)), np.full(k, 0.3), np.full(k, 0.5), np.zeros((k, 3)),
-                            1 / 240, 10, 0.2)
+    motion = Motion(pos, vel, omega, np.zeros((n, 3)), 1.0 / mass, inv_iw)
+    result = solve_contacts(contacts, motion, ang_mom, np.full(k, 0.3), np.full(k, 0.5),
+                            np.zeros((k, 3)), 1 / 240, 10, 0.2)
     assert result.loaded.sum() > 100  # the impulses did something
     p1, l1 = momenta()
     assert np.allclose(p1, p0, rtol=0, atol=1e-12 * np.abs(mass[:, None] * vel).sum())
     assert np.allclose(l1, l0, rtol=0, atol=1e-11 * (np.abs(ang_mom).sum() + np.abs(l0).sum()))
+
+
+def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
+    """Every field of the solver's rows, wall and pair contacts alike (numba's parfor pass once
+    dropped the flags' writes)."""
+    from physics.dynamics.solver import ContactRows, Motion, _prepare_parallel, _prepare_serial
+
+    contacts, pos, rng = random_body_contacts()
+    n, k = len(pos), contacts.count
+    walls = rng.random(k) < 0.3
+    contacts = contacts._replace(other=np.where(walls, -1, contacts.other))
+    motion = Motion(pos, rng.normal(size=(n, 3)), rng.normal(size=(n, 3)),
+                    rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, n),
+                    np.tile(np.eye(3), (n, 1, 1)) * rng.uniform(1.0, 5.0, (n, 1, 1)))
+    restitution = rng.uniform(0.0, 1.0, k)
+
+    def rows():
+        return ContactRows(np.zeros((k, 3, 3)), np.zeros((k, 12, 3)), np.zeros((k, 3)),
+                           np.zeros(k, dtype=bool), np.zeros(k, dtype=bool), np.zeros(k),
+                           np.zeros(k))
+    serial = rows()
+    _prepare_serial(contacts, restitution, motion, 0.01, 0.1, serial)
+    assert serial.bounce.any() and serial.collide.any() and serial.target.any()
+    threaded = rows()
+    _prepare_parallel(contacts, restitution, motion, 0.01, 0.1, threaded)
+    for field in ContactRows._fields:
+        assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
