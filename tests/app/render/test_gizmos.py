@@ -9,6 +9,8 @@ import pytest
 
 from app.render.camera import OrbitCamera
 from app.render.gizmos import (
+    BOX_CORNERS,
+    BOX_EDGES,
     ELLIPSOID_SIZE,
     MIN_PIXELS,
     OMEGA_REF,
@@ -87,6 +89,12 @@ def only(channel: int, rgb) -> np.ndarray:
 def box():
     """0.6 × 0.4 × 0.2 m: principal axes 1, 2, 3 along its long, middle, short sides."""
     return builtin_shape("box", [0.6, 0.4, 0.2])
+
+
+def box_edge_midpoints(centre) -> np.ndarray:
+    """(12, 3) world midpoints of the edges of ``box()`` placed unturned at ``centre``."""
+    corners = BOX_CORNERS * np.array([0.3, 0.2, 0.1])
+    return corners[BOX_EDGES].mean(axis=1) + centre
 
 
 CAMERA = OrbitCamera(target=(0.0, 0.6, 0.0), yaw=0.6, pitch=0.45, distance=3.2)
@@ -278,10 +286,7 @@ def test_collision_hulls_show_as_wireframes_along_the_hull_edges(gl):
                                                collision_hulls=True))
     off = render(gl, view, CAMERA, OFF)
     # midpoints of the box's 12 edges, and points on the sphere's silhouette-facing great circle
-    half = np.array([0.3, 0.2, 0.1])
-    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
-    edges = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
-    mids = np.array([(corners[a] + corners[b]) / 2 for a, b in edges]) + pos[0]
+    mids = box_edge_midpoints(pos[0])
     angle = np.linspace(0.0, 2 * np.pi, 16, endpoint=False) + 0.1
     circle = np.stack([np.cos(angle), np.sin(angle), np.zeros(16)], 1) * 0.25
     ring = np.vstack([circle, circle[:, [2, 0, 1]], circle[:, [1, 2, 0]]]) + pos[1]
@@ -326,10 +331,7 @@ def test_the_bounding_box_gizmo_outlines_the_box_along_the_principal_axes(gl):
     on = render(gl, view, CAMERA, GizmoOptions(angular_momentum=False, principal_axes=False,
                                                bounding_box=True))
     off = render(gl, view, CAMERA, OFF)
-    half = np.array([0.3, 0.2, 0.1])
-    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
-    edges = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
-    mids = np.array([(corners[a] + corners[b]) / 2 for a, b in edges]) + pos[0]
+    mids = box_edge_midpoints(pos[0])
     rgb = pixels(on, CAMERA, mids)
     cyan = (rgb[:, 1] > rgb[:, 0] + 40) & (rgb[:, 2] > rgb[:, 0] + 40)
     changed = np.abs(pixels(off, CAMERA, mids) - rgb).max(axis=1) > 40
