@@ -110,23 +110,29 @@ def test_slerp_rotation_angle_is_proportional_to_alpha(q0, q1, alpha):
 def test_hand_off_from_the_running_physics_thread_is_smooth_and_exact():
     """A ball in free fall on the real physics thread, sampled like a 60 Hz render loop: the
     interpolated sim time advances with the wall clock (no stalls or jumps) and the interpolated
-    height is the parabola at that time, up to the lerp error g·Δt²/8 of a snapshot interval."""
+    height is the parabola at that time, up to the lerp error g·Δt²/8 of a snapshot interval.
+
+    Smoothness is the hand-off's claim only while the physics thread is fed: frames where its
+    newest snapshot is stale (another process held the CPU — CI has two cores) show the starved
+    thread, not the interpolation, so they are left out of the frame-to-frame comparison; the
+    loop samples until it has 40 frames the thread kept up with (or 4 s pass)."""
     g, y0 = 9.81, 1000.0
     world = World(WorldDef(container_size=None))
     world.add_body(BodyDef(mass=1.0, principal_moments=[0.4] * 3, radius=0.1,
                            position=[0.0, y0, 0.0]))
     sim = Simulation(world, hz=240.0)
-    times, walls = [], []
+    times, walls, fed = [], [], []
     sim.start()
     try:
-        deadline = time.perf_counter() + 1.0
-        while time.perf_counter() < deadline:
+        deadline = time.perf_counter() + 4.0
+        while time.perf_counter() < deadline and sum(fed) < 40:
             now = time.perf_counter()
             prev, new = sim.latest_two()
             pose = interpolate(prev, new, now - RENDER_DELAY)
             if pose.time > 0.05:  # after the first snapshots
                 times.append(pose.time)
                 walls.append(now)
+                fed.append(now - new.wall_time <= 3.0 / 120.0)  # publish interval 1/120 s
                 gap = max(new.wall_time - prev.wall_time, 1 / 240)
                 lerp_error = g * gap ** 2 / 8 + 1e-9
                 assert pose.pos[0, 1] == pytest.approx(y0 - 0.5 * g * pose.time ** 2,
@@ -134,11 +140,11 @@ def test_hand_off_from_the_running_physics_thread_is_smooth_and_exact():
             time.sleep(1 / 60)
     finally:
         sim.stop()
-    assert len(times) >= 20
     steps, wall_steps = np.diff(times), np.diff(walls)
     assert np.all(steps >= 0.0), "interpolated time went backwards"
-    # sim time tracks wall time frame by frame (time scale 1) within a physics step or two; a
-    # few frames may be off when another process holds the CPU (2 cores, parallel test runs)
-    close = np.abs(steps - wall_steps) <= 2.5 / 240
-    assert close.mean() >= 0.8, (steps, wall_steps)
-    assert times[-1] - times[0] == pytest.approx(walls[-1] - walls[0], abs=0.1)
+    both_fed = np.logical_and(fed[:-1], fed[1:])
+    assert both_fed.sum() >= 30, f"the physics thread kept up in only {both_fed.sum()} frames"
+    # sim time tracks wall time frame by frame (time scale 1) within a physics step or two
+    close = np.abs(steps - wall_steps)[both_fed] <= 2.5 / 240
+    assert close.mean() >= 0.9, (steps[both_fed], wall_steps[both_fed])
+    assert steps[both_fed].sum() == pytest.approx(wall_steps[both_fed].sum(), rel=0.05)
