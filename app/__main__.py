@@ -34,7 +34,7 @@ SIMULATE_PROGRESS_DELAY = 2.0  # s: a run that ends sooner shows no progress bar
 
 USAGE = """\
 tumble [-h] [--version] [SCENE.toml | MESH ...]
-       tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--json]
+       tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--scale S] [--json]
        tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv
        tumble record SCENE.toml --seconds T [--fps 60] [--size 1280x720]
                      [--gizmos L,axes] [--camera YAW,PITCH[,DIST]] --out FILE.mp4"""
@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("auto", "solid", "shell"), default="auto",
                    help="solid, thin shell, or auto (solid for closed surfaces, else shell "
                         "with a warning); default auto")
+    p.add_argument("--scale", metavar="S", type=_positive_float, default=1.0,
+                   help="multiply the file's coordinates by S first (0.001 reads a file in "
+                        "millimetres as metres); default 1")
     p.add_argument("--json", action="store_true",
                    help="print JSON with the keys mode, watertight, volume, area, mass, "
                         "center_of_mass, inertia, principal_moments, principal_axes, warnings")
@@ -262,12 +265,13 @@ def cmd_inertia(args: argparse.Namespace) -> int:
         load_shape,  # after the argument checks: numba/trimesh load slowly
     )
     try:
-        shape = load_shape(args.mesh, density=args.density, mode=args.mode)
+        shape = load_shape(args.mesh, density=args.density, mode=args.mode, scale=args.scale)
     except ValueError as e:  # MeshError / InertiaError: the message names the file and problem
         raise _Failure(str(e), 1) from None
     data = shape.properties.to_json_dict()
     del data["warnings"]  # last, after the box, and with the load's own warnings too:
     data["obb"] = shape.obb.to_json_dict()
+    data["scale"] = shape.scale
     data["warnings"] = list(shape.warnings)  # load repairs and the auto-mode fallback
     if args.json:
         print(json.dumps(data, indent=2))
@@ -285,7 +289,8 @@ def _inertia_table(name: str, density: float, d: dict) -> str:
     unit = "kg/m²" if d["mode"] == "shell" else "kg/m³"
     lines = [
         f"{name}: {d['mode']} ({'watertight' if d['watertight'] else 'not watertight'}), "
-        f"density {num(density)} {unit}",
+        f"density {num(density)} {unit}" + (f", scale {num(d['scale'])}" if d["scale"] != 1
+                                               else ""),
         f"  volume              {num(d['volume'])} m³",
         f"  area                {num(d['area'])} m²",
         f"  mass                {num(d['mass'])} kg",

@@ -37,7 +37,7 @@ INERTIA_MODES = ("auto", "solid", "shell")
 DEFAULT_CONTAINER = (4.0, 3.0, 4.0)  # m, when [container] is present without a size
 WORLD_KEYS = ("gravity", "hz", "restitution", "friction")
 CONTAINER_KEYS = ("size",)
-BODY_KEYS = ("mesh", "shape", "size", "density", "inertia", "position", "orientation",
+BODY_KEYS = ("mesh", "shape", "size", "scale", "density", "inertia", "position", "orientation",
              "velocity", "angular_velocity", "restitution", "friction", "color")
 TOP_KEYS = ("world", "container", "body")
 MIN_HZ = 1.0 / MAX_STEP  # the World refuses steps longer than MAX_STEP
@@ -54,6 +54,8 @@ class BodyEntry:
     """One ``[[body]]`` of a scene file (values as in the file; vectors as tuples of floats).
 
     mesh              absolute path of the mesh file (the file holds it relative to itself), or
+    scale             meshes: the factor the file's coordinates are multiplied by (0.001 reads a
+                      file in millimetres as metres); 1 for builtins
     shape             a builtin kind (box, sphere, cylinder, t_handle) — exactly one of the two
     size              builtin size (meshes.BUILTIN_SIZES), m; None for meshes
     density           kg/m³ (kg/m² with inertia = "shell")
@@ -67,6 +69,7 @@ class BodyEntry:
     """
 
     mesh: Path | None = None
+    scale: float = 1.0
     shape: str | None = None
     size: tuple[float, ...] | None = None
     density: float = 1000.0
@@ -287,12 +290,21 @@ class _Reader:
             raise self.error(t, "shape" if "mesh" in values else None, problem)
         inertia = self.choice(t, "inertia", values.get("inertia", "auto"), INERTIA_MODES)
         mesh = shape = size = None
+        scale = 1.0
         if "mesh" in values:
             mesh = self.mesh_path(t, values["mesh"])
+            if "scale" in values:
+                scale = self.number(t, "scale", values["scale"])
+                if not (math.isfinite(scale) and scale > 0):
+                    raise self.error(t, "scale", f"scale must be a number > 0 (0.001 reads a "
+                                     f"file in millimetres as metres), got {values['scale']}")
             if "size" in values:
                 raise self.error(t, "size", "'size' is for builtin shapes only; a mesh keeps the "
                                  "size it has in its file")
         else:
+            if "scale" in values:
+                raise self.error(t, "scale", "'scale' is for mesh files only; a builtin shape "
+                                 "takes its dimensions in 'size'")
             shape = self.choice(t, "shape", values["shape"], tuple(BUILTIN_SIZES))
             default, meaning = BUILTIN_SIZES[shape]
             if "size" in values:
@@ -319,7 +331,7 @@ class _Reader:
                 raise self.error(t, "color", f"color components must be in [0, 1], got "
                                  f"{list(color)}")
         return BodyEntry(
-            mesh=mesh, shape=shape, size=size, density=density, inertia=inertia,
+            mesh=mesh, scale=scale, shape=shape, size=size, density=density, inertia=inertia,
             position=self.vector(t, "position", values.get("position", (0, 0, 0)), 3),
             orientation=orientation,
             velocity=self.vector(t, "velocity", values.get("velocity", (0, 0, 0)), 3),
@@ -413,6 +425,8 @@ def save_scene(scene: Scene, path) -> None:
         out.append("\n[[body]]\n")
         if body.mesh is not None:
             out.append(_toml_line("mesh", _relative(Path(body.mesh), folder)))
+            if body.scale != 1.0:
+                out.append(_toml_line("scale", body.scale))
         else:
             out.append(_toml_line("shape", body.shape))
             if body.size is not None:
@@ -438,7 +452,7 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
         position, orientation = shape.mesh_pose(snapshot.pos[row], snapshot.quat[row])
         entries.append(BodyEntry(
             mesh=None if shape.kind else Path(record.source or shape.source),
-            shape=shape.kind, size=shape.size,
+            scale=shape.scale, shape=shape.kind, size=shape.size,
             # 12 digits: 1000, not 1000.0000000000001 from mass/volume (tidier file, and the
             # same eigen-decomposition when moments are equal, e.g. a cylinder's I2 = I3)
             density=float(f"{shape.density:.12g}"), inertia=record.inertia,
@@ -539,7 +553,7 @@ def _check_inside(container_size, body: BodyEntry, centre) -> None:
 
 def _load(body: BodyEntry) -> Shape:
     if body.mesh is not None:
-        shape = load_shape(body.mesh, density=body.density, mode=body.inertia)
+        shape = load_shape(body.mesh, density=body.density, mode=body.inertia, scale=body.scale)
     else:
         shape = builtin_shape(body.shape, body.size, density=body.density)
     log.info("loaded %s: mass=%.6g kg, mode=%s", shape.name, shape.properties.mass,

@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import io
 import json
+import math
 import os
 import struct
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ class Mesh:
     watertight  True when the surface is closed, manifold and consistently wound, so the
                 solid-inertia formula applies (physics.md §1)
     warnings    repairs made while loading, one sentence each
+    scale       the factor the file's coordinates were multiplied by (1: the file's own units)
     """
 
     name: str
@@ -84,6 +86,7 @@ class Mesh:
     faces: np.ndarray
     watertight: bool
     warnings: tuple[str, ...] = ()
+    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ class Shape:
     warnings               load repairs, the inertia-mode fallback, inertia warnings
     kind, size             a builtin's kind ("box", "sphere", "cylinder", "t_handle") and size
                            (BUILTIN_SIZES meaning); None for a mesh file
+    scale                  a mesh file's coordinates were multiplied by this (``load_mesh``)
     """
 
     name: str
@@ -127,6 +131,7 @@ class Shape:
     warnings: tuple[str, ...] = ()
     kind: str | None = None
     size: tuple[float, ...] | None = None
+    scale: float = 1.0
 
     @functools.cached_property
     def obb(self) -> OrientedBox:
@@ -136,6 +141,11 @@ class Shape:
         low, high = body.min(axis=0), body.max(axis=0)
         centre = self.properties.center_of_mass + axes @ ((low + high) / 2)
         return OrientedBox(_readonly(centre), axes, _readonly((high - low) / 2))
+
+    @property
+    def extent(self) -> float:
+        """m: the mesh's largest extent along its own axes (what the size limits measure)."""
+        return float(np.max(np.ptp(self.vertices, axis=0)))
 
     @property
     def bound_radius(self) -> float:
@@ -216,14 +226,17 @@ def _vec(name: str, key: str, value, length: int) -> np.ndarray:
 # Loading
 
 
-def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
+def load_mesh(path, *, max_faces: int = MAX_FACES, scale: float = 1.0) -> Mesh:
     """Read, validate and repair a mesh file; raises ``MeshError`` for anything unusable.
 
     Formats: .obj .stl (binary or ASCII) .ply .off .glb .gltf (all nodes of a scene, node
-    transforms applied, become one body). ``max_faces`` limits the triangle count.
+    transforms applied, become one body). ``max_faces`` limits the triangle count. ``scale``
+    multiplies the file's coordinates (0.001 reads a file in millimetres as metres) before any
+    check, so the size limits apply to the body as it will be simulated.
     """
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/\\")) or path
+    scale = check_scale(name, scale)
     data, ftype = _read_checked(path, name, max_faces)
     try:
         if ftype == "gltf":  # a .gltf refers to sibling .bin/.png files: trimesh needs the path
@@ -250,7 +263,20 @@ def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
         raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
                         f"file has only {len(vertices)} vertices; the file is damaged — export "
                         "it again")
-    return _clean_mesh(name, path, vertices, faces)
+    mesh = _clean_mesh(name, path, vertices * scale if scale != 1.0 else vertices, faces)
+    return dataclasses.replace(mesh, scale=scale) if scale != 1.0 else mesh
+
+
+def check_scale(name: str, scale) -> float:
+    """``scale`` as a float, or a MeshError naming it when it is not a positive finite number."""
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise MeshError(f"{name}: scale must be a number > 0 (0.001 reads millimetres as "
+                        f"metres), got {scale!r}")
+    return value
 
 
 def _check_obj_face_indices(name: str, data: bytes) -> None:
@@ -472,15 +498,17 @@ def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | Non
     low, high = SIZE_LIMITS
     if not low <= extent <= high:
         raise MeshError(f"{name}: is {extent:.3g} m across; Tumble simulates bodies from {low:g} "
-                        f"m to {high:g} m across — check the file's units, or scale it in a "
-                        "modeller")
+                        f"m to {high:g} m across — check the file's units, or load it with a "
+                        "scale (tumble inertia --scale, scale = in a scene)")
     low, high = PLAUSIBLE_SIZE
     if extent > high:
         return (f"{name}: is {extent:.4g} m across — if the file is in millimetres the object "
-                f"is {extent / 1000:.4g} m; scale it by 0.001")
+                f"is {extent / 1000:.4g} m; scale it by 0.001 (tumble inertia --scale 0.001, "
+                "scale = 0.001 in a scene, or the app's offer)")
     if extent < low:
         return (f"{name}: is only {extent * 1000:.3g} mm across — if that is not its real "
-                "size, scale it up (by 1000 if the file is in kilometres)")
+                "size, scale it up (--scale in tumble inertia, scale = in a scene, or the app's "
+                "offer)")
     return None
 
 
@@ -639,9 +667,11 @@ def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, 
 
 
 def load_shape(path, density: float = 1000.0, mode: str = "auto",
-               max_faces: int = MAX_FACES) -> Shape:
-    """``shape_from_mesh(load_mesh(path))``: a mesh file as a rigid-body shape."""
-    return shape_from_mesh(load_mesh(path, max_faces=max_faces), density=density, mode=mode)
+               max_faces: int = MAX_FACES, scale: float = 1.0) -> Shape:
+    """``shape_from_mesh(load_mesh(path))``: a mesh file (coordinates × ``scale``) as a
+    rigid-body shape."""
+    return shape_from_mesh(load_mesh(path, max_faces=max_faces, scale=scale), density=density,
+                           mode=mode)
 
 
 def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> Shape:
@@ -681,11 +711,11 @@ def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> 
     except InertiaError as e:  # its messages say what to do (e.g. "use mode 'shell'")
         raise MeshError(f"{name}: {e}") from e
     return _shape(mesh.name, mesh.source, vertices, faces, props, 0.0,
-                  warnings + list(props.warnings))
+                  warnings + list(props.warnings), scale=mesh.scale)
 
 
 def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
-           size=None) -> Shape:
+           size=None, scale=1.0) -> Shape:
     axes = np.asarray(props.principal_axes, dtype=float)
     body = (vertices - props.center_of_mass) @ axes  # body = Rᵀ (mesh − com), row-wise
     try:
@@ -696,7 +726,7 @@ def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
                  faces=_readonly(np.array(faces, dtype=np.int64)), properties=props,
                  hull=_readonly(hull), radius=float(radius),
                  mesh_to_body_rotation=_readonly(axes.copy()),
-                 warnings=tuple(dict.fromkeys(warnings)), kind=kind, size=size)
+                 warnings=tuple(dict.fromkeys(warnings)), kind=kind, size=size, scale=scale)
 
 
 def _rank(points: np.ndarray) -> int:

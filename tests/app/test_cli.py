@@ -51,7 +51,8 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert list(data) == ["mode", "watertight", "volume", "area", "mass", "center_of_mass",
-                          "inertia", "principal_moments", "principal_axes", "obb", "warnings"]
+                          "inertia", "principal_moments", "principal_axes", "obb", "scale",
+                          "warnings"]
     mass = 250.0 * 6.0
     assert data["mode"] == "solid" and data["watertight"] is True and data["warnings"] == []
     assert data["volume"] == pytest.approx(6.0, rel=1e-12)
@@ -69,6 +70,24 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     np.testing.assert_allclose(data["obb"]["axes"], axes, rtol=0, atol=0)
     np.testing.assert_allclose(data["obb"]["half_extents"], [1.5, 1.0, 0.5], rtol=1e-12)
     assert np.linalg.det(axes) == pytest.approx(1.0, abs=1e-12)
+    assert data["scale"] == 1.0
+
+
+def test_inertia_scale_reads_a_file_in_millimetres_as_metres(tmp_path):
+    """The mm part warns and suggests --scale 0.001; with it, the same part in metres."""
+    trimesh.creation.box(extents=(1000.0, 2000.0, 3000.0)).export(tmp_path / "part.stl")
+    plain = json.loads(tumble("inertia", tmp_path / "part.stl", "--json").stdout)
+    assert any("--scale 0.001" in w for w in plain["warnings"])
+    result = tumble("inertia", tmp_path / "part.stl", "--scale", "0.001", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["scale"] == 0.001 and data["warnings"] == []
+    assert data["volume"] == pytest.approx(6.0, rel=1e-12)
+    assert data["mass"] == pytest.approx(6000.0, rel=1e-12)
+    table = tumble("inertia", tmp_path / "part.stl", "--scale", "0.001").stdout
+    assert "scale 0.001" in table.splitlines()[0]
+    bad = tumble("inertia", tmp_path / "part.stl", "--scale", "0")
+    assert bad.returncode == 2 and "--scale" in bad.stderr
 
 
 def test_inertia_table_by_default_and_shell_mode(tmp_path):

@@ -143,6 +143,8 @@ BODY_1 = '[[body]]\nshape = "box"\nsize = [1, 1, 1]\n\n'
      "size must be [radius] in m, got [1, 2]"),
     ('[[body]]\nshape = "cylinder"\nsize = [0.5, -1]\n', 3, "[[body]] #1",
      "size must be > 0 on every axis"),
+    ('[[body]]\nshape = "box"\nsize = [1, 1, 1]\nscale = 0.5\n', 4, "[[body]] #1",
+     "'scale' is for mesh files only"),
     ('[[body]]\nshape = "t_handle"\ninertia = "shell"\n', 3, "[[body]] #1",
      "builtin shapes are solid"),
     ('[[body]]\nshape = "t_handle"\ninertia = "solidd"\n', 3, "[[body]] #1",
@@ -184,6 +186,19 @@ def test_missing_mesh_file_is_named_with_its_line(tmp_path):
     error = error_of(path)
     assert error.startswith(f"{path}:6: [[body]] #2: mesh file 'meshes/gone.obj' not found")
     assert str(tmp_path / "meshes" / "gone.obj") in error
+
+
+def test_a_mesh_scale_is_read_checked_and_applied(tmp_path):
+    write_box_obj(tmp_path / "box.obj", extents=(200.0, 400.0, 600.0))  # millimetres
+    path = write(tmp_path, '[[body]]\nmesh = "box.obj"\nscale = 0.001\nposition = [0, 1, 0]\n')
+    assert load_scene(path).bodies[0].scale == 0.001
+    world, records = build_world(load_scene(path))
+    assert records[0].shape.scale == 0.001
+    assert world.model.mass[0] == pytest.approx(1000.0 * 0.2 * 0.4 * 0.6, rel=1e-9)
+    for bad in ("0", "-2", '"mm"', "nan"):
+        path = write(tmp_path, f'[[body]]\nmesh = "box.obj"\nscale = {bad}\n')
+        assert f"{path}:3: [[body]] #1: " in error_of(path)
+        assert "scale must be" in error_of(path)
 
 
 def test_toml_syntax_error_gives_file_and_line(tmp_path):
@@ -239,7 +254,8 @@ def test_round_trip_load_save_load(tmp_path):
         gravity=(0.1, -9.80665, 1e-17), hz=333, restitution=0.3, friction=0.0,
         container_size=(5.5, 2.25, 3.0),
         bodies=(
-            BodyEntry(mesh=tmp_path / "meshes" / "box.obj", density=1234.5, inertia="shell",
+            BodyEntry(mesh=tmp_path / "meshes" / "box.obj", scale=0.5, density=1234.5,
+                      inertia="shell",
                       position=(0.1, 0.2, 0.3), orientation=(0.5, 0.5, 0.5, 0.5),
                       velocity=(1 / 3, 0.0, -2.0), angular_velocity=(0.0, 2 / 7, 0.0),
                       restitution=0.9, friction=0.05, color=(0.1, 0.2, 0.3)),

@@ -636,6 +636,42 @@ def test_a_mesh_of_implausible_size_loads_with_a_warning_that_suggests_the_scale
 
 
 @settings(max_examples=30, deadline=None)
+@given(scale=st.floats(1e-3, 1e3))
+def test_a_scale_multiplies_the_file_before_anything_is_computed(scale):
+    """A mesh read with ``scale`` s is the file × s: volume × s³, inertia × s⁵ (same density),
+    centre of mass × s, the same principal axes — and the scale is kept for a saved scene."""
+    plain = load_shape(ASSETS / "wing_nut.stl")
+    scaled = load_shape(ASSETS / "wing_nut.stl", scale=scale)
+    assert scaled.scale == scale and plain.scale == 1.0
+    assert np.array_equal(scaled.vertices, plain.vertices * scale)
+    p, q = plain.properties, scaled.properties
+    assert q.volume == pytest.approx(p.volume * scale ** 3, rel=1e-9)
+    assert q.inertia == pytest.approx(p.inertia * scale ** 5, rel=1e-9, abs=1e-12 * scale ** 5)
+    assert q.center_of_mass == pytest.approx(p.center_of_mass * scale, rel=1e-9, abs=1e-12)
+    assert scaled.extent == pytest.approx(plain.extent * scale, rel=1e-12)
+
+
+def test_a_file_in_millimetres_read_with_scale_0_001_is_plausible_and_in_metres(tmp_path):
+    path = tmp_path / "part.obj"
+    trimesh.creation.box(extents=(1700.0, 300.0, 50.0)).export(path)
+    assert any("scale it by 0.001" in w for w in load_shape(path).warnings)
+    shape = load_shape(path, scale=0.001)
+    assert shape.extent == pytest.approx(1.7)
+    assert shape.properties.mass == pytest.approx(1000.0 * 1.7 * 0.3 * 0.05, rel=1e-9)
+    assert not any("across" in w for w in shape.warnings)
+    # the size limits apply to the body as simulated: 1.7e7 m × 0.001 is still too large
+    trimesh.creation.box(extents=(1.7e7, 1.0, 1.0)).export(path)
+    with pytest.raises(MeshError, match="is 1.7e[+]04 m across"):
+        load_shape(path, scale=0.001)
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, float("nan"), float("inf"), "big"])
+def test_a_bad_scale_is_refused_naming_the_file_and_the_value(scale):
+    with pytest.raises(MeshError, match=r"wing_nut.stl: scale must be a number > 0 .*got"):
+        load_shape(ASSETS / "wing_nut.stl", scale=scale)
+
+
+@settings(max_examples=30, deadline=None)
 @given(extents=st.tuples(*[st.floats(0.05, 2.0)] * 3).filter(
            lambda e: min(abs(a - b) for a, b in ((e[0], e[1]), (e[1], e[2]), (e[0], e[2])))
            > 0.01),
