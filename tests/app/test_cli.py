@@ -262,7 +262,7 @@ def test_help_lists_every_command_and_version_prints():
     result = tumble("--help")
     assert result.returncode == 0
     for usage in ("tumble [-h] [--version] [SCENE.toml | MESH ...]",
-                  "tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--json]",
+                  "tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--scale S] [--json]",
                   "tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv",
                   "tumble record SCENE.toml --seconds T"):
         assert usage in result.stdout
