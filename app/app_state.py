@@ -39,7 +39,8 @@ class AppState:
     request_files: call with file paths to load meshes/scenes off the render thread (the
     window sets it); loading: number of files being loaded now (progress indicator);
     show_help: the F1 overlay; show_panel: the ImGui panel;
-    recording: video and screenshot settings (F9, F12)."""
+    recording: video and screenshot settings (F9, F12); scale_offers: dropped meshes of
+    implausible size waiting for the user to choose their scale (app/mesh_scale.py)."""
 
     sim: Simulation
     notifications: Notifications = field(default_factory=Notifications)
@@ -52,3 +53,4 @@ class AppState:
     show_help: bool = False
     show_panel: bool = True
     recording: RecordingSettings = field(default_factory=RecordingSettings)
+    scale_offers: list = field(default_factory=list)

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from app.app_state import AppState
+from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
 from app.render.renderer import palette_color
 from physics.geometry.meshes import MAX_FACES, Shape, load_shape
 from physics.scene import BodyRecord, Scene, build_world, load_scene
@@ -65,19 +66,22 @@ class _Outcome:
     message: str | None = None       # logged at INFO and shown
     warnings: tuple[str, ...] = ()
     file_done: bool = False
+    offer: ScaleOffer | None = None  # a mesh of implausible size, held back for the user
 
 
 class Loader:
     """Loads files on a worker thread; ``poll()`` applies the results on the render thread.
 
-    state      the app's state (sim, bodies, notifications, loading count)
+    state      the app's state (sim, bodies, notifications, loading count, scale offers)
     density    kg/m³ of dropped meshes; mode: inertia mode; max_faces: refuse larger meshes
+    scales     the scale chosen for each mesh file (None: the user's memory file)
     """
 
     def __init__(self, state: AppState, *, density: float = DENSITY, mode: str = MODE,
-                 max_faces: int = MAX_FACES):
+                 max_faces: int = MAX_FACES, scales: ScaleMemory | None = None):
         self.state = state
         self.density, self.mode, self.max_faces = density, mode, max_faces
+        self.scales = ScaleMemory() if scales is None else scales
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._shapes: dict[tuple, Shape] = {}  # worker only: one Shape per unchanged file
@@ -113,12 +117,23 @@ class Loader:
                 state.scene_path = outcome.scene
             if outcome.record is not None:
                 state.bodies[outcome.record.body_id] = outcome.record
+            if outcome.offer is not None:
+                state.scale_offers.append(outcome.offer)
             if outcome.message is not None:
                 state.notifications.info(outcome.message)
             for warning in outcome.warnings:
                 state.notifications.warning(warning)
             if outcome.file_done:
                 state.loading = max(0, state.loading - 1)
+
+    def choose_scale(self, offer: ScaleOffer, scale: float) -> None:
+        """The user's answer to ``offer``: remember ``scale`` for the file and load it with it
+        where it was dropped (1 keeps the file's size)."""
+        if offer in self.state.scale_offers:
+            self.state.scale_offers.remove(offer)
+        self.scales.remember(offer.path, scale)
+        log.info("scale %g chosen for %s (remembered for this file)", scale, offer.name)
+        self.request([offer.path], drop_point=offer.point)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the worker after the file it is reading (files still queued are dropped)."""
@@ -151,8 +166,15 @@ class Loader:
         shapes = []
         for path in meshes:
             shape = self._read(path, self._shape)
-            if shape is not None:
-                shapes.append(shape)
+            if shape is None:
+                continue
+            if self.scales.get(path) is None and implausible(shape.extent):
+                self._results.put(_Outcome(
+                    offer=ScaleOffer(path, shape.name, shape.extent, point), file_done=True,
+                    message=f"held back {shape.name}: {shape.extent:.4g} m across; asking "
+                            "for its scale"))
+                continue
+            shapes.append(shape)
         if shapes:
             last = self._add_meshes(shapes, point)
         if set_reset_point and last is not None:
@@ -172,11 +194,12 @@ class Loader:
 
     def _shape(self, path: Path) -> Shape:
         stat = path.stat() if path.is_file() else None
-        key = (os.path.abspath(path), stat and (stat.st_mtime_ns, stat.st_size))
+        scale = self.scales.get(path) or 1.0
+        key = (os.path.abspath(path), stat and (stat.st_mtime_ns, stat.st_size), scale)
         shape = self._shapes.get(key) if stat else None
         if shape is None:
             shape = load_shape(path, density=self.density, mode=self.mode,
-                               max_faces=self.max_faces)
+                               max_faces=self.max_faces, scale=scale)
             if stat:
                 self._shapes[key] = shape
         return shape
@@ -202,8 +225,10 @@ class Loader:
         record = BodyRecord(body_id, shape.name, shape.source, body_color(body_id), shape,
                             self.mode)
         p = shape.properties
+        scaled = f", scale={shape.scale:g}" if shape.scale != 1.0 else ""
         self._results.put(_Outcome(
-            record=record, message=f"loaded {shape.name}: mass={p.mass:.6g} kg, mode={p.mode}",
+            record=record,
+            message=f"loaded {shape.name}: mass={p.mass:.6g} kg, mode={p.mode}{scaled}",
             warnings=shape.warnings, file_done=True))
 
     def _open_scene(self, path: Path) -> Future | None:

@@ -57,6 +57,7 @@ from imgui_bundle import imgui
 from app.app_state import AppState
 from app.endings import watch_endings
 from app.loader import Loader
+from app.mesh_scale import draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
 from app.render.camera import OrbitCamera, home_sphere
 from app.render.gizmos import body_radius
@@ -309,6 +310,8 @@ class App:
             self.ui.new_frame(self.window.get_size(), dt)
             ui_open = True
             self.panel.draw(new)
+            draw_scale_offer(imgui, self.state.scale_offers, self.loader.choose_scale,
+                             self.panel.item_rects)
             ui_open = False
             self.ui.render(before_overlay=capture if with_panel else None)
         except Exception as e:
