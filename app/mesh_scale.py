@@ -55,10 +55,10 @@ class ScaleOffer:
         """(button label, scale factor) in the order shown; the last keeps the file's size."""
         fit = FIT_SIZE / self.extent
         if self.too_large:
-            options = [("Millimetres → metres (× 0.001)", 0.001),
-                       ("Centimetres → metres (× 0.01)", 0.01)]
+            options = [("Millimetres to metres (× 0.001)", 0.001),
+                       ("Centimetres to metres (× 0.01)", 0.01)]
         else:
-            options = [("Metres → millimetres (× 1000)", 1000.0)]
+            options = [("Metres to millimetres (× 1000)", 1000.0)]
         return options + [(f"Fit to {FIT_SIZE:g} m (× {fit:.3g})", fit), ("Keep as is", 1.0)]
 
 
