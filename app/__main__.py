@@ -1,6 +1,6 @@
-"""The ``tumble`` command (design.md "Command line").
+"""The ``tumble`` command (docs/architecture.md#files-and-the-command-line).
 
-    tumble [SCENE.toml | MESH …]     the desktop app (issue 3)
+    tumble [SCENE.toml | MESH …]     the desktop app
     tumble inertia MESH …            mass properties of a mesh file
     tumble simulate SCENE.toml …     headless run → CSV, one row per body per sampled step
     tumble record SCENE.toml …       offscreen video, deterministic (app/video/offline.py)
@@ -257,7 +257,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_inertia(args: argparse.Namespace) -> int:
-    """``tumble inertia MESH``: mass properties as a table, or JSON with design.md's keys."""
+    """``tumble inertia MESH``: mass properties as a table, or JSON (the README's keys)."""
     import json
 
     _existing_file(args.mesh, "mesh file")

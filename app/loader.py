@@ -1,8 +1,8 @@
-"""Loading dropped or opened files off the render thread (issue 3 "Drag-and-drop").
+"""Loading dropped or opened files off the render thread (docs/architecture.md#from-a-dropped-file-to-the-screen).
 
 ``Loader.request(paths, drop_point)`` (render thread) queues the files for a worker thread, which
-reads them — meshes with ``physics.geometry.meshes.load_shape`` (density 1000, mode auto), ``.toml`` scenes
-with ``physics.scene.load_scene`` + ``build_world`` — and sends the resulting commands to the
+reads them — meshes with ``physics.geometry.meshes.load_shape`` (density 1000, mode auto),
+``.toml`` scenes with ``physics.scene.load_scene`` + ``build_world`` — and sends the resulting commands to the
 physics thread. The outcomes come back through a queue that ``Loader.poll()`` (render thread, once
 a frame) applies to the ``AppState``: body records, notifications, the ``loading`` count. So
 the UI never waits for a file, and ``AppState`` is only ever touched by the render thread.
@@ -42,8 +42,8 @@ from physics.scene import BodyRecord, Scene, build_world, load_scene
 
 log = logging.getLogger("tumble")
 
-DENSITY = 1000.0   # kg/m³ for dropped meshes (water; issue 3)
-MODE = "auto"      # solid for closed surfaces, else shell with a warning (physics/geometry/meshes.py)
+DENSITY = 1000.0   # kg/m³ for dropped meshes (water)
+MODE = "auto"      # solid if closed, else shell with a warning (docs/physics.md#thin-shells)
 CLEARANCE = 0.02   # m between the floor and a dropped body's lowest hull point
 GAP = 0.05         # m between neighbouring bodies dropped together
 WALL_MARGIN = 0.01  # m kept between a dropped body and the container walls

@@ -1,4 +1,4 @@
-"""On-screen notifications that fade, each also logged (issue 3: errors and warnings)."""
+"""On-screen notifications that fade, each also logged."""
 
 from __future__ import annotations
 

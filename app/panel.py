@@ -1,4 +1,4 @@
-"""The ImGui side panel (issue 3 "ImGui panel"): controls, inspector, plots, scenes, toasts, help.
+"""The ImGui side panel (docs/architecture.md#from-a-slider-to-the-solver): controls, inspector, plots, scenes, toasts, help.
 
 ``Panel(state)`` draws between ``ImGuiRenderer.new_frame`` and ``render``::
 

@@ -1,4 +1,4 @@
-"""The desktop app: a pyglet window drawing the running simulation (issue 3, design.md "Data flow").
+"""The desktop app: a pyglet window drawing the running simulation (docs/architecture.md#threads).
 
 Threads: the physics thread (``Simulation``) steps at its fixed rate; the loader thread reads
 files; this (main) thread runs pyglet's event loop, and once per display frame

@@ -2,7 +2,7 @@
 
 Run from anywhere:  python assets/make_assets.py
 
-Every format the loader reads appears at least once (physics/geometry/meshes.py, issue 2 §4/§7):
+Every format the loader reads appears at least once (physics/geometry/meshes.py):
   t_handle.obj        the builtin T-handle (Dzhanibekov flip), centred on its centre of mass
   wing_nut.stl        binary STL, non-convex: a hub with two raised wings, one closed prism
   tetrahedron.off     convex, irregular (exact closed-form inertia exists)

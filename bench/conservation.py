@@ -1,4 +1,4 @@
-"""Torque-free conservation table (physics.md §2): Tumble beside MuJoCo's integrators.
+"""Torque-free conservation table (docs/physics.md#free-rotation): Tumble beside MuJoCo's integrators.
 
     python bench/conservation.py [--seconds 60]
 

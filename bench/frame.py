@@ -25,7 +25,7 @@ start-up set (L and the principal axes), ``none`` the
 scene alone. Prints p50/p99 frame times, the physics rate reached and the CPU per frame of
 the drawing thread, llvmpipe's rasteriser threads and the physics thread (what bounds the frame
 rate when they share two cores); never fails on a timing.
-Target (issue 3): p50 ≤ 16.7 ms at 500 bodies.
+Target: p50 ≤ 16.7 ms at 500 bodies.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Speed: an icosphere with 20·4^s faces (s = 8: 1,310,720), timed alternately — ours, then
 trimesh on a fresh ``Trimesh(process=False)`` so its cache is cold — and the medians compared.
-Ours includes input checks and the watertight test; trimesh's does neither. Target (issue 2 §3):
+Ours includes input checks and the watertight test; trimesh's does neither. Target:
 ≥ 5×. Numba start-up is shown separately: compiling from scratch (empty cache) and loading the
 cache, each in a fresh interpreter. Accuracy: a 1×2×3 box, rotated, at the origin and 1e5 m away,
 against the exact values. Prints; never fails on a timing.

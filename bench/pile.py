@@ -1,4 +1,4 @@
-"""Steps per second of a pile: N cubes dropped into a walled box (issue 5's benchmark).
+"""Steps per second of a pile: N cubes dropped into a walled box .
 
     python bench/pile.py [--sizes 100 500 1000] [--seconds 5] [--repeats 1] [--only-tumble]
 
@@ -13,7 +13,7 @@ cost nothing, which is part of its rate once the pile rests (the peers here do n
 Tumble's narrow phase and solver split large steps between threads (physics/runtime.py); a
 second row, "Tumble 1T", holds it to one thread, and every row gives the CPU time per step of
 all threads, so the cost in cores shows next to the speed. Never fails on a timing.
-Target (issue 5): at least the best peer at every N, and ≥ 240 steps/s at N = 1000.
+Target: at least the best peer at every N, and ≥ 240 steps/s at N = 1000.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Pipelines, each producing T × fps frames at exact sim times (``app.video.offlin
   GIL); the unshadowed floor and the sky of the fixed camera, with their depth, are drawn once
   (``Renderer.cache_background``).
 
-Then the app's side (issue 4: "keep the app ≥ 30 fps while recording with 50 bodies"): the
+Then the app's side (target: the app keeps ≥ 30 fps while recording with 50 bodies): the
 draw loop of the window (no background cache, glFinish through ctypes as the buffer swap)
 with and without the F9 recorder capturing every frame.
 

@@ -6,7 +6,7 @@ Same work for the peer in the same run when `mujoco` is installed (extra `bench`
 with free joints, spread on a lattice so that they tumble without touching, and bodies with the
 same 64-vertex hulls bouncing off the same walls and off each other; body–body collision
 detection is on in both engines in both cases, as in the app (bench/pile.py measures dense
-piles). Target (issue 2): 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
+piles). Target: 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
 medians; never fails on a timing.
 """
 

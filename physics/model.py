@@ -1,7 +1,7 @@
 """Static model: per-body physical data and world settings (MuJoCo's mjModel, Box2D's body defs).
 
 ``World.step`` reads the model and never changes it; only commands applied between steps do.
-Bodies are rows of numpy arrays; a body's frame is its principal frame (physics.md conventions).
+Bodies are rows of numpy arrays; a body's frame is its principal frame (docs/physics.md#conventions).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from physics.collision.boxes import box_frame
 from physics.geometry.polytope import polytope
 
-MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (physics.md §3)
+MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (docs/physics.md#collision-shapes)
 
 
 def check_vector(name: str, value, length: int) -> np.ndarray:
@@ -123,7 +123,7 @@ class WorldDef:
     friction          default Coulomb μ
     container_size    (3,) full extents of the box of walls (floor at y = 0, centred on x and z), m;
                       None → no walls at all
-    solver_iterations sequential-impulse sweeps per step (physics.md §3)
+    solver_iterations sequential-impulse sweeps per step (docs/physics.md#sequential-impulses)
     restitution_threshold  m/s: restitution only applies to impacts faster than this, so resting
                       contacts do not buzz (Box2D uses 1 m/s, Bullet 0.2 m/s)
     """

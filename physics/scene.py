@@ -1,15 +1,15 @@
-"""Scene files (TOML) ↔ world settings and bodies (design.md "Scene file (TOML)").
+"""Scene files (TOML) ↔ world settings and bodies (docs/architecture.md#files-and-the-command-line).
 
 ``load_scene`` reads and strictly validates a file: every unknown key, wrong type or bad value is
 a ``SceneError`` naming the file, the LINE, the table (``[world]``, ``[[body]] #2``) and the key,
 with a spelling suggestion for unknown keys. ``save_scene`` writes a scene back (``load_scene``
 of the result gives an equal ``Scene``). ``build_world`` loads each body's shape
-(``physics.geometry.meshes``) and adds it to a new ``World``; names, paths, colours and shapes go into a
-separate table of records keyed by body id, not into the solver arrays (design.md "State
-layout").
+(``physics.geometry.meshes``) and adds it to a new ``World``; names, paths, colours and shapes go
+into a separate table of records keyed by body id, not into the solver arrays
+(docs/architecture.md#from-a-dropped-file-to-the-screen).
 
 tomllib reports no positions for keys, so ``_KeyLines`` finds them with a line scan of the text
-that tracks table headers and ``key =`` lines — enough for files written the way design.md shows
+that tracks table headers and ``key =`` lines — enough for files written the way save_scene writes them
 (one key per line; arrays may span lines).
 """
 
@@ -416,7 +416,7 @@ def save_scene(scene: Scene, path) -> None:
     """Write ``scene`` as TOML; mesh paths are written relative to the new file's folder."""
     path = Path(os.fspath(path))
     folder = Path(os.path.abspath(path.parent))
-    out = ["# Tumble scene (design.md \"Scene file (TOML)\")\n", "[world]\n"]
+    out = ["# Tumble scene (keys: README \"Scenes are TOML\")\n", "[world]\n"]
     out += [_toml_line("gravity", scene.gravity), _toml_line("hz", scene.hz),
             _toml_line("restitution", scene.restitution), _toml_line("friction", scene.friction)]
     if scene.container_size is not None:

@@ -1,6 +1,6 @@
 """The physics thread: fixed steps against wall time, a command queue, and snapshot hand-off.
 
-design.md "Data flow" and "Rules that keep this honest": a ``Simulation`` owns its ``World``.
+docs/architecture.md#threads: a ``Simulation`` owns its ``World``.
 Other threads never touch the world; they send commands (one method per World mutator, plus run
 controls), which are applied between steps in arrival order, and they read immutable
 ``Snapshot``s that the thread publishes after each batch of steps by swapping a reference.

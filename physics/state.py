@@ -1,7 +1,7 @@
 """Per-step state of N bodies (MuJoCo's mjData): everything ``World.step`` advances.
 
 The angular state is the world angular momentum ``L`` about the centre of mass, not ω: torque-free
-``L`` is constant in the world, so storing it keeps that conservation law exact (physics.md §2).
+``L`` is constant in the world, so storing it keeps that conservation law exact (docs/physics.md#conventions).
 """
 
 from __future__ import annotations

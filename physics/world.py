@@ -262,7 +262,7 @@ class World:
         accel = np.where(awake[:, None], m.settings.gravity + force * m.inv_mass[:, None], 0.0)
         inv_mass = np.where(awake, m.inv_mass, 0.0)                           # (n,) 1/kg
 
-        # 1. forces over the step (physics.md §2: torque impulses go into the world L)
+        # 1. forces over the step (docs/physics.md#free-rotation: torques go into the world L)
         vel = s.vel + accel * h
         ang_mom = s.ang_mom + np.where(awake[:, None], torque, 0.0) * h
         omega = world_omega(rotm, m.inv_inertia, ang_mom)

@@ -1,4 +1,4 @@
-"""Click selection: a camera ray against each body's convex collision hull (issue 3 "Input").
+"""Click selection: a camera ray against each body's convex collision hull.
 
 The ray is moved into each body's principal frame (where ``Shape.hull`` lives) and clipped by the
 hull's half-spaces ``n·x + d ≤ 0`` (scipy ``ConvexHull.equations``, computed once per Shape) —

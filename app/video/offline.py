@@ -1,5 +1,5 @@
 """``tumble record SCENE.toml --seconds T [--fps 60] [--size WxH] [--gizmos …] [--camera …]
---out FILE.mp4``: a scene rendered offscreen to MP4 (issue 4 "Offline").
+--out FILE.mp4``: a scene rendered offscreen to MP4.
 
 No display: moderngl's EGL context (Mesa llvmpipe without a GPU) and the app's own
 ``Renderer``, so the video looks like the window (shadows, gizmos, walls; no MSAA, as the app

@@ -1,4 +1,4 @@
-"""Frames → MP4 (H.264, yuv420p) with PyAV on a writer thread (issue 4, design.md "Data flow").
+"""Frames → MP4 (H.264, yuv420p) with PyAV on a writer thread (docs/architecture.md#threads).
 
 The render thread fills a frame buffer from a small pool (``VideoWriter.buffer``: reading into
 it reuses memory, so a recording allocates nothing per frame), hands it over with

@@ -1,4 +1,4 @@
-"""Narrow phase: contact manifolds between pairs of bodies (physics.md §3).
+"""Narrow phase: contact manifolds between pairs of bodies (docs/physics.md#contacts-between-bodies).
 
 Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces and edges
 (geometry/polytope.py; a box is a hull with 6 faces, so box–box is exact).

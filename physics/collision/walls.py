@@ -1,4 +1,4 @@
-"""Contact points between bodies and the container walls (physics.md §3).
+"""Contact points between bodies and the container walls (docs/physics.md#wall-contacts).
 
 A body's collision shape is its convex hull (≤ 64 vertices) or an exact sphere. Against a plane
 the contact candidates are the hull vertices within a speculative distance of it: a vertex that is

@@ -5,7 +5,7 @@ can still gain a little where an impulse is applied at a step boundary instead o
 (a rotating body's rebound, a penetration projected out), so after the contacts each body's energy
 is compared with what it would have had in free flight over the same step, and any excess is
 removed by scaling its velocity and angular momentum — never the other way. This is what keeps
-"energy never grows through a bounce" true for every e ≤ 1 (physics.md §3).
+"energy never grows through a bounce" true for every e ≤ 1 (docs/physics.md#energy-guard).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""Free motion of N bodies over one fixed step: the rotation step of physics.md §2 and helpers.
+"""Free motion of N bodies over one fixed step: the rotation step of docs/physics.md#free-rotation
+and helpers.
 
 Rotation: implicit midpoint on the body-frame angular momentum plus the Cayley quaternion update.
 It conserves |L_b| and the kinetic energy ½ L_b·ω_b exactly (dot the update with L_m, then with
 ω_m) and keeps the world L constant, so a torque-free body shows the Dzhanibekov flip with no
-energy drift. Seed 001's ``w += I⁻¹τ dt`` has no gyroscopic term and cannot flip: not used.
+energy drift. The explicit ``ω += I⁻¹τ dt`` has no gyroscopic term and cannot flip: not used.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
             res[0] = new[0] - lb[0] + h * (om[1] * mid[2] - om[2] * mid[1])
             res[1] = new[1] - lb[1] + h * (om[2] * mid[0] - om[0] * mid[2])
             res[2] = new[2] - lb[2] + h * (om[0] * mid[1] - om[1] * mid[0])
-            # Jacobian E + (h/2)([ω_m]× − [L_m]× I⁻¹)  (physics.md §2)
+            # Jacobian E + (h/2)([ω_m]× − [L_m]× I⁻¹)  (docs/physics.md#free-rotation)
             g = 0.5 * h
             jac[0, 0] = 1.0
             jac[0, 1] = g * (-om[2] + mid[2] * inv[1])
@@ -102,7 +103,7 @@ def rotate_free(quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray, 
     """One torque-free rotation step; returns the new orientations (n, 4).
 
     quat (n, 4) principal → world; ang_mom (n, 3) world L, kg·m²/s (unchanged by a torque-free
-    step); inv_inertia (n, 3) 1/(kg·m²); h s. Implements physics.md §2 steps 1–3: ``L_b = Rᵀ L``;
+    step); inv_inertia (n, 3) 1/(kg·m²); h s. Implements docs/physics.md#free-rotation steps 1–3: ``L_b = Rᵀ L``;
     solve ``L_b' = L_b − h·ω_m × L_m`` with ``L_m = (L_b + L_b')/2``, ``ω_m = I⁻¹ L_m`` by Newton
     (Jacobian ``E + (h/2)([ω_m]× − [L_m]× I⁻¹)``, starting from L_b' = L_b, within h|ω| of the
     root); ``q' = q ⊗ cay((h/2) ω_m)``. Compiled: a numpy version spends ~0.5 ms per step in
@@ -164,7 +165,7 @@ def _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, h, n
 
 
 def world_inverse_inertia(rotm, inv_inertia) -> np.ndarray:
-    """(n, 3, 3) world inverse inertia ``R I⁻¹ Rᵀ`` (physics.md §2: needed for impulses, never
+    """(n, 3, 3) world inverse inertia ``R I⁻¹ Rᵀ`` (docs/physics.md#sequential-impulses: needed for impulses, never
     integrated) of rotations rotm (n, 3, 3) and principal inverse moments inv_inertia (n, 3)."""
     out = np.empty_like(rotm)
     _inverse_inertia_kernel(np.ascontiguousarray(rotm), np.ascontiguousarray(inv_inertia), out)

@@ -1,5 +1,5 @@
 """Contact impulses: sequential impulses with restitution, friction and speculative gaps
-(physics.md §3; the scheme of Box2D v3's contact solver, with the restitution target taken at the
+(docs/physics.md#sequential-impulses; the scheme of Box2D v3's contact solver, with the restitution target taken at the
 time of impact inside the step).
 
 Per step, for every contact point with offset r from the centre of mass and normal n:
@@ -18,7 +18,7 @@ Per step, for every contact point with offset r from the centre of mass and norm
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
 - warm start: the previous step's accumulated impulses are applied first.
-Impulses change the world angular momentum directly: L += r × P (physics.md §3), added once per
+Impulses change the world angular momentum directly: L += r × P (docs/physics.md#sequential-impulses), added once per
 contact from its total impulse when the sweeps are done (ω follows every impulse meanwhile).
 A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
 own offset, velocities are relative and the effective mass adds both bodies' terms.
@@ -425,7 +425,7 @@ def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
     Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
     1 / (1/m + (r × d)·I_w⁻¹ (r × d) + the same for the other body) — the impulse per unit
-    change of the relative velocity along d (seed 001; physics.md §3 for two bodies); and the
+    change of the relative velocity along d (docs/physics.md#sequential-impulses); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
     leaves with, tau (k,) when in the step it hit (see solve_contacts)."""

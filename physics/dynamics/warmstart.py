@@ -1,5 +1,5 @@
 """Warm starting: the accumulated impulses of the previous step's contacts, found again by their
-keys (physics.md §3).
+keys (docs/physics.md#sequential-impulses).
 
 A contact keeps its key from one step to the next (collision/keys.py: body ids and the features
 that made it), so the impulses it ended the last step with are the solver's first guess

@@ -1,15 +1,16 @@
-"""Mass properties of a triangle mesh: solid or thin shell, and the principal frame (physics.md §1).
+"""Mass properties of a triangle mesh: solid or thin shell, and the principal frame
+(docs/physics.md#mass-properties-of-a-closed-mesh, docs/physics.md#thin-shells).
 
-Solid (seeds 000, 002): every triangle (a, b, c) spans a tetrahedron with a reference point; with
+Solid: every triangle (a, b, c) spans a tetrahedron with a reference point; with
 ``d = a·(b×c)`` (six times its signed volume) the volume is ``Σd/6``, the first moment
 ``Σ d·s/24`` and the second moment ``∫ x xᵀ dV = Σ (d/120)(aaᵀ + bbᵀ + ccᵀ + ssᵀ)``, ``s = a+b+c``.
 Signed volumes cancel outside the solid, so any reference point works for a closed, consistently
-wound surface. Thin shell (seed 002 §4.1): each triangle of area ``A`` carries mass ``σA``, first
+wound surface. Thin shell: each triangle of area ``A`` carries mass ``σA``, first
 moment ``σA·s/3`` and ``∫ x xᵀ dA = (A/12)(aaᵀ + bbᵀ + ccᵀ + ssᵀ)``.
 
-Accuracy (physics.md §1 "Accuracy"): the parallel-axis shift from the reference point to the
-centre of mass cancels catastrophically when the mesh sits far from that point (a 1×2×3 box at
-x = 1e5 is 9.3 % off in trimesh). So the reference is the mean of the face corners, subtracted
+Accuracy (docs/physics.md#mass-properties-of-a-closed-mesh): the parallel-axis shift from the
+reference point to the centre of mass cancels catastrophically when the mesh sits far from that
+point (a 1×2×3 box at x = 1e5 is 9.3 % off in trimesh). So the reference is the mean of the face corners, subtracted
 from the vertices *before* anything is multiplied; sums are float64, accumulated per block of
 faces and the block sums added pairwise (``np.sum`` over an axis), then shifted to the centre of
 mass.
@@ -47,7 +48,7 @@ class InertiaError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class MassProperties:
-    """Mass properties of a mesh (the ``tumble inertia --json`` keys of design.md).
+    """Mass properties of a mesh (the ``tumble inertia --json`` keys of the README).
 
     mode               "solid" (density kg/m³) or "shell" (density kg/m²)
     watertight         every edge is shared by exactly two faces with opposite orientation
@@ -73,7 +74,7 @@ class MassProperties:
     warnings: tuple[str, ...]
 
     def to_json_dict(self) -> dict:
-        """Plain Python values (lists, floats, bool, str) under the design.md JSON keys."""
+        """Plain Python values (lists, floats, bool, str) under the README's JSON keys."""
         return {
             "mode": self.mode,
             "watertight": bool(self.watertight),
@@ -152,7 +153,7 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
             problem = EdgeReport(faces).problem() or "the surface is not closed"
             raise InertiaError(solid_undefined(problem))
         if volume < 0:
-            # Everything is linear in d: flipping every face negates every sum (physics.md §1).
+            # Everything is linear in d: flipping every face negates every sum (docs/physics.md#mass-properties-of-a-closed-mesh).
             warnings.append(f"mesh volume is negative ({volume:.6g} m³): the faces are wound "
                             "inward (misoriented triangles); the winding was inverted to compute")
             volume, six_volume, first, second = -volume, -six_volume, -first, -second
@@ -166,7 +167,7 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
         volume = abs(volume) if watertight else 0.0
 
     # Second moment about the centre of mass (parallel-axis theorem on ∫ x xᵀ), then
-    # I = ρ (tr C · E − C) (physics.md §1).
+    # I = ρ (tr C · E − C) (docs/physics.md#mass-properties-of-a-closed-mesh).
     xx, yy, zz, xy, yz, zx = moment2 - measure * np.array(
         [offset[0] ** 2, offset[1] ** 2, offset[2] ** 2,
          offset[0] * offset[1], offset[1] * offset[2], offset[2] * offset[0]])
@@ -205,7 +206,7 @@ def _checked_arrays(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _principal_frame(inertia: np.ndarray, warnings: list) -> tuple[np.ndarray, np.ndarray]:
-    """Moments (3,) ascending and axes (3, 3) as columns with det +1 (physics.md §1, seed 002 §5).
+    """Moments (3,) ascending and axes (3, 3) as columns with det +1 (docs/physics.md#principal-frame).
 
     A tensor is a body's inertia iff I1 + I2 ≥ I3 (I1 + I2 − I3 = 2∫z² dm along axis 3; this
     also implies I1 ≥ 0). Rounding may break it, or push I1 of a needle below 0, by a tiny

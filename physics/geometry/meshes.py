@@ -1,12 +1,12 @@
 """Mesh files → rigid-body shapes: load, validate and repair with trimesh; mass properties; hull.
 
-Pipeline (design.md "file drop ─► meshes.load ─► inertia.mass_properties"):
+Pipeline (docs/architecture.md#from-a-dropped-file-to-the-screen):
 
 1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF with ``trimesh.load_mesh``
    (scenes are flattened into one body with their node transforms applied); reject bad files with
    a ``MeshError`` that names the file, says what is wrong and what to do; merge duplicate
    vertices; drop degenerate and duplicate triangles; make the winding consistent and outward
-   (physics.md §1 "Bad meshes": negative volume ⇒ inverted, flip it and say so).
+   (docs/physics.md#mesh-repair: negative volume ⇒ inverted, flip it and say so).
 2. ``shape_from_mesh``: pick solid or shell inertia (``mode="auto"``: solid for a closed,
    consistently wound surface that encloses a volume; otherwise **shell**, with a warning that
    says why — an open cup or a sheet is a thin hollow surface, and the shell formula is defined for
@@ -48,9 +48,9 @@ from physics.geometry.rotation import (
 from physics.geometry.surface import EdgeReport, solid_undefined
 from physics.model import MAX_HULL_VERTICES, BodyDef, check_vector
 
-MAX_FACES = 5_000_000  # default limit on triangles per file (issue 2 §4)
+MAX_FACES = 5_000_000  # default limit on triangles per file
 MODES = ("auto", "solid", "shell")
-# extension → trimesh file type; the only formats Tumble promises to read (issue 2 §4)
+# extension → trimesh file type; the only formats Tumble promises to read (README)
 FORMATS = {".obj": "obj", ".stl": "stl", ".ply": "ply", ".off": "off", ".glb": "glb",
            ".gltf": "gltf"}
 # m across (the largest extent of the axis-aligned box): outside this range float64 mass
@@ -75,7 +75,7 @@ class Mesh:
     vertices    (n, 3) float64, m, mesh frame; every vertex is used by a face
     faces       (m, 3) int64 vertex indices, wound counter-clockwise seen from outside
     watertight  True when the surface is closed, manifold and consistently wound, so the
-                solid-inertia formula applies (physics.md §1)
+                solid-inertia formula applies (docs/physics.md#mass-properties-of-a-closed-mesh)
     warnings    repairs made while loading, one sentence each
     scale       the factor the file's coordinates were multiplied by (1: the file's own units)
     """
@@ -91,8 +91,7 @@ class Mesh:
 
 @dataclass(frozen=True)
 class OrientedBox:
-    """The smallest box along a shape's principal axes that holds its mesh (seed 002's use of
-    the principal axes; docs/physics.md). centre (3,) m and axes (3, 3) (columns, the principal
+    """The smallest box along a shape's principal axes that holds its mesh (docs/physics.md#oriented-bounding-box). centre (3,) m and axes (3, 3) (columns, the principal
     axes) in the mesh frame; half_extents (3,) m along those axes."""
 
     centre: np.ndarray
@@ -186,7 +185,7 @@ class Shape:
 
     def body_def(self, position, orientation=(1.0, 0.0, 0.0, 0.0), velocity=0.0,
                  angular_velocity=0.0, restitution=None, friction=None) -> BodyDef:
-        """The ``BodyDef`` of this shape placed with scene-file semantics (design.md).
+        """The ``BodyDef`` of this shape placed with scene-file semantics (docs/architecture.md#files-and-the-command-line).
 
         position (3,) m: where the mesh's own origin goes; orientation (4,) w, x, y, z: the mesh
         frame → world. Returns the principal frame: COM ``p + R(q)·com`` and orientation
@@ -622,7 +621,7 @@ def _flip_parity(m, labels, fa, fb, disagree) -> np.ndarray:
 
 
 def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, list[str]]:
-    """Flip closed pieces whose volume has the wrong sign (physics.md §1: negative ⇒ inverted).
+    """Flip closed pieces whose volume has the wrong sign (docs/physics.md#mesh-repair).
 
     A closed piece nested inside k others (its bounding box strictly inside theirs) is a cavity
     when k is odd and must have negative volume; otherwise positive. Open or one-sided pieces
@@ -742,7 +741,7 @@ def _rank(points: np.ndarray) -> int:
 def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.ndarray:
     """Vertices (k, 3), k ≤ max_vertices, of the convex hull of points (n, 3) (scipy Qhull).
 
-    Hulls with more vertices are reduced like MuJoCo's (physics.md §3): start from the extreme
+    Hulls with more vertices are reduced like MuJoCo's (docs/physics.md#collision-shapes): start from the extreme
     points along the axes and the diagonals (so the axis-aligned extent in this frame is exact),
     then repeatedly add the hull vertex farthest outside the hull of those chosen. The result is
     a subset of the points (so inside the true hull), deterministic, in input order. Flat point
@@ -866,7 +865,7 @@ def prism_mesh(profile, depth: float, centre) -> tuple[np.ndarray, np.ndarray]:
 
 
 def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
-    """A builtin shape centred on its centre of mass (design.md "Builtin shapes").
+    """A builtin shape centred on its centre of mass (docs/architecture.md#files-and-the-command-line).
 
     kind: "box" size [x, y, z] full extents (default 1 m cube); "sphere" [radius] (0.5);
     "cylinder" [radius, height] axis along y ([0.5, 1]); "t_handle" [scale] (~0.3 m at 1).

@@ -1,10 +1,10 @@
-"""Quaternion algebra and rotation parameterizations (seed 003 §3, physics.md §5).
+"""Quaternion algebra and rotation parameterizations (docs/physics.md#rotation-parameterizations).
 
 Conventions: quaternions are scalar-first ``(w, x, y, z)`` and map body → world,
 ``x_world = R(q) · x_body``. Every function is vectorised over leading axes: a quaternion
 argument has shape ``(..., 4)``, a vector ``(..., 3)``, a matrix ``(..., 3, 3)``; leading
-axes broadcast. Angles are in radians. Seed 003 calls the unit quaternion the "Euler
-parameters" ``(e0, e)`` (eq. 51); θ is the rotation angle about the unit axis n.
+axes broadcast. Angles are in radians. The unit quaternion is also called the "Euler
+parameters" ``(e0, e)``; θ is the rotation angle about the unit axis n.
 
 Functions taking a quaternion to a parameterization normalise it first, so a slightly
 non-unit input is accepted; those producing a quaternion from a parameterization return a
@@ -25,7 +25,7 @@ _GIMBAL_TOL = 1e-14
 # |r| ≤ 2^61 (its square stays far from float64 overflow) while the rotation it stands for
 # differs from the true one by < 2^-58 rad, below float64 resolution of a unit quaternion.
 _RODRIGUES_MIN_W = 2.0**-60
-# Below this angle (rad) the exp/log maps use their Taylor series (seed 003 §3.1.1):
+# Below this angle (rad) the exp/log maps use their Taylor series (docs/physics.md#rotation-parameterizations):
 # the first omitted term is < 1e-18 relative there.
 _SERIES_ANGLE = 1e-3
 
@@ -116,7 +116,7 @@ def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrix of unit quaternions; (..., 4) → (..., 3, 3) (columns = body axes in world).
 
-    Seed 003 eq. 54: ``R = (2w² − 1) I + 2 e eᵀ + 2 w ẽ`` with ``e = (x, y, z)``.
+    ``R = (2w² − 1) I + 2 e eᵀ + 2 w ẽ`` with ``e = (x, y, z)``.
     """
     q = _array(q, 4, "quat_to_matrix q", finite=False)
     flat = np.ascontiguousarray(q.reshape(-1, 4))
@@ -143,7 +143,8 @@ def _matrix_kernel(q, out):
 def matrix_to_quat(matrix: np.ndarray) -> np.ndarray:
     """Unit quaternion of rotation matrices, w ≥ 0; (..., 3, 3) → (..., 4).
 
-    Largest-diagonal method of seed 003 §3.3.2: ``S = 4 q qᵀ`` is built from R (eq. 61);
+    Largest-diagonal method (docs/physics.md#rotation-parameterizations): ``S = 4 q qᵀ`` is
+    built from R;
     its largest diagonal entry ``S_ii = 4 q_i²`` is ≥ 1, so ``q_k = S_ik / (2 √S_ii)``
     never divides by a small number — unlike the trace-only formula of §3.3.1, which fails
     near θ = π. (Eq. 62 prints ``S_ii/(4e_i)``; the seed's C++ code, §3.3.3, uses ``S_ik``.)
@@ -191,7 +192,7 @@ def matrix_to_quat(matrix: np.ndarray) -> np.ndarray:
 def quat_from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     """Rotation by ``angle`` (rad, (...)) about ``axis`` ((..., 3), any non-zero length) → (..., 4).
 
-    ``q = (cos θ/2, n sin θ/2)`` (seed 003 eq. 51); not sign-canonicalised, so angles beyond
+    ``q = (cos θ/2, n sin θ/2)``; not sign-canonicalised, so angles beyond
     π give w < 0. Raises ValueError for a zero-length axis.
     """
     axis = _array(axis, 3, "quat_from_axis_angle axis")
@@ -211,7 +212,7 @@ def quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
     """Exponential map: rotation vector ``Ψ = nθ`` (rad, (..., 3)) → unit quaternion (..., 4).
 
     ``q = (cos θ/2, Ψ sin(θ/2)/θ)``; below θ = 1e-3 the factor ``sin(θ/2)/θ`` uses its Taylor
-    series ``1/2 − θ²/48 + θ⁴/3840`` (seed 003 §3.1.1, §3.1.3), exact at Ψ = 0. Any finite
+    series ``1/2 − θ²/48 + θ⁴/3840``, exact at Ψ = 0. Any finite
     Ψ is accepted; θ > π gives w < 0 (the sign is not canonicalised, so the map stays smooth).
     """
     v = _array(rotvec, 3, "quat_from_rotvec rotvec")
@@ -243,7 +244,7 @@ def quat_to_rotvec(q: np.ndarray) -> np.ndarray:
 
 
 def quat_to_rodrigues(q: np.ndarray) -> np.ndarray:
-    """Rodrigues parameters ``r = 2 tan(θ/2) n = 2e/w`` (seed 003 eq. 47, 53); (..., 4) → (..., 3).
+    """Rodrigues parameters ``r = 2 tan(θ/2) n = 2e/w``; (..., 4) → (..., 3).
 
     q is normalised and made w ≥ 0, so θ ∈ [0, π]. Singular at θ = π (w = 0, r infinite):
     w is clamped below at 2⁻⁶⁰, so the result is always finite — a vector along the true axis
@@ -266,7 +267,7 @@ def rodrigues_to_quat(rodrigues: np.ndarray) -> np.ndarray:
 
 
 def quat_to_crv(q: np.ndarray) -> np.ndarray:
-    """Conformal rotation vector ``c = 4 tan(θ/4) n = 4e/(1 + w)`` (seed 003 eq. 63–64); → (..., 3).
+    """Conformal rotation vector ``c = 4 tan(θ/4) n = 4e/(1 + w)``; → (..., 3).
 
     q is normalised and made w ≥ 0, so θ ∈ [0, π], |c| ≤ 4 and 1 + w ≥ 1: never singular.
     """
@@ -291,7 +292,7 @@ def crv_to_quat(crv: np.ndarray) -> np.ndarray:
 def euler_zxz_to_quat(angles: np.ndarray) -> np.ndarray:
     """Euler angles z-x-z ``(ψ, θ, φ)`` (rad, (..., 3)) → unit quaternion (..., 4).
 
-    Seed 003 §3.6: rotate ψ about z, then θ about the *moved* x' axis, then φ about the
+    Rotate ψ about z, then θ about the *moved* x' axis, then φ about the
     twice-moved z'' axis (body-fixed, intrinsic axes), i.e.
     ``R = R(Z, ψ) R(X, θ) R(Z, φ)`` (eq. 83; the same matrix as fixed axes taken in the
     reverse order φ, θ, ψ). As a quaternion ``q = q_z(ψ) ⊗ q_x(θ) ⊗ q_z(φ)``:
@@ -331,7 +332,7 @@ def quat_to_euler_zxz(q: np.ndarray) -> np.ndarray:
 def bryant_xyz_to_quat(angles: np.ndarray) -> np.ndarray:
     """Bryant angles x-y-z ``(φ, ψ, θ)`` (rad, (..., 3)) → unit quaternion (..., 4).
 
-    Seed 003 §3.5: rotate φ about the space-fixed X axis, then ψ about fixed Y, then θ about
+    Rotate φ about the space-fixed X axis, then ψ about fixed Y, then θ about
     fixed Z (extrinsic axes), ``R = R(Z, θ) R(Y, ψ) R(X, φ)`` (eq. 67) — equivalently
     body-fixed z, y', x'' in the order θ, ψ, φ. ``q = q_z(θ) ⊗ q_y(ψ) ⊗ q_x(φ)``.
     """
@@ -409,7 +410,7 @@ def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:
 def quat_cayley(half_angle_vector: np.ndarray) -> np.ndarray:
     """Cayley map: the unit quaternion ``normalize(1, a)`` for ``a = (h/2)·ω``; (..., 3) → (..., 4).
 
-    physics.md §2 step 3: ``q' = q ⊗ cay((h/2) ω_b)``. It equals the exact exponential up to
+    docs/physics.md#free-rotation step 3: ``q' = q ⊗ cay((h/2) ω_b)``. It equals the exact exponential up to
     an under-rotation of about θ³/12 per step, and is exactly unit length.
     """
     a = _array(half_angle_vector, 3, "quat_cayley half_angle_vector", finite=False)

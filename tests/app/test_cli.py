@@ -65,7 +65,7 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     axes = np.array(data["principal_axes"])
     # columns: z, y, x edges (ascending moments), right-handed
     np.testing.assert_allclose(np.abs(axes), [[0, 0, 1], [0, 1, 0], [1, 0, 0]], atol=1e-12)
-    # the bounding box along those axes is the box itself (seed 002)
+    # the bounding box along those axes is the box itself (docs/physics.md#oriented-bounding-box)
     np.testing.assert_allclose(data["obb"]["center"], [0.5, 1.0, 1.5], rtol=1e-12)
     np.testing.assert_allclose(data["obb"]["axes"], axes, rtol=0, atol=0)
     np.testing.assert_allclose(data["obb"]["half_extents"], [1.5, 1.0, 0.5], rtol=1e-12)

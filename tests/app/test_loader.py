@@ -118,7 +118,7 @@ def test_the_same_file_twice_shares_one_shape(app):
 
 
 def bad_files(tmp_path: Path) -> dict[str, str]:
-    """file name → a word the reason must contain, one per kind of bad file (issue 2 §4)."""
+    """file name → a word the reason must contain, one per kind of bad file."""
     (tmp_path / "empty.obj").write_bytes(b"")
     (tmp_path / "folder.obj").mkdir()
     (tmp_path / "garbage.stl").write_bytes(bytes(range(256)) * 3)

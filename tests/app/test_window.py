@@ -1,4 +1,4 @@
-"""The real app under Xvfb (issue 3 "Must pass"): ``python -m app`` in its own X server, driven
+"""The real app under Xvfb : ``python -m app`` in its own X server, driven
 like a user would — real XDND drops (inline types, as GTK sends them, and an XdndTypeList),
 a garbage file, a slider dragged with real pointer events — watched through the app's status
 file (``TUMBLE_STATUS_FILE``, see app/window.py) and its log, a screenshot saved to

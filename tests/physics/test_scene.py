@@ -43,7 +43,7 @@ def test_defaults_of_a_minimal_file(tmp_path):
     assert scene.gravity == (0.0, -9.81, 0.0)
     assert scene.hz == 240 and scene.dt == 1 / 240
     assert (scene.restitution, scene.friction) == (0.5, 0.5)
-    assert scene.container_size is None  # design.md: omit [container] for no walls
+    assert scene.container_size is None  # no [container] table: no walls
     (body,) = scene.bodies
     assert body == BodyEntry(shape="sphere", size=(0.25,))
     assert body.line == 1

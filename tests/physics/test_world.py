@@ -1,4 +1,4 @@
-"""World.step against analytic answers: bounces, rest, friction, tunnelling, extremes (issue 2)."""
+"""World.step against analytic answers: bounces, rest, friction, tunnelling, extremes."""
 
 import numpy as np
 import pytest
@@ -71,7 +71,7 @@ spins = st.lists(st.floats(-8, 8), min_size=3, max_size=3)
 @given(quaternions, st.one_of(st.just([0.0, 0.0, 0.0]), spins), st.floats(1.0, 4.5))
 def test_elastic_random_drops_never_gain_energy(orientation, angular_velocity, height):
     """e = 1, with and without spin, random orientation and height: over 20 s the total energy
-    never exceeds its start by more than 1e-6 relative (issue 2, must pass)."""
+    never exceeds its start by more than 1e-6 relative."""
     energies = drop_energies(1.0, 20.0, orientation, angular_velocity, height)
     assert energies.max() <= energies[0] * (1 + 1e-6)
 

@@ -1,4 +1,4 @@
-"""Bodies colliding with each other through ``World.step`` (issue 5's must-pass scenarios):
+"""Bodies colliding with each other through ``World.step`` (the scenarios bodies must handle):
 analytic answers for spheres, conservation laws, stacks that stand and rest, no tunnelling."""
 
 from pathlib import Path

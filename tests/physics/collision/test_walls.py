@@ -1,4 +1,4 @@
-"""Wall contact generation: which points, how many, and how far (physics.md §3)."""
+"""Wall contact generation: which points, how many, and how far (docs/physics.md#wall-contacts)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Free motion: the rotation step of physics.md §2 against Landau–Lifshitz §37, and the drift."""
+"""Free motion: the rotation step of docs/physics.md#free-rotation against Landau–Lifshitz §37, and the drift."""
 
 import numpy as np
 import pytest
@@ -57,7 +57,7 @@ def run_torque_free(world: World, seconds: float):
 
 
 def test_dzhanibekov_flip_conserves_energy_and_momentum_exactly():
-    """I = diag(1,2,3), ω_b0 = (0.01, 5, 0.01), h = 1/240, 60 s (issue 2, must pass)."""
+    """I = diag(1,2,3), ω_b0 = (0.01, 5, 0.01), h = 1/240, 60 s."""
     moments, omega0 = np.array([1.0, 2.0, 3.0]), np.array([0.01, 5.0, 0.01])
     world = World(WorldDef(gravity=[0, 0, 0], container_size=None))
     # body frame at an arbitrary orientation: the world ω is R ω_b
@@ -76,7 +76,7 @@ def test_dzhanibekov_flip_conserves_energy_and_momentum_exactly():
 
 
 def test_middle_axis_spin_reverses_within_one_flip_interval():
-    """Seed 001's w += I⁻¹τ dt would keep ω constant when τ = 0; the gyroscopic term reverses it."""
+    """The explicit ω += I⁻¹τ dt would keep ω constant when τ = 0; the gyroscopic term reverses it."""
     moments, omega0 = np.array([1.0, 2.0, 3.0]), np.array([0.01, 5.0, 0.01])
     world = World(WorldDef(gravity=[0, 0, 0], container_size=None))
     world.add_body(BodyDef(mass=1.0, principal_moments=moments, hull=np.zeros((1, 3)),

@@ -1,4 +1,4 @@
-"""Contact impulses against seed 001's closed form and the impact timing."""
+"""Contact impulses against the closed form of docs/physics.md#sequential-impulses and the impact timing."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Rotations (physics.md §5, seed 003 §3): round trips, singular cases, composition, slerp.
+"""Rotations (docs/physics.md#rotation-parameterizations): round trips, singular cases, composition, slerp.
 
 Rotations are compared up to the quaternion sign (q and −q are one rotation). scipy's
 ``Rotation`` serves as an independent reference for the conventions (scalar-last there).
@@ -52,7 +52,7 @@ near_pi = st.one_of(st.just(np.pi), tiny.map(lambda d: np.pi - d))
 
 
 def axis_angle_quat(axis, angle):
-    """Reference quaternion built directly from seed 003 eq. 51."""
+    """Reference quaternion built directly from q = (cos θ/2, n sin θ/2)."""
     return np.concatenate(([np.cos(angle / 2)], np.sin(angle / 2) * axis))
 
 
@@ -288,7 +288,7 @@ def test_quat_euler_zxz_round_trip(q):
 def test_euler_zxz_angles_round_trip(psi, theta, phi):
     e = np.array([psi, theta, phi])
     q = euler_zxz_to_quat(e)
-    # Seed 003 eq. 83: R = R(Z,ψ) R(X,θ) R(Z,φ) — scipy's intrinsic "ZXZ".
+    # z-x-z: R = R(Z,ψ) R(X,θ) R(Z,φ) — scipy's intrinsic "ZXZ".
     np.testing.assert_allclose(quat_to_matrix(q), Rotation.from_euler("ZXZ", e).as_matrix(),
                                atol=TOL)
     back = quat_to_euler_zxz(q)
@@ -336,7 +336,7 @@ middle = st.one_of(st.floats(-np.pi / 2 + 1e-3, np.pi / 2 - 1e-3),
 def test_bryant_xyz_angles_round_trip(phi, psi, theta):
     b = np.array([phi, psi, theta])
     q = bryant_xyz_to_quat(b)
-    # Seed 003 eq. 67: R = R(Z,θ) R(Y,ψ) R(X,φ) — scipy's extrinsic "xyz" with (φ, ψ, θ).
+    # Bryant x-y-z: R = R(Z,θ) R(Y,ψ) R(X,φ) — scipy's extrinsic "xyz" with (φ, ψ, θ).
     np.testing.assert_allclose(quat_to_matrix(q), Rotation.from_euler("xyz", b).as_matrix(),
                                atol=TOL)
     back = quat_to_bryant_xyz(q)
