@@ -60,6 +60,8 @@ class _Failure(Exception):
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script ``tumble``; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    from physics.runtime import configure  # cheap: the kernels load later, when used
+    configure()
     parser = build_parser()
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")

@@ -37,12 +37,12 @@ import numpy as np
 from app.app_state import AppState
 from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
 from app.render.renderer import palette_color
-from physics.geometry.meshes import MAX_FACES, Shape, load_shape
+from physics.geometry.meshes import Shape, load_shape
 from physics.scene import BodyRecord, Scene, build_world, load_scene
+from physics.settings import DEFAULT_DENSITY, MAX_FACES
 
 log = logging.getLogger("tumble")
 
-DENSITY = 1000.0   # kg/m³ for dropped meshes (water)
 MODE = "auto"      # solid if closed, else shell with a warning (docs/physics.md#thin-shells)
 CLEARANCE = 0.02   # m between the floor and a dropped body's lowest hull point
 GAP = 0.05         # m between neighbouring bodies dropped together
@@ -77,7 +77,7 @@ class Loader:
     scales     the scale chosen for each mesh file (None: the user's memory file)
     """
 
-    def __init__(self, state: AppState, *, density: float = DENSITY, mode: str = MODE,
+    def __init__(self, state: AppState, *, density: float = DEFAULT_DENSITY, mode: str = MODE,
                  max_faces: int = MAX_FACES, scales: ScaleMemory | None = None):
         self.state = state
         self.density, self.mode, self.max_faces = density, mode, max_faces

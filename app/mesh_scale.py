@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.geometry.meshes import PLAUSIBLE_SIZE
+from physics.settings import PLAUSIBLE_SIZE
 
 log = logging.getLogger("tumble")
 

@@ -57,7 +57,13 @@ from physics.geometry.rotation import (
 )
 from physics.model import BodyDef
 from physics.scene import BodyRecord, save_scene, scene_from_snapshot
-from physics.simulation import MAX_TIME_SCALE, MIN_TIME_SCALE, Snapshot
+from physics.settings import (
+    MAX_TIME_SCALE,
+    MIN_TIME_SCALE,
+    SOLVER_ITERATIONS_RANGE,
+    STANDARD_GRAVITY,
+)
+from physics.simulation import Snapshot
 
 PANEL_WIDTH = 380.0      # px, the panel docked at the right edge of the window
 HISTORY_SECONDS = 20.0   # s of sim time shown in the plots
@@ -226,7 +232,7 @@ class Panel:
         self._open_all: bool | None = None
         self._listed: int | None = None  # selection the body list last scrolled to
         self._item_width = 0.0  # width of the slider about to be drawn (item_rects)
-        self._gravity_off = np.array([0.0, -9.81, 0.0])  # restored when gravity is switched on
+        self._gravity_off = np.array(STANDARD_GRAVITY)  # restored when gravity is switched on
         self._new_kind = 0
         self._new_size = {k: list(v) for k, v in DEFAULT_SIZES.items()}
         self._new_density = 1000.0
@@ -591,7 +597,8 @@ class Panel:
         imgui.set_item_tooltip("sequential-impulse sweeps per step: more make stacks stiffer "
                                "and cost more time (1…1000)")
         if changed:
-            self.set_solver_iterations(min(max(iterations, 1), 1000))
+            self.set_solver_iterations(min(max(iterations, SOLVER_ITERATIONS_RANGE[0]),
+                                               SOLVER_ITERATIONS_RANGE[1]))
         hz = self._shown("hz", s.hz)
         changed, hz = imgui.slider_float("physics rate", hz, *HZ_RANGE, "%.0f Hz",
                                          imgui.SliderFlags_.logarithmic)

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.special import ellipk
 
 from physics.model import BodyDef, WorldDef
+from physics.runtime import configure
 from physics.world import World
 
 MOMENTS = np.array([1.0, 2.0, 3.0])
@@ -86,6 +87,7 @@ def run_mujoco(integrator, seconds):
 
 
 def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     args = parser.parse_args()

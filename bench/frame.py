@@ -44,6 +44,7 @@ from app.render.polhode import PolhodeTrail
 from app.render.renderer import Renderer, palette_color
 from app.render.view import GizmoOptions, frame_view
 from app.video.recorder import finish_drawing
+from physics.runtime import configure
 from physics.scene import build_world
 from physics.simulation import Simulation
 from physics.world import World
@@ -112,6 +113,7 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
 
 
 def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bodies", type=int, nargs="+", default=[50, 500])
     parser.add_argument("--frames", type=int, default=200)

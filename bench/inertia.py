@@ -31,6 +31,7 @@ import trimesh  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 
 from physics.geometry.inertia import mass_properties  # noqa: E402
+from physics.runtime import configure  # noqa: E402
 
 TARGET = 5.0
 # First call in a fresh interpreter: import + numba compile or cache load + a 12-face box.
@@ -100,6 +101,7 @@ def accuracy() -> None:
 
 
 def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--subdivisions", type=int, default=8)

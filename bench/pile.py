@@ -29,6 +29,7 @@ import numba
 import numpy as np  # noqa: E402
 
 from physics.model import BodyDef, WorldDef  # noqa: E402
+from physics.runtime import configure
 from physics.warmup import compile_kernels
 from physics.world import World  # noqa: E402
 
@@ -160,6 +161,7 @@ def run(make, n: int, steps: int, repeats: int, threads: int):
 
 
 def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000])
     parser.add_argument("--seconds", type=float, default=5.0)

@@ -63,6 +63,7 @@ from app.video.recorder import (
     finish_drawing,
 )
 from physics.geometry.rotation import quat_from_axis_angle
+from physics.runtime import configure
 from physics.scene import BodyEntry, Scene
 
 CONTAINER = (4.0, 3.0, 4.0)
@@ -199,6 +200,7 @@ def app_loop(scene: Scene, count: int, size, folder: Path, record: bool) -> floa
 
 
 def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--fps", type=int, default=60)

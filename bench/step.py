@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 from scipy.spatial import ConvexHull  # noqa: E402
 
 from physics.model import BodyDef, WorldDef  # noqa: E402
+from physics.runtime import configure
 from physics.world import World  # noqa: E402
 
 H = 1.0 / 240.0
@@ -126,6 +127,7 @@ def steps_per_second(step, steps: int, repeats: int) -> float:
 
 
 def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=("free", "walls"), help="run only these cases")

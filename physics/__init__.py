@@ -1,3 +1,4 @@
-"""Tumble's rigid-body engine: pure, headless, numpy + numba (see world.py for the pipeline)."""
+"""Tumble's rigid-body engine: pure, headless, numpy + numba (see world.py for the pipeline).
 
-from physics import runtime  # noqa: F401  (threading layer and allocator, before any kernel runs)
+Importing it changes no process-wide setting; ``physics.runtime.configure()`` does, where the
+engine is started (docs/architecture.md#threads)."""

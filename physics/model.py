@@ -13,8 +13,16 @@ import numpy as np
 
 from physics.collision.boxes import box_frame
 from physics.geometry.polytope import polytope
-
-MAX_HULL_VERTICES = 64  # collision hulls are reduced to this many vertices (docs/physics.md#collision-shapes)
+from physics.settings import (
+    DEFAULT_CONTAINER,
+    DEFAULT_FRICTION,
+    DEFAULT_RESTITUTION,
+    MAX_HULL_VERTICES,
+    RESTITUTION_THRESHOLD,
+    SOLVER_ITERATIONS,
+    SOLVER_ITERATIONS_RANGE,
+    STANDARD_GRAVITY,
+)
 
 
 def check_vector(name: str, value, length: int) -> np.ndarray:
@@ -128,12 +136,12 @@ class WorldDef:
                       contacts do not buzz (Box2D uses 1 m/s, Bullet 0.2 m/s)
     """
 
-    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))
-    restitution: float = 0.5
-    friction: float = 0.5
-    container_size: np.ndarray | None = field(default_factory=lambda: np.array([4.0, 3.0, 4.0]))
-    solver_iterations: int = 10
-    restitution_threshold: float = 0.2
+    gravity: np.ndarray = field(default_factory=lambda: np.array(STANDARD_GRAVITY))
+    restitution: float = DEFAULT_RESTITUTION
+    friction: float = DEFAULT_FRICTION
+    container_size: np.ndarray | None = field(default_factory=lambda: np.array(DEFAULT_CONTAINER))
+    solver_iterations: int = SOLVER_ITERATIONS
+    restitution_threshold: float = RESTITUTION_THRESHOLD
 
     def __post_init__(self) -> None:
         self.gravity = check_vector("gravity", self.gravity, 3)
@@ -148,14 +156,15 @@ class WorldDef:
 
 
 def check_solver_iterations(value) -> int:
-    """Sequential-impulse sweeps per step: a whole number 1…1000."""
+    """Sequential-impulse sweeps per step: a whole number in SOLVER_ITERATIONS_RANGE."""
+    low, high = SOLVER_ITERATIONS_RANGE
+    problem = f"solver_iterations must be a whole number {low}…{high}, got {value!r}"
     try:
         count = int(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(
-            f"solver_iterations must be a whole number 1…1000, got {value!r}") from None
-    if count != value or not 1 <= count <= 1000:
-        raise ValueError(f"solver_iterations must be a whole number 1…1000, got {value!r}")
+        raise ValueError(problem) from None
+    if count != value or not low <= count <= high:
+        raise ValueError(problem)
     return count
 
 

@@ -33,14 +33,32 @@ import os
 
 import numba
 
-numba.config.THREADING_LAYER = "threadsafe"
 SPIN_COUNT = 10_000  # turns an OpenMP worker spins before it sleeps (libgomp reads it at load)
-if "OMP_WAIT_POLICY" not in os.environ:
-    os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 MMAP_THRESHOLD = 32 << 20  # bytes: glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
 TRIM_THRESHOLD = 64 << 20  # bytes of free heap kept for the next step
+
+
+_configured = False
+
+
+def configure() -> None:
+    """Set the process-wide options above: numba's thread-safe threading layer, OpenMP's spin
+    count (unless the environment sets it or ``OMP_WAIT_POLICY``) and glibc's allocator
+    thresholds (unless ``MALLOC_*_`` are set). Importing ``physics`` changes nothing of the
+    process; whoever starts the engine calls this once, before the first parallel kernel runs
+    (the threading layer and the spin count are read then): the ``tumble`` command, the
+    warm-up, the benchmarks, the test session, and ``Simulation.start`` for a program that
+    only runs the physics thread. Later calls do nothing."""
+    global _configured
+    if _configured:
+        return
+    _configured = True
+    numba.config.THREADING_LAYER = "threadsafe"
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
+    _keep_step_memory()
 
 
 def parallel_threads() -> int:
@@ -67,5 +85,3 @@ def _keep_step_memory() -> None:
     if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
-
-_keep_step_memory()

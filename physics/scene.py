@@ -30,17 +30,25 @@ import tomli_w
 from physics.files import why_missing
 from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
+from physics.settings import (
+    DEFAULT_CONTAINER,
+    DEFAULT_DENSITY,
+    DEFAULT_FRICTION,
+    DEFAULT_HZ,
+    DEFAULT_RESTITUTION,
+    INERTIA_MODES,
+    MAX_HZ,
+    MIN_HZ,
+    STANDARD_GRAVITY,
+)
 from physics.simulation import Snapshot
-from physics.world import MAX_STEP, World
+from physics.world import World
 
-INERTIA_MODES = ("auto", "solid", "shell")
-DEFAULT_CONTAINER = (4.0, 3.0, 4.0)  # m, when [container] is present without a size
 WORLD_KEYS = ("gravity", "hz", "restitution", "friction")
 CONTAINER_KEYS = ("size",)
 BODY_KEYS = ("mesh", "shape", "size", "scale", "density", "inertia", "position", "orientation",
              "velocity", "angular_velocity", "restitution", "friction", "color")
 TOP_KEYS = ("world", "container", "body")
-MIN_HZ = 1.0 / MAX_STEP  # the World refuses steps longer than MAX_STEP
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +80,7 @@ class BodyEntry:
     scale: float = 1.0
     shape: str | None = None
     size: tuple[float, ...] | None = None
-    density: float = 1000.0
+    density: float = DEFAULT_DENSITY
     inertia: str = "auto"
     position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     orientation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
@@ -93,10 +101,10 @@ class Scene:
     was read from (messages and relative paths only).
     """
 
-    gravity: tuple[float, float, float] = (0.0, -9.81, 0.0)
-    hz: float = 240
-    restitution: float = 0.5
-    friction: float = 0.5
+    gravity: tuple[float, float, float] = STANDARD_GRAVITY
+    hz: float = DEFAULT_HZ
+    restitution: float = DEFAULT_RESTITUTION
+    friction: float = DEFAULT_FRICTION
     container_size: tuple[float, float, float] | None = None
     bodies: tuple[BodyEntry, ...] = ()
     source: Path | None = field(default=None, compare=False)
@@ -251,15 +259,16 @@ class _Reader:
         if not (isinstance(bodies, list) and all(isinstance(b, dict) for b in bodies)):
             raise self.error((), "body", "bodies are written as [[body]] tables, one per body")
         w = ("world",)
-        hz = self.number(w, "hz", world.get("hz", 240))
-        if hz < MIN_HZ:
-            raise self.error(w, "hz", f"hz must be at least {MIN_HZ:g} steps per second, got {hz}")
+        hz = self.number(w, "hz", world.get("hz", DEFAULT_HZ))
+        if not MIN_HZ <= hz <= MAX_HZ:  # the same limits as the physics thread's set_hz
+            raise self.error(w, "hz", f"hz must be between {MIN_HZ:g} and {MAX_HZ:g} steps per "
+                             f"second, got {hz}")
         return Scene(
-            gravity=self.vector(w, "gravity", world.get("gravity", (0.0, -9.81, 0.0)), 3),
+            gravity=self.vector(w, "gravity", world.get("gravity", STANDARD_GRAVITY), 3),
             hz=hz,
-            restitution=self.checked(w, "restitution", world.get("restitution", 0.5),
+            restitution=self.checked(w, "restitution", world.get("restitution", DEFAULT_RESTITUTION),
                                      check_restitution),
-            friction=self.checked(w, "friction", world.get("friction", 0.5), check_friction),
+            friction=self.checked(w, "friction", world.get("friction", DEFAULT_FRICTION), check_friction),
             container_size=None if container is None else self.positive_vector(
                 ("container",), "size", container.get("size", DEFAULT_CONTAINER), 3),
             bodies=tuple(self.body(i, b) for i, b in enumerate(bodies)),
@@ -317,7 +326,7 @@ class _Reader:
             if inertia == "shell":
                 raise self.error(t, "inertia", "builtin shapes are solid; inertia = \"shell\" is "
                                  "for mesh files")
-        density = self.number(t, "density", values.get("density", 1000.0))
+        density = self.number(t, "density", values.get("density", DEFAULT_DENSITY))
         if density <= 0:
             raise self.error(t, "density", f"density must be > 0, got {density}")
         orientation = self.vector(t, "orientation", values.get("orientation", (1, 0, 0, 0)), 4)

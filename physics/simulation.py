@@ -44,13 +44,12 @@ from typing import Any, Callable
 import numpy as np
 
 from physics.model import BodyDef, check_number
-from physics.runtime import use_threads
-from physics.world import MAX_STEP, World
+from physics.runtime import configure, use_threads
+from physics.settings import MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
+from physics.world import World
 
 log = logging.getLogger(__name__)
 
-MIN_HZ, MAX_HZ = 1.0 / MAX_STEP, 10_000.0  # physics rate, Hz (World.step refuses dt > MAX_STEP)
-MIN_TIME_SCALE, MAX_TIME_SCALE = 0.01, 4.0  # slow motion down to 1 %, fast forward up to 4×
 CATCH_UP = 4        # a batch may run up to this many times the steps of one publish interval
 ERROR_HISTORY = 32  # command errors kept in snapshots
 
@@ -258,6 +257,7 @@ class Simulation:
         """Start the physics thread (a daemon). Commands queued before are applied first."""
         if self.running:
             raise RuntimeError("the physics thread is already running")
+        configure()  # the engine's process settings, before its first parallel kernel
         self._stopping.clear()
         self._thread = threading.Thread(target=self._run, name="tumble-physics", daemon=True)
         self._thread.start()

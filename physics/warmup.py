@@ -18,6 +18,7 @@ import numpy as np
 from physics.geometry.inertia import mass_properties
 from physics.geometry.meshes import builtin_shape
 from physics.model import WorldDef
+from physics.runtime import configure
 from physics.world import World
 
 _STEPS = 10
@@ -32,6 +33,7 @@ def compile_kernels() -> float:
     the energy guard), then a floor tiled with boxes (the kernels that split large steps
     between threads).
     """
+    configure()
     start = time.perf_counter()
     box = builtin_shape("box", [0.4, 0.2, 0.3])
     ball = builtin_shape("sphere", [0.1])

@@ -44,12 +44,8 @@ from physics.model import (
     check_solver_iterations,
     check_vector,
 )
+from physics.settings import GRAB_MIN_ARM, MAX_STEP, PENETRATION_SLOP, PUSH_ITERATIONS
 from physics.state import State
-
-PENETRATION_SLOP = 5e-4  # m: deeper penetrations are projected out at the end of a step
-PUSH_ITERATIONS = 4      # Gauss–Seidel sweeps of the body–body position pass
-MAX_STEP = 0.1           # s: longer steps are refused (contacts and Newton would be meaningless)
-GRAB_MIN_ARM = 0.05      # m: lever arm of the grab's spin damping when grabbed at the centre
 
 
 @dataclass(frozen=True)

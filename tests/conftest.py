@@ -6,7 +6,10 @@ import os
 import pytest
 from hypothesis import settings
 
+from physics.runtime import configure
 from physics.warmup import compile_kernels
+
+configure()  # the engine's process settings, as the app and the CLI set them
 
 settings.register_profile("ci", deadline=None, max_examples=30, derandomize=True)
 settings.load_profile("ci")

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from physics.collision.contact import SPECULATIVE_MARGIN
 from physics.runtime import parallel_threads
+from physics.settings import REACH_STEPS, SPECULATIVE_MARGIN
 
 BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
 FAT_MARGIN = 0.02       # m a fat sphere is wider than the reach sphere it was made from
@@ -145,11 +145,11 @@ def _within_reach(pairs, pos, radius, out):
 
 
 def reach(vel, omega, bound, h) -> np.ndarray:
-    """(n,) m: bounding radius grown by the margin and by 1.5 steps of the fastest point's motion
+    """(n,) m: bounding radius grown by the margin and by REACH_STEPS steps of the fastest point's motion
     (|v| + |ω|·bound), the same allowance the wall contacts use."""
     speed = (np.sqrt(np.einsum("ij,ij->i", vel, vel))
              + bound * np.sqrt(np.einsum("ij,ij->i", omega, omega)))
-    return bound + SPECULATIVE_MARGIN + 1.5 * h * speed
+    return bound + SPECULATIVE_MARGIN + REACH_STEPS * h * speed
 
 
 @njit(cache=True, inline="always")

@@ -9,8 +9,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-SPECULATIVE_MARGIN = 0.01  # m: gap within which a vertex is a contact even at rest
-
 
 class _ContactFields(NamedTuple):
     body: np.ndarray

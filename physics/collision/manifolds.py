@@ -1,7 +1,7 @@
 """Manifold reuse: a touching pair whose relative pose has barely changed since its contacts
 were found keeps them (Jolt's body pair cache, ``PhysicsSettings::
 mBodyPairCacheMaxDeltaPositionSq`` and ``mBodyPairCacheCosMaxDeltaRotationDiv2``: 1 mm and 2°
-there, ``REUSE_SHIFT`` and ``REUSE_TURN`` here).
+there, ``MANIFOLD_REUSE_SHIFT`` and ``MANIFOLD_REUSE_TURN`` here).
 
 Most touching pairs of a pile hardly move against each other from one step to the next: over
 bench/pile.py's N = 1000 run, 83 % of them were within 0.5 mm and 1° of the pose their manifold
@@ -13,8 +13,8 @@ on the second, each in its own body's principal frame, and the normal in the fir
 Reused, they move with their bodies: n and both points back to the world, the gap s = (P₁ − P₂)·n
 and the point midway. So a reused contact still sees the two bodies approach or part along its
 normal (an approaching pair cannot pass through); what it cannot see is a change of which
-features touch, and the thresholds bound that to about REUSE_SHIFT + REUSE_TURN × the hull's
-size. Keys are kept, so warm starting is unchanged. Pairs without contacts are not stored: their
+features touch, and the thresholds bound that to about MANIFOLD_REUSE_SHIFT +
+MANIFOLD_REUSE_TURN × the hull's size. Keys are kept, so warm starting is unchanged. Pairs without contacts are not stored: their
 SAT is cheap, and whether they touch depends on the speculative distance, which changes with the
 bodies' speeds.
 
@@ -32,11 +32,10 @@ from numba import njit
 from physics.collision.contact import ContactBuffer, manifold_end
 from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
+from physics.settings import MANIFOLD_REUSE_SHIFT, MANIFOLD_REUSE_TURN
 
-REUSE_SHIFT = 5e-4      # m the relative position may move before the manifold is found again
-REUSE_TURN = np.radians(1.0)  # rad the relative orientation may turn before the same
 # trace(R₀ᵀ R) = 1 + 2 cos θ for the rotation θ between two orientations
-MIN_TRACE = 1.0 + 2.0 * np.cos(REUSE_TURN)
+MIN_TRACE = 1.0 + 2.0 * np.cos(MANIFOLD_REUSE_TURN)
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
@@ -147,7 +146,7 @@ def reusable_entry(a, b, bodies, manifolds):
         return -1
     lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
     shift, trace = _pose_distance(lo, hi, pos, rotm, pose, row)
-    if shift > REUSE_SHIFT * REUSE_SHIFT or trace < MIN_TRACE:
+    if shift > MANIFOLD_REUSE_SHIFT * MANIFOLD_REUSE_SHIFT or trace < MIN_TRACE:
         return -1
     return row
 

@@ -17,7 +17,7 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
   radii shows cannot matter.
 
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
-1.5 steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
+``REACH_STEPS`` steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
 fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
 features that made them (reference face, clipping edge, incident vertex or edge pair;
 collision/keys.py), so the same contact is found again next step and its impulses warm-start.
@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from physics.collision.boxes import box_separations
-from physics.collision.contact import SPECULATIVE_MARGIN, ContactBuffer, Contacts
+from physics.collision.contact import ContactBuffer, Contacts
 from physics.collision.keys import (
     SPHERE,
     clip_tag,
@@ -44,11 +44,11 @@ from physics.collision.keys import (
     tag_vertex,
 )
 from physics.collision.manifolds import ManifoldCache, emit_stored, reusable_entry
-from physics.model import MAX_HULL_VERTICES, HullSet
+from physics.model import HullSet
 from physics.runtime import parallel_threads
+from physics.settings import MAX_HULL_VERTICES, MAX_MANIFOLD, REACH_STEPS, SPECULATIVE_MARGIN
 from physics.state import BodySet
 
-MAX_MANIFOLD = 4           # contact points per hull pair (Box2D, Bullet, Jolt)
 FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
@@ -543,7 +543,7 @@ def _pair_kernel(pairs, bodies, hulls, h, manifolds, out):
                       + (vel[a, 2] - vel[b, 2]) ** 2)
         spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
                 + bound[b] * np.sqrt(_dot(omega, b, omega, b)))
-        spec = SPECULATIVE_MARGIN + 1.5 * h * (rel + spin)
+        spec = SPECULATIVE_MARGIN + REACH_STEPS * h * (rel + spin)
         if radius[a] > 0.0 and radius[b] > 0.0:
             d = pos[a] - pos[b]
             dist = np.sqrt((d ** 2).sum())

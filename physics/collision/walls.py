@@ -14,11 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import SPECULATIVE_MARGIN, ContactBuffer, Contacts, tangent_pair
+from physics.collision.contact import ContactBuffer, Contacts, tangent_pair
 from physics.collision.keys import wall_key
+from physics.settings import MAX_POINTS_PER_PLANE, REACH_STEPS, SPECULATIVE_MARGIN
 from physics.state import BodySet
-
-MAX_POINTS_PER_PLANE = 5   # deepest + extremes along four in-plane directions
 
 
 @njit(cache=True, nogil=True)
@@ -39,7 +38,7 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
         if not awake[b]:
             continue
         # bounding-sphere cull: no point of the body can come within reach of any wall this step
-        reach = SPECULATIVE_MARGIN + 1.5 * h * (
+        reach = SPECULATIVE_MARGIN + REACH_STEPS * h * (
             np.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2 + vel[b, 2] ** 2)
             + bound[b] * np.sqrt(omega[b, 0] ** 2 + omega[b, 1] ** 2 + omega[b, 2] ** 2))
         near = False

@@ -1,7 +1,7 @@
 """Sleeping: islands that have rested long enough stop being simulated (Box2D's sleep).
 
-A body is slow when its centre moves slower than ``LINEAR_TOLERANCE`` and it turns slower than
-``ANGULAR_TOLERANCE`` and nothing holds a force or torque on it. Each body counts how long it
+A body is slow when its centre moves slower than ``SLEEP_LINEAR_TOLERANCE`` and it turns slower than
+``SLEEP_ANGULAR_TOLERANCE`` and nothing holds a force or torque on it. Each body counts how long it
 has been slow; an island (bodies linked by contacts, dynamics/islands.py) falls asleep when every body in
 it has been slow for ``TIME_TO_SLEEP``: its velocities are zeroed and it is skipped by gravity,
 the integrator and the solver (a sleeping body acts as a fixed one) until something wakes it —
@@ -13,9 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-LINEAR_TOLERANCE = 0.01                # m/s (Box2D v2.4: b2_linearSleepTolerance)
-ANGULAR_TOLERANCE = np.radians(2.0)    # rad/s (Box2D: 2°/s)
-TIME_TO_SLEEP = 0.5                    # s (Box2D: b2_timeToSleep)
+from physics.settings import SLEEP_ANGULAR_TOLERANCE, SLEEP_LINEAR_TOLERANCE, TIME_TO_SLEEP
 
 
 def rest(vel, ang_mom, omega, loaded, island, asleep, slow_time, h) -> None:
@@ -29,7 +27,7 @@ def rest(vel, ang_mom, omega, loaded, island, asleep, slow_time, h) -> None:
     kg·m²/s are zeroed. omega (n, 3) rad/s: the world angular velocities; loaded (n,) bool: a
     force, torque or grab acts; h the step, s."""
     _rest_kernel(vel, ang_mom, omega, loaded, island, asleep, slow_time, float(h),
-                 LINEAR_TOLERANCE**2, ANGULAR_TOLERANCE**2, TIME_TO_SLEEP)
+                 SLEEP_LINEAR_TOLERANCE**2, SLEEP_ANGULAR_TOLERANCE**2, TIME_TO_SLEEP)
 
 
 @njit(cache=True, nogil=True)

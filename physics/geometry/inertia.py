@@ -31,8 +31,8 @@ import numpy as np
 from numba import njit
 
 from physics.geometry.surface import EdgeReport, solid_undefined
+from physics.settings import INERTIA_FORMULAS
 
-MODES = ("solid", "shell")
 _BLOCK = 1024  # faces per partial sum: rounding grows with the block length, not the mesh size
 # |V| below this times area^(3/2) is a flat mesh (a unit sphere has 0.094; a 1 m × 1 m × 1 µm
 # plate 3.5e-7): the solid formula then only returns rounding noise.
@@ -105,7 +105,7 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
     of zero area. A closed surface wound inward
     (negative volume) is computed as if flipped, with a warning.
     """
-    if mode not in MODES:
+    if mode not in INERTIA_FORMULAS:
         raise InertiaError(f"mode must be 'solid' or 'shell', got {mode!r}")
     try:
         density = float(density)

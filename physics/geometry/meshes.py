@@ -46,19 +46,19 @@ from physics.geometry.rotation import (
     quat_rotate,
 )
 from physics.geometry.surface import EdgeReport, solid_undefined
-from physics.model import MAX_HULL_VERTICES, BodyDef, check_vector
+from physics.model import BodyDef, check_vector
+from physics.settings import (
+    DEFAULT_DENSITY,
+    INERTIA_MODES,
+    MAX_FACES,
+    MAX_HULL_VERTICES,
+    PLAUSIBLE_SIZE,
+    SIZE_LIMITS,
+)
 
-MAX_FACES = 5_000_000  # default limit on triangles per file
-MODES = ("auto", "solid", "shell")
 # extension → trimesh file type; the only formats Tumble promises to read (README)
 FORMATS = {".obj": "obj", ".stl": "stl", ".ply": "ply", ".off": "off", ".glb": "glb",
            ".gltf": "gltf"}
-# m across (the largest extent of the axis-aligned box): outside this range float64 mass
-# properties (∝ size⁵) and the millimetre contact tolerances mean nothing, so a mesh is refused
-SIZE_LIMITS = (1e-5, 1e4)
-# m across: what a body in a desktop sandbox plausibly is; outside it a mesh is most likely in
-# other units (CAD parts in millimetres), so loading it warns and suggests the scale
-PLAUSIBLE_SIZE = (2e-3, 20.0)
 _FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
 
 
@@ -665,7 +665,7 @@ def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, 
 # Shapes
 
 
-def load_shape(path, density: float = 1000.0, mode: str = "auto",
+def load_shape(path, density: float = DEFAULT_DENSITY, mode: str = "auto",
                max_faces: int = MAX_FACES, scale: float = 1.0) -> Shape:
     """``shape_from_mesh(load_mesh(path))``: a mesh file (coordinates × ``scale``) as a
     rigid-body shape."""
@@ -673,7 +673,7 @@ def load_shape(path, density: float = 1000.0, mode: str = "auto",
                            mode=mode)
 
 
-def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> Shape:
+def shape_from_mesh(mesh: Mesh, density: float = DEFAULT_DENSITY, mode: str = "auto") -> Shape:
     """Mass properties and collision hull of a mesh.
 
     density: kg/m³ for solid, kg/m² for shell. mode: "solid", "shell" or "auto" — solid when
@@ -683,7 +683,7 @@ def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> 
     (``load_mesh`` computes it).
     """
     name = mesh.name
-    if mode not in MODES:
+    if mode not in INERTIA_MODES:
         raise MeshError(f"{name}: unknown inertia mode {mode!r}; use 'auto', 'solid' or 'shell'")
     density = float(density)
     if not (np.isfinite(density) and density > 0):
@@ -864,7 +864,7 @@ def prism_mesh(profile, depth: float, centre) -> tuple[np.ndarray, np.ndarray]:
     return vertices, faces.astype(np.int64)
 
 
-def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
+def builtin_shape(kind: str, size=None, density: float = DEFAULT_DENSITY) -> Shape:
     """A builtin shape centred on its centre of mass (docs/architecture.md#files-and-the-command-line).
 
     kind: "box" size [x, y, z] full extents (default 1 m cube); "sphere" [radius] (0.5);

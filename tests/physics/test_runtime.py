@@ -1,10 +1,16 @@
-"""Kernel threads: a per-thread setting, clamped to what numba started with; a safe layer."""
+"""Kernel threads: a per-thread setting, clamped to what numba started with; a safe layer;
+process settings only when the engine is started."""
 
+import json
+import os
+import subprocess
+import sys
 import threading
 
 import numba
 
-from physics.runtime import parallel_threads, use_threads
+from physics.runtime import SPIN_COUNT, parallel_threads, use_threads
+from tests.paths import REPO
 
 
 def test_use_threads_is_the_calling_threads_own_and_clamped():
@@ -51,16 +57,14 @@ def test_the_threading_layer_is_safe_for_launches_from_two_threads(monkeypatch):
 
 
 def test_openmp_workers_spin_briefly_unless_the_environment_says_otherwise():
-    """Set before libgomp loads (it reads the variable once); a value the user set wins."""
-    import os
-    import subprocess
-    import sys
-
+    """Set by configure() before libgomp loads (it reads the variable once); a value the user
+    set wins."""
     def spin_count(**env):
         child_env = {k: v for k, v in os.environ.items()
                      if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
         child_env.update(env)
         code = ("import os, physics.runtime, numba, numpy as np\n"
+                "physics.runtime.configure()\n"
                 "from physics.collision.broadphase import candidate_pairs\n"
                 "candidate_pairs(np.random.default_rng(0).uniform(-2, 2, (1200, 3)), "
                 "np.full(1200, 0.1))\n"
@@ -73,3 +77,31 @@ def test_openmp_workers_spin_briefly_unless_the_environment_says_otherwise():
     assert count == "10000" and layer in ("omp", "tbb")
     assert spin_count(GOMP_SPINCOUNT="500")[0] == "500"
     assert spin_count(OMP_WAIT_POLICY="active")[0] == "None"
+
+
+_PROBE = """
+import json, os, sys
+sys.path.insert(0, {root!r})
+import numba
+before = numba.config.THREADING_LAYER
+import physics, physics.world, physics.simulation, physics.scene
+seen = {{"imported": [numba.config.THREADING_LAYER, os.environ.get("GOMP_SPINCOUNT")],
+        "default": before}}
+from physics.runtime import configure
+configure()
+seen["configured"] = [numba.config.THREADING_LAYER, os.environ.get("GOMP_SPINCOUNT")]
+print(json.dumps(seen))
+"""
+
+
+def test_importing_the_engine_changes_no_process_setting_until_configure():
+    """``import physics`` leaves numba's threading layer and OpenMP's spin count alone;
+    ``configure()``, called where the engine is started, sets them."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+    result = subprocess.run([sys.executable, "-c", _PROBE.format(root=str(REPO))], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["imported"] == [seen["default"], None]
+    assert seen["configured"] == ["threadsafe", str(SPIN_COUNT)]

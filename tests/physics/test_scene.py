@@ -128,7 +128,9 @@ BODY_1 = '[[body]]\nshape = "box"\nsize = [1, 1, 1]\n\n'
      "restitution must be between 0 and 1, got 1.5"),
     ("[world]\nfriction = -0.1\n", 2, "[world]", "friction must be a finite number ≥ 0, got -0.1"),
     ("[world]\nrestitution = inf\n", 2, "[world]", "restitution must be finite"),
-    ("[world]\nhz = 5\n", 2, "[world]", "hz must be at least 10 steps per second, got 5"),
+    ("[world]\nhz = 5\n", 2, "[world]", "hz must be between 10 and 10000 steps per second, got 5"),
+    ("[world]\nhz = 1e9\n", 2, "[world]",  # the physics thread's limit, checked at load
+     "hz must be between 10 and 10000 steps per second, got 1000000000.0"),
     ("[container]\nsize = [4, 0, 4]\n", 2, "[container]", "size must be > 0 on every axis"),
     (BODY_1 + "color = [1.0, 0.5, 2.0]\n", 5, "[[body]] #1", "color components must be in [0, 1]"),
     (BODY_1 + "density = 0\n", 5, "[[body]] #1", "density must be > 0, got 0"),

@@ -39,8 +39,7 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
 def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     """The floor of boxes has enough contacts, pairs and bodies for every parallel kernel this
     machine would use (the chunked broad and narrow phases only with more than one thread)."""
-    from physics.collision import broadphase
-    from physics.collision import narrowphase
+    from physics.collision import broadphase, narrowphase
     from physics.dynamics import solver
     from physics.runtime import parallel_threads
 

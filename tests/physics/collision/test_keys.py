@@ -12,7 +12,7 @@ from physics.collision.keys import (
     wall_key,
 )
 from physics.geometry.polytope import polytope
-from physics.model import MAX_HULL_VERTICES
+from physics.settings import MAX_HULL_VERTICES
 
 
 def _sphere_points(n):

@@ -6,10 +6,11 @@ import pytest
 
 from physics.collision import narrowphase
 from physics.collision.broadphase import candidate_pairs
-from physics.collision.manifolds import REUSE_SHIFT, REUSE_TURN, ManifoldCache
+from physics.collision.manifolds import ManifoldCache
 from physics.collision.narrowphase import body_contacts, pair_contacts
 from physics.geometry.rotation import quat_from_axis_angle, quat_mul, quat_to_matrix
 from physics.model import Model, WorldDef
+from physics.settings import MANIFOLD_REUSE_SHIFT, MANIFOLD_REUSE_TURN
 from tests.physics.bodies import box_body, box_heap
 
 H = 1.0 / 240.0
@@ -49,7 +50,7 @@ def test_a_pair_that_barely_moved_keeps_its_contacts_carried_with_the_bodies():
     first, cache = found(model, pos, quat)
     assert first.count == 4
     # sunk 0.3 mm and turned by 0.6°: inside both thresholds
-    pos2, quat2 = moved(pos, quat, [0.0001, -0.0003, 0.0], 0.6 * REUSE_TURN)
+    pos2, quat2 = moved(pos, quat, [0.0001, -0.0003, 0.0], 0.6 * MANIFOLD_REUSE_TURN)
     carried, _ = found(model, pos2, quat2, cache)
     fresh = body_contacts(np.array([[0, 1]]), pos2, quat_to_matrix(quat2), np.zeros((2, 3)),
                           np.zeros((2, 3)), model, H)
@@ -63,14 +64,14 @@ def test_a_pair_that_barely_moved_keeps_its_contacts_carried_with_the_bodies():
     assert np.allclose(carried.separation, fresh.separation[order], atol=1e-9)
     slide = np.linalg.norm(carried.point - fresh.point[order], axis=1)
     corner_radius = np.linalg.norm([0.25, 0.25, 0.25])
-    assert np.all(slide <= 0.5 * (np.linalg.norm([0.0001, 0.0003]) + 0.6 * REUSE_TURN * corner_radius))
+    assert np.all(slide <= 0.5 * (np.linalg.norm([0.0001, 0.0003]) + 0.6 * MANIFOLD_REUSE_TURN * corner_radius))
     assert slide.max() > 1e-4
     cos = np.sum(carried.normal * fresh.normal[order], axis=1)
-    assert np.all(cos > np.cos(REUSE_TURN))
+    assert np.all(cos > np.cos(MANIFOLD_REUSE_TURN))
 
 
-@pytest.mark.parametrize("shift, angle", [([0.0, 2 * REUSE_SHIFT, 0.0], 0.0),
-                                          ([0.0, 0.0, 0.0], 1.5 * REUSE_TURN)])
+@pytest.mark.parametrize("shift, angle", [([0.0, 2 * MANIFOLD_REUSE_SHIFT, 0.0], 0.0),
+                                          ([0.0, 0.0, 0.0], 1.5 * MANIFOLD_REUSE_TURN)])
 def test_a_pair_that_moved_past_a_threshold_is_found_afresh(shift, angle):
     model, pos, quat = box_on_box()
     _, cache = found(model, pos, quat)

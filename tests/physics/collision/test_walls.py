@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from physics.collision.contact import plane_tangents
-from physics.collision.walls import MAX_POINTS_PER_PLANE, wall_clearance, wall_contacts
+from physics.collision.walls import wall_clearance, wall_contacts
 from physics.geometry.rotation import quat_from_axis_angle, quat_to_matrix
 from physics.model import BodyDef, Model, WorldDef
+from physics.settings import MAX_POINTS_PER_PLANE
 from tests.physics.bodies import box_body
 
 H = 1.0 / 240.0

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from physics.dynamics.sleep import ANGULAR_TOLERANCE, LINEAR_TOLERANCE, TIME_TO_SLEEP, rest
+from physics.dynamics.sleep import rest
+from physics.settings import SLEEP_ANGULAR_TOLERANCE, SLEEP_LINEAR_TOLERANCE, TIME_TO_SLEEP
 
 H = 1.0 / 240.0
 
@@ -16,8 +17,8 @@ def rest_once(vel, omega, loaded, island, asleep, slow_time):
 
 
 def test_slow_means_under_both_tolerances_and_unloaded():
-    vel = np.array([[0, 0, 0], [LINEAR_TOLERANCE * 2, 0, 0], [0, 0, 0], [0, 0, 0]], dtype=float)
-    omega = np.array([[0, 0, 0], [0, 0, 0], [0, ANGULAR_TOLERANCE * 2, 0], [0, 0, 0]])
+    vel = np.array([[0, 0, 0], [SLEEP_LINEAR_TOLERANCE * 2, 0, 0], [0, 0, 0], [0, 0, 0]], dtype=float)
+    omega = np.array([[0, 0, 0], [0, 0, 0], [0, SLEEP_ANGULAR_TOLERANCE * 2, 0], [0, 0, 0]])
     loaded = np.array([False, False, False, True])
     alone = np.arange(4)
     _, slow_time, _, _ = rest_once(vel, omega, loaded, alone, np.zeros(4, dtype=bool),
