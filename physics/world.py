@@ -23,6 +23,7 @@ from physics.dynamics.energy import (
     remove_island_energy_gain,
 )
 from physics.dynamics.integrator import (
+    angular_momentum,
     body_angular_velocity,
     drift,
     rotate_free,
@@ -33,7 +34,7 @@ from physics.dynamics.islands import island_labels
 from physics.dynamics.sleep import rest, wake_pressed
 from physics.dynamics.solver import Motion, contact_materials, push_apart, solve_contacts
 from physics.dynamics.warmstart import ContactCache
-from physics.geometry.rotation import quat_rotate, quat_to_matrix
+from physics.geometry.rotation import quat_to_matrix
 from physics.model import (
     BodyDef,
     Model,
@@ -92,9 +93,8 @@ class World:
         body = dataclasses.replace(body)
         body_id = self._next_id
         self._next_id += 1
-        # world L = R I Rᵀ ω for the given world angular velocity
-        omega_body = quat_rotate(np.array([body.orientation * [1, -1, -1, -1]]), body.angular_velocity)[0]
-        ang_mom = quat_rotate(body.orientation[None], body.principal_moments * omega_body)[0]
+        ang_mom = angular_momentum(body.orientation[None], body.angular_velocity[None],
+                                   1.0 / body.principal_moments[None])[0]
         self.model.append(body_id, body)
         self.state.append(body.position, body.orientation, body.velocity, ang_mom)
         return body_id
@@ -222,9 +222,8 @@ class World:
         new_vel = s.vel[row] if velocity is None else check_vector("velocity", velocity, 3)
         omega = (self.angular_velocity()[row] if angular_velocity is None
                  else check_vector("angular_velocity", angular_velocity, 3))
-        omega_body = quat_rotate(new_quat[None] * [1, -1, -1, -1], omega)[0]
         s.pos[row], s.quat[row], s.vel[row] = new_pos, new_quat, new_vel
-        s.ang_mom[row] = quat_rotate(new_quat[None], omega_body / inv)[0]
+        s.ang_mom[row] = angular_momentum(new_quat[None], omega[None], inv[None])[0]
         self.wake(body_id)
 
     def wake(self, body_id: int) -> None:
@@ -343,7 +342,8 @@ class World:
             return s.force, s.torque
         g, row = self._grab, self.index_of(self._grab.body_id)
         offset = rotm[row] @ g.anchor
-        omega = rotm[row] @ (self.model.inv_inertia[row] * (rotm[row].T @ s.ang_mom[row]))
+        omega = world_omega(rotm[row:row + 1], self.model.inv_inertia[row:row + 1],
+                            s.ang_mom[row:row + 1])[0]
         anchor_vel = s.vel[row] + np.cross(omega, offset)
         pull = g.stiffness * (g.target - (s.pos[row] + offset)) - g.damping * anchor_vel
         # spin is damped too, as if the damper also acted at the anchor's distance, so a held
@@ -370,7 +370,7 @@ class World:
     def angular_velocity(self) -> np.ndarray:
         """(n, 3) world ω, rad/s."""
         s = self.state
-        return quat_rotate(s.quat, self.body_angular_velocity())
+        return world_omega(quat_to_matrix(s.quat), self.model.inv_inertia, s.ang_mom)
 
     def body_angular_velocity(self) -> np.ndarray:
         """(n, 3) ω in the principal frame (moments ascending), rad/s."""

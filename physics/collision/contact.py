@@ -43,10 +43,6 @@ class Contacts(_ContactFields):
     def count(self) -> int:
         return len(self.body)
 
-    def subset(self, keep: np.ndarray) -> Contacts:
-        """The contacts where ``keep`` (k,) bool is true."""
-        return Contacts(*(column[keep] for column in self))
-
     @staticmethod
     def join(first: Contacts, second: Contacts) -> Contacts:
         """The contacts of both, first's then second's."""

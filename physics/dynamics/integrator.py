@@ -122,9 +122,10 @@ def body_angular_velocity(quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np
     return inv_inertia * quat_rotate(quat_conj(quat), ang_mom)
 
 
-def world_angular_velocity(quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray) -> np.ndarray:
-    """ω in the world, ``ω = R I⁻¹ Rᵀ L``; (n, 3) rad/s."""
-    return quat_rotate(quat, body_angular_velocity(quat, ang_mom, inv_inertia))
+def angular_momentum(quat: np.ndarray, omega: np.ndarray, inv_inertia: np.ndarray) -> np.ndarray:
+    """World angular momentum ``L = R I Rᵀ ω`` (n, 3) kg·m²/s of bodies turning at the world
+    ω (n, 3) rad/s: the inverse of ``world_omega``, for states given by their velocities."""
+    return quat_rotate(quat, quat_rotate(quat_conj(quat), omega) / inv_inertia)
 
 
 def drift(pos, vel_start, vel_end, accel, touched, impact_fraction, h):

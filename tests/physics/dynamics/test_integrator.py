@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from scipy.special import ellipk
 
 from physics.dynamics.integrator import (
+    angular_momentum,
     body_angular_velocity,
     drift,
     rotate_free,
@@ -204,3 +205,17 @@ def test_world_omega_is_r_inv_i_r_transposed_times_l():
     expected = quat_rotate(quat, inv * quat_rotate(quat * [1, -1, -1, -1], ang_mom))
     assert np.allclose(world_omega(quat_to_matrix(quat), inv, ang_mom), expected, rtol=1e-13,
                        atol=1e-14)
+
+
+def test_angular_momentum_is_the_inverse_of_world_omega():
+    """L = R I Rᵀ ω: the state a body given by its world ω starts with gives that ω back."""
+    rng = np.random.default_rng(10)
+    quat = quat_normalize(rng.normal(size=(5, 4)))
+    inv, omega = rng.uniform(0.5, 3.0, size=(5, 3)), rng.normal(size=(5, 3))
+    ang_mom = angular_momentum(quat, omega, inv)
+    assert np.allclose(world_omega(quat_to_matrix(quat), inv, ang_mom), omega, rtol=1e-13,
+                       atol=1e-14)
+    # a body turning about a principal axis has L along ω, |L| = I |ω|
+    axis = quat_to_matrix(quat)[:, :, 1]
+    np.testing.assert_allclose(angular_momentum(quat, 2.0 * axis, inv), 2.0 * axis / inv[:, 1:2],
+                               rtol=1e-13)
