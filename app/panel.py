@@ -73,8 +73,6 @@ ARROW_SCALE_RANGE = (0.05, 20.0)   # gizmo arrow length multiplier (log)
 BEHIND_SHOWN_SECONDS = 2.0  # "BEHIND" stays red this long after sim time was last dropped
 FRICTION_MAX = 2.0       # slider end; Ctrl+click the slider to type a larger μ
 GIMBAL_WARN = 0.02       # |sin| below which Euler/Bryant angles are flagged as near gimbal lock
-DEFAULT_SIZES = {"box": (0.4, 0.3, 0.2), "sphere": (0.15,), "cylinder": (0.12, 0.4),
-                 "t_handle": (1.0,)}
 
 HELP_KEYS = (
     ("Space", "pause / resume"),
@@ -234,7 +232,7 @@ class Panel:
         self._item_width = 0.0  # width of the slider about to be drawn (item_rects)
         self._gravity_off = np.array(STANDARD_GRAVITY)  # restored when gravity is switched on
         self._new_kind = 0
-        self._new_size = {k: list(v) for k, v in DEFAULT_SIZES.items()}
+        self._new_size = {kind: list(size.new_body) for kind, size in BUILTIN_SIZES.items()}
         self._new_density = 1000.0
         self._mesh_path = ""
         self._scene_path = ""
@@ -693,7 +691,7 @@ class Panel:
             _, size[0] = imgui.input_float("##size", size[0], 0.0, 0.0, "%.3g")
         else:
             _, self._new_size[kind] = input_size[len(size)]("##size", size, "%.3g")
-        imgui.set_item_tooltip(f"size: {BUILTIN_SIZES[kind][1]}")
+        imgui.set_item_tooltip(f"size: {BUILTIN_SIZES[kind].meaning}")
         imgui.set_next_item_width(140)
         _, self._new_density = imgui.input_float("kg/m³", self._new_density, 0.0, 0.0, "%.6g")
         imgui.same_line()

@@ -315,7 +315,7 @@ class _Reader:
                 raise self.error(t, "scale", "'scale' is for mesh files only; a builtin shape "
                                  "takes its dimensions in 'size'")
             shape = self.choice(t, "shape", values["shape"], tuple(BUILTIN_SIZES))
-            default, meaning = BUILTIN_SIZES[shape]
+            default, meaning, _ = BUILTIN_SIZES[shape]
             if "size" in values:
                 size = self.positive_vector(t, "size", values["size"], len(default),
                                             meaning=meaning)

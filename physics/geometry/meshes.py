@@ -29,6 +29,7 @@ import math
 import os
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import trimesh
@@ -819,11 +820,21 @@ def _reduce(points: np.ndarray, k: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Builtin shapes
 
-BUILTIN_SIZES = {  # kind → (default size, meaning)
-    "box": ([1.0, 1.0, 1.0], "[x, y, z] full extents in m"),
-    "sphere": ([0.5], "[radius] in m"),
-    "cylinder": ([0.5, 1.0], "[radius, height] in m, axis along y"),
-    "t_handle": ([1.0], "[scale] (1 → about 0.3 m)"),
+class BuiltinSize(NamedTuple):
+    """How a builtin kind is sized: ``default`` when no size is given (m, or the T-handle's
+    scale), what the numbers mean (for messages and tooltips), and ``new_body``: the size the
+    panel offers for a new body, which fits a desktop-sized container."""
+
+    default: tuple[float, ...]
+    meaning: str
+    new_body: tuple[float, ...]
+
+
+BUILTIN_SIZES = {  # the one table of builtin kinds and their sizes
+    "box": BuiltinSize((1.0, 1.0, 1.0), "[x, y, z] full extents in m", (0.4, 0.3, 0.2)),
+    "sphere": BuiltinSize((0.5,), "[radius] in m", (0.15,)),
+    "cylinder": BuiltinSize((0.5, 1.0), "[radius, height] in m, axis along y", (0.12, 0.4)),
+    "t_handle": BuiltinSize((1.0,), "[scale] (1 → about 0.3 m)", (1.0,)),
 }
 
 # T-handle profile (x, y) in m, counter-clockwise: a 0.3 × 0.05 crossbar along x on top of a
@@ -876,7 +887,7 @@ def builtin_shape(kind: str, size=None, density: float = DEFAULT_DENSITY) -> Sha
     name = f"builtin {kind}"
     if kind not in BUILTIN_SIZES:
         raise MeshError(f"{name}: unknown builtin shape; use one of {', '.join(BUILTIN_SIZES)}")
-    default, meaning = BUILTIN_SIZES[kind]
+    default, meaning, _ = BUILTIN_SIZES[kind]
     try:
         dims = np.asarray(default if size is None else size, dtype=float).reshape(len(default))
     except (TypeError, ValueError):
