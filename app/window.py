@@ -56,6 +56,7 @@ from imgui_bundle import imgui
 
 from app.app_state import AppState
 from app.endings import watch_endings
+from app.keys import KEY_BINDINGS
 from app.loader import Loader
 from app.mesh_scale import draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
@@ -604,29 +605,31 @@ class App:
 
         if self.ui.wants_keyboard:
             return pyglet.event.EVENT_HANDLED
-        panel = self.panel  # the panel's actions: the same code paths as its buttons
-        if symbol == key.SPACE:
-            panel.toggle_pause()
-        elif symbol == key.RIGHT:
-            panel.step_once()
-        elif symbol == key.R:
-            panel.reset()
-        elif symbol == key.DELETE:
-            panel.delete(self.state.selected)
-        elif symbol == key.F1:
-            self.state.show_help = not self.state.show_help
-        elif symbol == key.F9:
-            self.toggle_recording()
-        elif symbol == key.F12:
-            self.request_screenshot()
-        elif symbol == key.F:
-            self.frame_selection()
-        elif symbol == key.S:
-            self.spin_selection()
-        elif symbol == key.ESCAPE:
-            self.state.selected = None
-            self.state.show_help = False
+        for binding in KEY_BINDINGS:  # app/keys.py: the one table of keys
+            if symbol == getattr(key, binding.key):
+                getattr(self, binding.action)()
+                break
         return pyglet.event.EVENT_HANDLED  # never pyglet's default (Esc closes the window)
+
+    # ---- key actions not already methods (the panel's are the same code paths as its buttons)
+    def toggle_pause(self) -> None:
+        self.panel.toggle_pause()
+
+    def step_once(self) -> None:
+        self.panel.step_once()
+
+    def reset(self) -> None:
+        self.panel.reset()
+
+    def delete_selection(self) -> None:
+        self.panel.delete(self.state.selected)
+
+    def deselect(self) -> None:
+        self.state.selected = None
+        self.state.show_help = False
+
+    def toggle_help(self) -> None:
+        self.state.show_help = not self.state.show_help
 
     @_guarded
     def on_file_drop(self, x, y, paths):
