@@ -26,7 +26,8 @@ encodes it on its writer thread. Closing the window, a resize or an encoder erro
 file; failures are notifications and the app goes on.
 
 Testing/diagnostics hook: with the environment variable ``TUMBLE_STATUS_FILE=PATH`` the app
-writes a small JSON object to PATH once a second (atomically; see ``App.status``): body count,
+writes a small JSON object to PATH five times a second (atomically; see ``App.status``): body
+count, body ids, frames drawn, the scene file last opened,
 world restitution and friction, sim time, pause state, files loading, the selected body and its
 centre of mass, frame rate, whether the floor and sky come from the still camera's cache,
 window size, the recording (``recording``: frames so far or null;
@@ -93,6 +94,7 @@ CLICK_SLOP = 4                # px a press may move and still count as a click
 GRAB_FREQUENCY = 4.0          # Hz: natural frequency of the grab spring with the body's mass
 SPIN_RATE = 2.0 * 2.0 * math.pi   # rad/s about the intermediate axis given by S (2 turns/s)
 SPIN_WOBBLE = 0.02            # fraction about the major axis: seeds the flip (Dzhanibekov)
+STATUS_INTERVAL = 0.2          # s between writes of the status file (tests wait on it)
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of Mesa's CPU paths
 STATUS_ENV = "TUMBLE_STATUS_FILE"
 ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
@@ -248,6 +250,7 @@ class App:
         self._grab = None             # (body id, plane point (3,), plane normal (3,), anchor)
         self._last_frame = time.perf_counter()
         self._frame_times: collections.deque = collections.deque(maxlen=120)
+        self._frames = 0  # frames drawn (the status file's "frames")
         self._errors: dict[str, float] = {}
         self._framed_container = ()   # (container size, bodies framed) of the last home view
         self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
@@ -269,7 +272,7 @@ class App:
         self.sim.start()
         self.loader.request(files, set_reset_point=True)
         if status_path:
-            pyglet.clock.schedule_interval(self._write_status, 1.0)
+            pyglet.clock.schedule_interval(self._write_status, STATUS_INTERVAL)
 
     # ---- errors -------------------------------------------------------------------------------
     def report(self, error: Exception, where: str) -> None:
@@ -292,6 +295,7 @@ class App:
             now = time.perf_counter()
             dt, self._last_frame = now - self._last_frame, now
             self._frame_times.append(now)
+            self._frames += 1
             self.loader.poll()
             prev, new = self.sim.latest_two()
             self._frame_new_container(new)
@@ -667,7 +671,9 @@ class App:
         fps = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and \
             times[-1] > times[0] else 0.0
         return {
-            "time": snapshot.time, "bodies": int(len(snapshot.ids)),
+            "time": snapshot.time, "bodies": int(len(snapshot.ids)), "ids": snapshot.ids.tolist(),
+            "frames": self._frames,
+            "scene": None if self.state.scene_path is None else Path(self.state.scene_path).name,
             "records": len(self.state.bodies), "restitution": snapshot.restitution,
             "friction": snapshot.friction, "gravity": snapshot.gravity.tolist(),
             "paused": snapshot.paused, "loading": self.state.loading,

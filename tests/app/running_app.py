@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from physics.scene import load_scene, save_scene
 from tests.paths import REPO
 
 REPO = REPO
 SOURCE = Path(__file__).with_name("xdnd_source.py")
-DEFAULT_BODIES = 12  # assets/scenes/default.toml
+DEFAULT_SCENE = REPO / "assets" / "scenes" / "default.toml"
+DEFAULT_BODIES = 12  # in DEFAULT_SCENE
 START_TIMEOUT = 40.0  # s: imports, numba kernels and the default scene on a busy 2-core machine
 
 
@@ -103,6 +105,23 @@ class RunningApp:
             time.sleep(0.2)
         pytest.fail(f"timed out waiting for {what}; last status {self.status()}\n{self.log()}")
 
+    def wait_frames(self, count: int = 2, timeout=15.0) -> dict:
+        """Wait until the window has drawn ``count`` more frames (an input event is handled by
+        then), rather than for a fixed time that a slow software renderer may exceed."""
+        start = self.wait_for("a status", lambda s: "frames" in s)["frames"]
+        return self.wait_for(f"{count} frames", lambda s: s["frames"] >= start + count,
+                             timeout=timeout)
+
+    def open_scene(self, path: Path, source: Path = DEFAULT_SCENE) -> dict:
+        """Replace whatever earlier tests left with a fresh copy of ``source`` saved as ``path``
+        (a name of its own, so its status cannot be an earlier scene's), dropped on the window
+        like a user would: each test starts from its own scene."""
+        save_scene(load_scene(source), path)  # mesh paths made relative to the copy
+        self.drop([path], 300, 300, types=1)
+        return self.wait_for(f"the scene {path.name}", lambda s: s.get("scene") == path.name
+                             and s["loading"] == 0 and s["bodies"] == s["records"]
+                             and s["selected"] is None)
+
     def wait_for_log(self, text: str, timeout=15.0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -124,3 +143,22 @@ class RunningApp:
             self.process.kill()
             self.process.wait(10)
         self.log_file.close()
+
+
+@pytest.fixture(scope="module")
+def running_app(xvfb, tmp_path_factory):
+    """One app process for a test module (starting one takes seconds); tests take ``app``."""
+    running = RunningApp(xvfb, tmp_path_factory.mktemp("app"))
+    try:
+        running.wait_until_ready()
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def app(running_app, tmp_path, request):
+    """The module's app with a fresh copy of the default scene opened for this test alone, so
+    no test depends on what an earlier one left behind or on the order they run in."""
+    running_app.open_scene(tmp_path / f"{request.node.name[:60]}.toml")
+    return running_app

@@ -2,18 +2,18 @@
 drag that starts on the panel, keys typed into a text field. Driven with real pointer and key
 events (xdotool) in the running app; each test measures from the state it finds."""
 
-import time
-
 import pytest
 
-from tests.app.running_app import RunningApp, xvfb  # noqa: F401 (a fixture)
+from tests.app.running_app import RunningApp
 
 VIEW_POINT = (400, 300)  # window pixels over the 3D view
 
 
-@pytest.fixture(scope="module")
-def app(xvfb, tmp_path_factory):  # noqa: F811 (the fixture above)
-    running = RunningApp(xvfb, tmp_path_factory.mktemp("input"))
+@pytest.fixture
+def app(xvfb, tmp_path):
+    """An app of its own for each test: these tests scroll and focus the panel, which a scene
+    of its own would not reset."""
+    running = RunningApp(xvfb, tmp_path)
     try:
         running.wait_until_ready()
         yield running
@@ -21,14 +21,19 @@ def app(xvfb, tmp_path_factory):  # noqa: F811 (the fixture above)
         running.stop()
 
 
+
+
 def settle_frames(app) -> dict:
-    """The status after a few frames (written every second)."""
-    time.sleep(1.2)
-    return app.status()
+    """The status after a few frames: the events sent before are handled."""
+    return app.wait_frames(3)
 
 
 def test_the_wheel_over_the_panel_scrolls_the_panel_not_the_view(app):
     panel = settle_frames(app)["widgets"]["panel"]
+    # the panel scrolled to its top first (an earlier test may have left it at the bottom)
+    app.xdotool("mousemove", "--window", app.window, int(panel[0]) + 60, 300,
+                *["click", 4] * 20)
+    settle_frames(app)
     app.xdotool("mousemove", "--window", app.window, *VIEW_POINT)
     before = settle_frames(app)
     # onto the panel and the wheel at once, before ImGui's next frame has seen the pointer
@@ -69,3 +74,6 @@ def test_keys_typed_into_a_text_field_are_not_shortcuts(app):
     assert after["paused"] == before["paused"] is False
     assert after["time"] > before["time"]  # not reset to the start
     app.xdotool("key", "Escape")  # leave the field
+    # and give the focus back to the view, as the other tests expect to find it
+    app.xdotool("mousemove", "--window", app.window, *VIEW_POINT, "click", 1)
+    settle_frames(app)

@@ -3,7 +3,6 @@
 
 import dataclasses
 import sys
-from pathlib import Path
 
 import moderngl
 import numpy as np

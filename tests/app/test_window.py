@@ -4,15 +4,16 @@ a garbage file, a slider dragged with real pointer events — watched through th
 file (``TUMBLE_STATUS_FILE``, see app/window.py) and its log, a screenshot saved to
 ``artifacts/``, and a window close that ends the process with status 0.
 
-The window's geometry helpers (grab spring, floor point, spin couple) are
-tested first, without X. The app tests share one app process and run in file order.
+The window's geometry helpers (grab spring, floor point, spin couple) are tested first, without
+X. The app tests share one app process, but each opens its own fresh scene first (the ``app``
+fixture, tests/app/running_app.py) and waits on conditions, never on fixed sleeps, so they pass
+alone and in any order.
 """
 
 import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ from physics.geometry.meshes import builtin_shape
 from physics.geometry.rotation import quat_from_axis_angle
 from physics.model import WorldDef
 from physics.world import World
-from tests.app.running_app import DEFAULT_BODIES, REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
+from tests.app.running_app import DEFAULT_BODIES, REPO, RunningApp, start_xvfb
 
 ARTIFACTS = REPO / "artifacts"
 
@@ -85,14 +86,6 @@ def test_spin_couple_spins_about_the_intermediate_axis_without_pushing():
 
 # ---- the app under Xvfb ------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def app(xvfb, tmp_path_factory):
-    running = RunningApp(xvfb, tmp_path_factory.mktemp("app"))
-    try:
-        running.wait_until_ready()
-        yield running
-    finally:
-        running.stop()
 
 
 def box_obj(path: Path, extents) -> Path:
@@ -135,29 +128,40 @@ def test_the_fix_makes_pyglets_xdnd_enter_accept_inline_types(xvfb):
 DROP = (440, 520)  # window pixel over the floor inside the container in the start view
 
 
+def drop_box(app, tmp_path, name="drop me.obj", types=2) -> int:
+    """Drop a 0.2 × 0.3 × 0.4 m box at DROP; its body id once it is in the scene."""
+    before = set(app.status()["ids"])
+    mesh = box_obj(tmp_path / name, (0.2, 0.3, 0.4))
+    app.drop([mesh], *DROP, types=types)
+    status = app.wait_for("one more body", lambda s: len(s["ids"]) == len(before) + 1
+                          and s["records"] == s["bodies"])
+    [new] = set(status["ids"]) - before
+    return new
+
+
 def test_xdnd_drop_with_inline_types_adds_a_body(app, tmp_path):
-    mesh = box_obj(tmp_path / "drop me.obj", (0.2, 0.3, 0.4))  # a space: URI quoting
-    app.drop([mesh], *DROP, types=2)
+    drop_box(app, tmp_path, "drop me.obj")  # a space: URI quoting
     line = app.wait_for_log("loaded drop me.obj:")
     assert line.endswith("loaded drop me.obj: mass=24 kg, mode=solid")  # 1000 kg/m³ · 0.024 m³
-    app.wait_for("one more body", lambda s: s["bodies"] == DEFAULT_BODIES + 1)
+    assert app.status()["bodies"] == DEFAULT_BODIES + 1
 
 
-def test_click_selects_the_dropped_body_and_ctrl_drag_lifts_it(app):
-    """The body stands on the floor point under the drop pixel, so a click there hits it
-    (camera ray vs hull); Ctrl+drag upwards holds it in the air on the spring (above 0.6 m,
+def test_click_selects_the_dropped_body_and_ctrl_drag_lifts_it(app, tmp_path):
+    """A box dropped at DROP stands on the floor point under that pixel, so a click there hits
+    it (camera ray vs hull); Ctrl+drag upwards holds it in the air on the spring (above 0.6 m,
     the target is higher still), and it falls back when let go."""
+    dropped = drop_box(app, tmp_path, "click me.obj")
     w = app.window
     app.xdotool("mousemove", "--window", w, *DROP)
-    time.sleep(0.3)
+    app.wait_frames()
     app.xdotool("click", 1)
     picked = app.wait_for("a selection", lambda s: s["selected"] is not None)
-    assert picked["selected"] == DEFAULT_BODIES  # the first id after the scene's bodies
+    assert picked["selected"] == dropped
     assert picked["selected_position"][1] < 0.2  # the 0.3 m box stands on the floor
     app.xdotool("keydown", "ctrl", "mousedown", 1)
     for y in range(DROP[1] - 40, DROP[1] - 281, -40):
         app.xdotool("mousemove", "--window", w, DROP[0], y)
-        time.sleep(0.1)
+        app.wait_frames(1)
     try:
         app.wait_for("the body held up", lambda s: s["selected_position"][1] > 0.6)
     finally:
@@ -172,7 +176,7 @@ def test_xdnd_drop_with_a_type_list_adds_every_file(app, tmp_path):
     app.drop(files, DROP[0] - 120, DROP[1] + 40, types=5)
     assert app.wait_for_log("loaded a.obj:").endswith("loaded a.obj: mass=1 kg, mode=solid")
     app.wait_for_log("loaded torus.obj: mass=")
-    app.wait_for("two more bodies", lambda s: s["bodies"] == DEFAULT_BODIES + 3)
+    app.wait_for("two more bodies", lambda s: s["bodies"] == DEFAULT_BODIES + 2)
 
 
 def test_a_garbage_drop_is_rejected_and_the_app_lives_on(app, tmp_path):
@@ -181,9 +185,9 @@ def test_a_garbage_drop_is_rejected_and_the_app_lives_on(app, tmp_path):
     app.drop([garbage], *DROP, types=1)
     line = app.wait_for_log("rejected garbage.stl: ")
     assert "STL" in line
-    time.sleep(1.5)  # a status written after the rejection
+    after = app.wait_frames(5)  # frames drawn after the rejection: the app lives on
     assert app.process.poll() is None
-    assert app.status()["bodies"] == DEFAULT_BODIES + 3
+    assert after["bodies"] == DEFAULT_BODIES and after["loading"] == 0
 
 
 def test_the_restitution_slider_follows_real_pointer_events(app):
@@ -192,11 +196,10 @@ def test_the_restitution_slider_follows_real_pointer_events(app):
     # physics falls behind now and then on a busy machine, and the press must land on the
     # slider whose place the status file reported
     app.xdotool("mousemove", "--window", w, 300, 300)
-    time.sleep(0.3)
+    app.wait_frames()
     app.xdotool("key", "space")
-    before = app.wait_for("pause", lambda s: s["paused"])
-    time.sleep(1.2)  # a status file written with the paused layout
-    before = app.status()
+    app.wait_for("pause", lambda s: s["paused"])
+    before = app.wait_frames()  # a status written with the paused layout
     assert before["restitution"] == 0.5
     x0, y0, x1, y1 = before["widgets"]["restitution"]
     y = int((y0 + y1) / 2)
@@ -206,10 +209,10 @@ def test_the_restitution_slider_follows_real_pointer_events(app):
                  ("mousemove", "--window", w, max(int(x0) - 200, 1), y), ("mouseup", 1),
                  ("mousemove", "--window", w, 300, 300), ("key", "space")):
         app.xdotool(*args)
-        time.sleep(0.3)  # a frame or two for each event at the software renderer's frame rate
+        app.wait_frames()  # each event handled before the next
     after = app.wait_for("restitution 0, running", lambda s: s["restitution"] == 0.0
                          and not s["paused"])
-    assert after["friction"] == before["friction"] and after["bodies"] == DEFAULT_BODIES + 3
+    assert after["friction"] == before["friction"] and after["bodies"] == DEFAULT_BODIES
     # the physics steps with it: sim time advances after the change
     app.wait_for("steps with the new value", lambda s: s["time"] > after["time"] + 0.5
                  and s["restitution"] == 0.0)
@@ -221,7 +224,6 @@ def test_screenshot_of_the_running_app(app):
     from pyglet.extlibs import png  # pure-Python PNG writer; no window needed
     from Xlib import X, display
 
-    time.sleep(1.0)  # the bodies dropped above have settled a little
     # the camera is still: frames start from the cached floor and sky, and look as below
     app.wait_for("the background cache", lambda s: s["background_cached"])
     d = display.Display(app.display)
@@ -245,7 +247,23 @@ def test_screenshot_of_the_running_app(app):
     assert image[50:650, 50:400].mean() > 120
 
 
-def test_closing_the_window_ends_the_app_with_status_0(app):
+def test_closing_the_window_ends_the_app_with_status_0(tmp_path):
+    """Its own app on its own X server: closing it must not take the other tests' app along."""
+    server, display = start_xvfb()
+    app = RunningApp(display, tmp_path)
+    try:
+        app.wait_until_ready()
+        close_with_the_window_managers_button(app)
+        assert app.process.wait(timeout=10) == 0
+    finally:
+        app.stop()
+        server.terminate()
+        server.wait(10)
+    log = app.log()
+    assert "Traceback" not in log and "ERROR" not in log, log
+
+
+def close_with_the_window_managers_button(app) -> None:
     from Xlib import X, display
     from Xlib.protocol import event
 
@@ -258,6 +276,3 @@ def test_closing_the_window_ends_the_app_with_status_0(app):
     window.send_event(close, event_mask=0)  # what a window manager's close button sends
     d.sync()  # a round trip: Xvfb may drop the requests of a client that disconnects at once
     d.close()
-    assert app.process.wait(timeout=10) == 0
-    log = app.log()
-    assert "Traceback" not in log and "ERROR" not in log, log

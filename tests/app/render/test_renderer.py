@@ -9,7 +9,6 @@ import math
 import sys
 import threading
 import time
-from pathlib import Path
 
 import moderngl
 import numpy as np

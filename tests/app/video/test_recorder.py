@@ -31,7 +31,7 @@ from app.video.recorder import (
     timestamped_path,
     to_yuv420p,
 )
-from tests.app.running_app import REPO, RunningApp, xvfb  # noqa: F401 (a fixture)
+from tests.app.running_app import REPO, RunningApp
 
 ARTIFACTS = REPO / "artifacts"
 SIZE = (64, 48)
