@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from physics.collision.contact import Contacts, manifold_end
-from physics.dynamics.stacks import solve_stacks, stack_contacts
+from physics.dynamics.stacks import solve_stacks
 
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
 RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
@@ -578,8 +578,8 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
     _impact_kernel(contacts, rows, restitution, float(threshold), collision, motion, float(h),
                    int(iterations))
     # islands of very unequal masses: their normal impulses solved exactly, as the warm start
-    solve_stacks(stack_contacts(contacts, motion.inv_mass), contacts, rows.axes, rows.jac,
-                 impulses, motion.vel, motion.omega, motion.inv_mass, h, _ARM, _TURN, _OTHER)
+    solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
+                 motion.omega, h, _ARM, _TURN, _OTHER)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
         _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, float(h),

@@ -32,38 +32,48 @@ from physics.dynamics.islands import island_labels
 # Islands with a body–body contact whose masses differ by more than this are solved exactly;
 # below it ten sweeps with warm starting hold a stack (tests/physics/test_stacks.py: 10 : 1)
 STACK_MASS_RATIO = 5.0
-# At most this many contacts are solved at once (the dense solve costs m³ / 3): a larger island
-# is left to the sweeps alone
-STACK_MAX_CONTACTS = 256
+# At most this many contacts in one island are solved (a dense solve costs m³ / 3): a larger
+# island is left to the sweeps alone
+STACK_MAX_CONTACTS = 128
+# At most this many linear solves per island and step: a search cut short leaves a feasible
+# point with less kinetic energy than the warm start, and the next step goes on from it
+STACK_MAX_SOLVES = 8
 STACK_REGULARIZATION = 1e-12  # relative to A's diagonal: the least-norm split of a singular A
-STACK_TOLERANCE = 1e-12      # m/s (plus 1e-9 of the largest |b|): a contact that closes slower is
-# taken for apart, and the active-set search stops
-STACK_MAX_PIVOTS = 32        # active-set rounds before the sweeps are left to do without
+STACK_TOLERANCE = 1e-12       # m/s (plus 1e-9 of the largest |b|): a contact that closes slower
+# is taken for at rest, and the search stops
 
 
-def stack_contacts(contacts, inv_mass) -> np.ndarray:
-    """(s,) int64 ascending: the contacts of the islands that hold a body–body contact between
-    masses more than ``STACK_MASS_RATIO`` apart, every contact of their bodies (walls too); empty
-    when there are none or more than ``STACK_MAX_CONTACTS``. inv_mass (n,) 1/kg, 0 for a body
-    held still (asleep), which links nothing, like a wall."""
+def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:
+    """The contacts to solve exactly: chosen (s,) int64, island after island, and starts
+    (i + 1,) where each island's begin (the last entry is s).
+
+    An island qualifies when it holds a body–body contact between masses more than
+    ``STACK_MASS_RATIO`` apart and has at most ``STACK_MAX_CONTACTS`` contacts; all the
+    contacts of its bodies are chosen (walls too). inv_mass (n,) 1/kg, 0 for a body held still
+    (asleep), which links nothing, like a wall."""
+    none = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     body, other = contacts.body, contacts.other
     pair = other >= 0
     if not pair.any():
-        return np.zeros(0, dtype=np.int64)
+        return none
     first, second = inv_mass[body[pair]], inv_mass[other[pair]]
-    heavy = ((first > STACK_MASS_RATIO * second) | (second > STACK_MASS_RATIO * first)) & (
-        first > 0.0) & (second > 0.0)
-    if not heavy.any():
-        return np.zeros(0, dtype=np.int64)
-    moving = pair & (inv_mass[body] > 0.0) & (inv_mass[np.maximum(other, 0)] > 0.0)
-    label = island_labels(len(inv_mass), body[moving], other[moving])      # (n,)
-    stacked = np.zeros(len(inv_mass), dtype=bool)
-    stacked[label[body[pair][heavy]]] = True
-    stacked = stacked[label]                                                # (n,) by body
-    chosen = stacked[body] | (pair & stacked[np.maximum(other, 0)] & (other >= 0))
-    if chosen.sum() > STACK_MAX_CONTACTS:
-        return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(chosen)
+    uneven = (first > STACK_MASS_RATIO * second) | (second > STACK_MASS_RATIO * first)
+    if not (uneven & (first > 0.0) & (second > 0.0)).any():
+        return none
+    partner = np.where(pair, other, body)                                  # (k,) rows
+    moving = (inv_mass[body] > 0.0) & (inv_mass[partner] > 0.0)
+    label = island_labels(len(inv_mass), body[moving & pair], other[moving & pair])  # (n,)
+    # a contact's island is that of its moving body (a wall contact's body always moves)
+    island = np.where(inv_mass[body] > 0.0, label[body], label[partner])  # (k,)
+    qualifies = np.zeros(len(inv_mass), dtype=bool)
+    heavy = uneven & (first > 0.0) & (second > 0.0)
+    qualifies[island[pair][heavy]] = True
+    size = np.bincount(island, minlength=len(inv_mass))
+    qualifies &= size <= STACK_MAX_CONTACTS
+    chosen = np.flatnonzero(qualifies[island])
+    chosen = chosen[np.argsort(island[chosen], kind="stable")]
+    _, counts = np.unique(island[chosen], return_counts=True)
+    return chosen, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
 @njit(cache=True, inline='always')
@@ -90,20 +100,79 @@ def _normal_response(i, j, body, other, axes, jac, inv_mass, row_arm, row_turn, 
     return total
 
 
+@njit(cache=True, inline='always')
+def _solve_passive(a_matrix, b, passive, z):
+    """z (m,): the minimum of ½ zᵀ A z + bᵀ z over the passive contacts (the others 0)."""
+    rows = np.flatnonzero(passive)
+    z[:] = 0.0
+    p = rows.shape[0]
+    if p == 0:
+        return
+    block, rhs = np.empty((p, p)), np.empty(p)
+    for x in range(p):
+        for y in range(p):
+            block[x, y] = a_matrix[rows[x], rows[y]]
+        block[x, x] *= 1.0 + STACK_REGULARIZATION
+        rhs[x] = -b[rows[x]]
+    solved = np.linalg.solve(block, rhs)
+    for x in range(p):
+        z[rows[x]] = solved[x]
+
+
+@njit(cache=True, inline='always')
+def _lawson_hanson(a_matrix, b, lam, tolerance, max_solves):
+    """Minimise ½ λᵀ A λ + bᵀ λ over λ ≥ 0 (A (m, m) positive semi-definite, b (m,)) by
+    Lawson & Hanson's active-set method, from the feasible lam (m,), in place. Its optimum is
+    the complementarity problem's solution (w = A λ + b ≥ 0, λ·w = 0), and every iterate stays
+    feasible and lowers the objective. The passive set starts as the contacts that pushed in
+    the warm start or close now, so a stack at rest needs one solve. Returns whether the
+    optimum was reached within max_solves linear solves."""
+    m = b.shape[0]
+    passive = np.empty(m, dtype=np.bool_)
+    for x in range(m):
+        passive[x] = lam[x] > 0.0 or b[x] < 0.0
+    z = np.empty(m)
+    solves = 0
+    while solves < max_solves:
+        # inner loop: towards the minimum on the passive set, as far as λ stays ≥ 0
+        _solve_passive(a_matrix, b, passive, z)
+        solves += 1
+        step, blocking = 1.0, -1
+        for x in range(m):
+            if passive[x] and z[x] <= 0.0:
+                reach = lam[x] / (lam[x] - z[x]) if lam[x] > 0.0 else 0.0
+                if reach < step:
+                    step, blocking = reach, x
+        for x in range(m):
+            lam[x] += step * (z[x] - lam[x]) if passive[x] else 0.0
+        if blocking >= 0:
+            for x in range(m):
+                if passive[x] and (lam[x] <= 0.0 or x == blocking):
+                    lam[x] = 0.0
+                    passive[x] = False
+            continue
+        # outer loop: the contact that closes fastest joins, until none closes
+        closest, worst = -1, -tolerance
+        for x in range(m):
+            if passive[x]:
+                continue
+            w = b[x]
+            for y in range(m):
+                w += a_matrix[x, y] * lam[y]
+            if w < worst:
+                closest, worst = x, w
+        if closest < 0:
+            return True
+        passive[closest] = True
+    return False
+
+
 @njit(cache=True, nogil=True)
-def _stack_kernel(chosen, body, other, sep, axes, jac, impulses, vel, omega, inv_mass, h,
-                  row_arm, row_turn, row_other):
-    m = chosen.shape[0]
-    a_matrix = np.empty((m, m))
-    for x in range(m):
-        for y in range(m):
-            a_matrix[x, y] = _normal_response(chosen[x], chosen[y], body, other, axes, jac,
-                                              inv_mass, row_arm, row_turn, row_other)
-    # b: each contact's normal velocity with the friction warm start applied and no normal
-    # impulse, plus its allowance gap/h (so w = A λ + b ≥ 0 is "closes no faster than allowed")
+def _stack_kernel(chosen, starts, body, other, sep, axes, jac, impulses, vel, omega, inv_mass,
+                  h, row_arm, row_turn, row_other, max_solves):
+    # the friction warm start acts before the normal impulses: b includes it
     v, w_ang = vel.copy(), omega.copy()
-    for x in range(m):
-        c = chosen[x]
+    for c in chosen:
         for j in range(1, 3):
             p = impulses[c, j]
             for a in range(3):
@@ -112,66 +181,47 @@ def _stack_kernel(chosen, body, other, sep, axes, jac, impulses, vel, omega, inv
                 if other[c] >= 0:
                     v[other[c], a] -= inv_mass[other[c]] * p * axes[c, j, a]
                     w_ang[other[c], a] -= p * jac[c, row_other + row_turn + j, a]
-    b = np.empty(m)
-    largest = 0.0
-    for x in range(m):
-        c, q, o = chosen[x], body[chosen[x]], other[chosen[x]]
-        u = max(sep[c], 0.0) / h
-        for a in range(3):
-            u += v[q, a] * axes[c, 0, a] + w_ang[q, a] * jac[c, row_arm, a]
-            if o >= 0:
-                u -= v[o, a] * axes[c, 0, a] + w_ang[o, a] * jac[c, row_other + row_arm, a]
-        b[x] = u
-        largest = max(largest, abs(u))
-    tolerance = STACK_TOLERANCE + 1e-9 * largest
-    active = np.empty(m, dtype=np.bool_)
-    for x in range(m):
-        active[x] = b[x] < 0.0 or impulses[chosen[x], 0] > 0.0
-    lam = np.zeros(m)
-    for _ in range(STACK_MAX_PIVOTS):
-        rows = np.flatnonzero(active)
-        lam[:] = 0.0
-        if rows.shape[0]:
-            block = np.empty((rows.shape[0], rows.shape[0]))
-            for x in range(rows.shape[0]):
-                for y in range(rows.shape[0]):
-                    block[x, y] = a_matrix[rows[x], rows[y]]
-                block[x, x] *= 1.0 + STACK_REGULARIZATION
-            solved = np.linalg.solve(block, -b[rows])
-            pulls = False
-            for x in range(rows.shape[0]):
-                if solved[x] < 0.0:
-                    active[rows[x]] = False
-                    pulls = True
-                lam[rows[x]] = solved[x]
-            if pulls:
-                continue
-        closes = False
+    converged = True
+    for island in range(starts.shape[0] - 1):
+        contacts = chosen[starts[island]:starts[island + 1]]
+        m = contacts.shape[0]
+        a_matrix = np.empty((m, m))
         for x in range(m):
-            if active[x]:
-                continue
-            w = b[x]
-            for y in rows:
-                w += a_matrix[x, y] * lam[y]
-            if w < -tolerance:
-                active[x] = True
-                closes = True
-        if not closes:
-            for x in range(m):
-                impulses[chosen[x], 0] = lam[x]
-            return True
-    return False
+            for y in range(m):
+                a_matrix[x, y] = _normal_response(contacts[x], contacts[y], body, other, axes,
+                                                  jac, inv_mass, row_arm, row_turn, row_other)
+        # b: the normal velocity with no normal impulse plus the allowance gap/h, so that
+        # w = A λ + b ≥ 0 reads "closes no faster than the gap allows"
+        b, lam = np.empty(m), np.empty(m)
+        largest = 0.0
+        for x in range(m):
+            c, q, o = contacts[x], body[contacts[x]], other[contacts[x]]
+            u = max(sep[c], 0.0) / h
+            for a in range(3):
+                u += v[q, a] * axes[c, 0, a] + w_ang[q, a] * jac[c, row_arm, a]
+                if o >= 0:
+                    u -= v[o, a] * axes[c, 0, a] + w_ang[o, a] * jac[c, row_other + row_arm, a]
+            b[x] = u
+            largest = max(largest, abs(u))
+            lam[x] = max(impulses[c, 0], 0.0)
+        tolerance = STACK_TOLERANCE + 1e-9 * largest
+        converged &= _lawson_hanson(a_matrix, b, lam, tolerance, max_solves)
+        for x in range(m):
+            impulses[contacts[x], 0] = lam[x]
+    return converged
 
 
-def solve_stacks(chosen, contacts, axes, jac, impulses, vel, omega, inv_mass, h, row_arm,
-                 row_turn, row_other) -> bool:
-    """Replace the warm-start normal impulses impulses[chosen, 0] (N·s) of the contacts chosen
-    (s,) (``stack_contacts``) with the exact solution of their normal problem (see the module
-    docstring), from vel, omega (n, 3) before any warm start, axes (k, 3, 3) and the Jacobian
-    block jac (k, 12, 3) (rows row_arm, row_turn, row_other as in the solver). Returns whether
-    the active-set search converged (if not, impulses are left as they were)."""
+def solve_stacks(contacts, inv_mass, axes, jac, impulses, vel, omega, h, row_arm, row_turn,
+                 row_other) -> bool:
+    """Replace the warm-start normal impulses (impulses (k, 3), N·s, column 0) of the islands
+    of very unequal masses (``stack_islands``) with the solution of their normal problem (see
+    the module docstring), from vel, omega (n, 3) before any warm start, axes (k, 3, 3) and the
+    Jacobian block jac (k, 12, 3) (rows row_arm, row_turn, row_other as the solver lays them
+    out); inv_mass (n,) 1/kg. Returns whether every island's search reached the optimum (where
+    it did not, the impulses are a feasible point with less kinetic energy than before)."""
+    chosen, starts = stack_islands(contacts, inv_mass)
     if len(chosen) == 0:
         return True
-    return bool(_stack_kernel(chosen, contacts.body, contacts.other, contacts.separation, axes,
-                              jac, impulses, vel, omega, inv_mass, float(h), row_arm, row_turn,
-                              row_other))
+    return bool(_stack_kernel(chosen, starts, contacts.body, contacts.other,
+                              contacts.separation, axes, jac, impulses, vel, omega, inv_mass,
+                              float(h), row_arm, row_turn, row_other, STACK_MAX_SOLVES))
