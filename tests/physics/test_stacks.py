@@ -40,24 +40,58 @@ def stacked(masses, gap=0.0, **settings) -> World:
     return world
 
 
-@pytest.mark.parametrize("kept_awake", [False, True], ids=["sleeping allowed", "kept awake"])
-@pytest.mark.parametrize("masses", stack_masses())
-def test_a_stack_of_heavy_and_light_boxes_stands_for_ten_seconds(masses, kept_awake):
-    world = stacked(masses)
+def stands_for_ten_seconds(world, kept_awake) -> None:
+    """Step 10 s (waking every body before each step if kept_awake, so that sleep cannot be
+    what holds the bodies up): none may move by DRIFT or turn by TILT at any step, and unless
+    kept awake they end asleep."""
     start, turned_from = world.state.pos.copy(), world.state.quat.copy()
     drift = tilt = 0.0
     for _ in range(int(round(10.0 / H))):
-        if kept_awake:  # sleep must not be what holds the stack up
+        if kept_awake:
             world.wake_all()
         world.step(H)
         drift = max(drift, np.max(np.linalg.norm(world.state.pos - start, axis=1)))
-        # the angle each box turned through: the scalar part of q₀* q is q₀·q
+        # the angle each body turned through: the scalar part of q₀* q is q₀·q
         w = np.clip(np.abs(np.sum(world.state.quat * turned_from, axis=1)), 0.0, 1.0)
         tilt = max(tilt, np.max(2.0 * np.arccos(w)))
-    assert drift < DRIFT, f"a box moved {drift * 100:.2f} cm"
-    assert tilt < TILT, f"a box turned {np.degrees(tilt):.2f}°"
+    assert drift < DRIFT, f"a body moved {drift * 100:.2f} cm"
+    assert tilt < TILT, f"a body turned {np.degrees(tilt):.2f}°"
     if not kept_awake:
-        assert world.asleep().all(), "the stack is still moving after 10 s"
+        assert world.asleep().all(), "still moving after 10 s"
+
+
+KEPT_AWAKE = pytest.mark.parametrize("kept_awake", [False, True],
+                                     ids=["sleeping allowed", "kept awake"])
+
+
+@KEPT_AWAKE
+@pytest.mark.parametrize("masses", stack_masses())
+def test_a_stack_of_heavy_and_light_boxes_stands_for_ten_seconds(masses, kept_awake):
+    stands_for_ten_seconds(stacked(masses), kept_awake)
+
+
+@KEPT_AWAKE
+def test_a_heavy_box_off_centre_and_turned_on_a_light_one_stands(kept_awake):
+    world = World(WorldDef())
+    world.add_body(box_body(size=(CUBE, CUBE, CUBE), mass=1.0, position=[0.0, CUBE / 2, 0.0]))
+    turn = np.radians(17.0)  # about the vertical
+    world.add_body(box_body(size=(CUBE, CUBE, CUBE), mass=1000.0,
+                            position=[0.03, 1.5 * CUBE, 0.02],
+                            orientation=[np.cos(turn / 2), 0.0, np.sin(turn / 2), 0.0]))
+    stands_for_ten_seconds(world, kept_awake)
+
+
+@KEPT_AWAKE
+def test_a_heavy_table_top_on_four_light_legs_stands(kept_awake):
+    world = World(WorldDef())
+    for x in (-0.3, 0.3):
+        for z in (-0.3, 0.3):
+            world.add_body(box_body(size=(CUBE, CUBE, CUBE), mass=1.0,
+                                    position=[x, CUBE / 2, z]))
+    # a 0.9 × 0.9 × 0.1 m slab of 1000 kg, its thin body z axis turned to the vertical
+    world.add_body(box_body(size=(0.9, 0.9, 0.1), mass=1000.0, position=[0.0, CUBE + 0.05, 0.0],
+                            orientation=[np.cos(-np.pi / 4), np.sin(-np.pi / 4), 0.0, 0.0]))
+    stands_for_ten_seconds(world, kept_awake)
 
 
 @pytest.mark.parametrize("masses",
