@@ -51,15 +51,12 @@ def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:
     ``STACK_MASS_RATIO`` apart and has at most ``STACK_MAX_CONTACTS`` contacts; all the
     contacts of its bodies are chosen (walls too). inv_mass (n,) 1/kg, 0 for a body held still
     (asleep), which links nothing, like a wall."""
-    none = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     body, other = contacts.body, contacts.other
+    if not _any_uneven_pair(body, other, inv_mass, STACK_MASS_RATIO):  # the common case, fast
+        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     pair = other >= 0
-    if not pair.any():
-        return none
     first, second = inv_mass[body[pair]], inv_mass[other[pair]]
     uneven = (first > STACK_MASS_RATIO * second) | (second > STACK_MASS_RATIO * first)
-    if not (uneven & (first > 0.0) & (second > 0.0)).any():
-        return none
     partner = np.where(pair, other, body)                                  # (k,) rows
     moving = (inv_mass[body] > 0.0) & (inv_mass[partner] > 0.0)
     label = island_labels(len(inv_mass), body[moving & pair], other[moving & pair])  # (n,)
@@ -74,6 +71,20 @@ def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:
     chosen = chosen[np.argsort(island[chosen], kind="stable")]
     _, counts = np.unique(island[chosen], return_counts=True)
     return chosen, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _any_uneven_pair(body, other, inv_mass, ratio):
+    """Whether some contact (body, other (k,) rows) joins two moving bodies (inv_mass (n,)
+    1/kg > 0) whose masses differ by more than ratio."""
+    for c in range(body.shape[0]):
+        o = other[c]
+        if o < 0:
+            continue
+        first, second = inv_mass[body[c]], inv_mass[o]
+        if first > 0.0 and second > 0.0 and (first > ratio * second or second > ratio * first):
+            return True
+    return False
 
 
 @njit(cache=True, inline='always')
