@@ -30,8 +30,8 @@ def compile_kernels() -> float:
     container a stack of two boxes (overlapping) on the floor with two touching balls on top
     (wall, hull-hull, sphere-hull and sphere-sphere contacts, the solver's passes, islands,
     the energy guard; the balls are 5.7 times lighter than the boxes, which the exact solve of
-    unequal masses takes, dynamics/stacks.py), then a floor tiled with boxes (the kernels that split large steps
-    between threads).
+    unequal masses takes, dynamics/stacks.py), then a floor tiled with boxes (the kernels that
+    split large steps between threads).
     """
     start = time.perf_counter()
     box = builtin_shape("box", [0.4, 0.2, 0.3])

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.dynamics.islands import island_labels
+from physics.dynamics.islands import island_root
 
 # Islands with a body–body contact whose masses differ by more than this are solved exactly;
 # below it ten sweeps with warm starting hold a stack (tests/physics/test_stacks.py: 10 : 1)
@@ -54,23 +54,7 @@ def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:
     body, other = contacts.body, contacts.other
     if not _any_uneven_pair(body, other, inv_mass, STACK_MASS_RATIO):  # the common case, fast
         return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    pair = other >= 0
-    first, second = inv_mass[body[pair]], inv_mass[other[pair]]
-    uneven = (first > STACK_MASS_RATIO * second) | (second > STACK_MASS_RATIO * first)
-    partner = np.where(pair, other, body)                                  # (k,) rows
-    moving = (inv_mass[body] > 0.0) & (inv_mass[partner] > 0.0)
-    label = island_labels(len(inv_mass), body[moving & pair], other[moving & pair])  # (n,)
-    # a contact's island is that of its moving body (a wall contact's body always moves)
-    island = np.where(inv_mass[body] > 0.0, label[body], label[partner])  # (k,)
-    qualifies = np.zeros(len(inv_mass), dtype=bool)
-    heavy = uneven & (first > 0.0) & (second > 0.0)
-    qualifies[island[pair][heavy]] = True
-    size = np.bincount(island, minlength=len(inv_mass))
-    qualifies &= size <= STACK_MAX_CONTACTS
-    chosen = np.flatnonzero(qualifies[island])
-    chosen = chosen[np.argsort(island[chosen], kind="stable")]
-    _, counts = np.unique(island[chosen], return_counts=True)
-    return chosen, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return _islands_kernel(body, other, inv_mass, STACK_MASS_RATIO, STACK_MAX_CONTACTS)
 
 
 @njit(cache=True, nogil=True)
@@ -78,13 +62,57 @@ def _any_uneven_pair(body, other, inv_mass, ratio):
     """Whether some contact (body, other (k,) rows) joins two moving bodies (inv_mass (n,)
     1/kg > 0) whose masses differ by more than ratio."""
     for c in range(body.shape[0]):
-        o = other[c]
-        if o < 0:
-            continue
-        first, second = inv_mass[body[c]], inv_mass[o]
-        if first > 0.0 and second > 0.0 and (first > ratio * second or second > ratio * first):
+        if _uneven(c, body, other, inv_mass, ratio):
             return True
     return False
+
+
+@njit(cache=True, inline='always')
+def _uneven(c, body, other, inv_mass, ratio):
+    o = other[c]
+    if o < 0:
+        return False
+    first, second = inv_mass[body[c]], inv_mass[o]
+    return first > 0.0 and second > 0.0 and (first > ratio * second or second > ratio * first)
+
+
+@njit(cache=True, nogil=True)
+def _islands_kernel(body, other, inv_mass, ratio, max_contacts):
+    """``stack_islands`` past its quick check: union–find over the pairs of moving bodies,
+    then the qualifying islands' contacts in a counting sort by island."""
+    n, k = inv_mass.shape[0], body.shape[0]
+    parent = np.arange(n)
+    for c in range(k):
+        o = other[c]
+        if o >= 0 and inv_mass[body[c]] > 0.0 and inv_mass[o] > 0.0:
+            a, b = island_root(parent, body[c]), island_root(parent, o)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    # a contact's island is that of its moving body (a wall contact's body always moves)
+    island = np.empty(k, dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
+    qualifies = np.zeros(n, dtype=np.bool_)
+    for c in range(k):
+        q = body[c] if inv_mass[body[c]] > 0.0 else other[c]
+        island[c] = island_root(parent, q)
+        size[island[c]] += 1
+        if _uneven(c, body, other, inv_mass, ratio):
+            qualifies[island[c]] = True
+    starts = np.zeros(n + 1, dtype=np.int64)  # by island root, then compacted
+    for r in range(n):
+        starts[r + 1] = starts[r] + (size[r] if qualifies[r] and size[r] <= max_contacts else 0)
+    chosen = np.empty(starts[n], dtype=np.int64)
+    fill = starts[:n].copy()
+    for c in range(k):
+        r = island[c]
+        if qualifies[r] and size[r] <= max_contacts:
+            chosen[fill[r]] = c
+            fill[r] += 1
+    kept = [0]
+    for r in range(n):
+        if starts[r + 1] > starts[r]:
+            kept.append(starts[r + 1])
+    return chosen, np.array(kept, dtype=np.int64)
 
 
 @njit(cache=True, inline='always')
