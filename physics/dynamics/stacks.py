@@ -38,7 +38,8 @@ STACK_MAX_CONTACTS = 128
 # At most this many linear solves per island and step: a search cut short leaves a feasible
 # point with less kinetic energy than the warm start, and the next step goes on from it
 STACK_MAX_SOLVES = 8
-STACK_REGULARIZATION = 1e-12  # relative to A's diagonal: the least-norm split of a singular A
+STACK_REGULARIZATION = 1e-8  # relative to A's diagonal: the least-norm split of a singular A
+STACK_REFINEMENTS = 2         # solves against the true A after the regularized one
 STACK_TOLERANCE = 1e-12       # m/s (plus 1e-9 of the largest |b|): a contact that closes slower
 # is taken for at rest, and the search stops
 
@@ -140,22 +141,58 @@ def _normal_response(i, j, body, other, axes, jac, inv_mass, row_arm, row_turn, 
 
 
 @njit(cache=True, inline='always')
+def _cholesky_solve(lower, rhs):
+    """x with L Lᵀ x = rhs, L = lower (p, p) lower triangular."""
+    p = rhs.shape[0]
+    y = np.empty(p)
+    for i in range(p):
+        t = rhs[i]
+        for j in range(i):
+            t -= lower[i, j] * y[j]
+        y[i] = t / lower[i, i]
+    x = np.empty(p)
+    for i in range(p - 1, -1, -1):
+        t = y[i]
+        for j in range(i + 1, p):
+            t -= lower[j, i] * x[j]
+        x[i] = t / lower[i, i]
+    return x
+
+
+@njit(cache=True, inline='always')
 def _solve_passive(a_matrix, b, passive, z):
-    """z (m,): the minimum of ½ zᵀ A z + bᵀ z over the passive contacts (the others 0)."""
+    """z (m,): the minimum of ½ zᵀ A z + bᵀ z over the passive contacts (the others 0).
+
+    A's block is singular where a face's points outnumber what they constrain; it is solved
+    with ``STACK_REGULARIZATION`` of its diagonal added (the least-norm split) and refined
+    against the true block ``STACK_REFINEMENTS`` times, which takes the regularization's error
+    out of the velocities. Returns False (z unusable) if the factorization failed or the
+    result is not finite."""
     rows = np.flatnonzero(passive)
     z[:] = 0.0
     p = rows.shape[0]
     if p == 0:
-        return
+        return True
     block, rhs = np.empty((p, p)), np.empty(p)
     for x in range(p):
         for y in range(p):
             block[x, y] = a_matrix[rows[x], rows[y]]
-        block[x, x] *= 1.0 + STACK_REGULARIZATION
         rhs[x] = -b[rows[x]]
-    solved = np.linalg.solve(block, rhs)
+    regularized = block.copy()
     for x in range(p):
+        regularized[x, x] *= 1.0 + STACK_REGULARIZATION
+    try:
+        lower = np.linalg.cholesky(regularized)
+    except Exception:  # numba cannot name LinAlgError: any failure gives up
+        return False
+    solved = _cholesky_solve(lower, rhs)
+    for _ in range(STACK_REFINEMENTS):
+        solved += _cholesky_solve(lower, rhs - block @ solved)
+    for x in range(p):
+        if not np.isfinite(solved[x]):
+            return False
         z[rows[x]] = solved[x]
+    return True
 
 
 @njit(cache=True, inline='always')
@@ -174,7 +211,8 @@ def _lawson_hanson(a_matrix, b, lam, tolerance, max_solves):
     solves = 0
     while solves < max_solves:
         # inner loop: towards the minimum on the passive set, as far as λ stays ≥ 0
-        _solve_passive(a_matrix, b, passive, z)
+        if not _solve_passive(a_matrix, b, passive, z):
+            return False  # lam is still the last feasible iterate
         solves += 1
         step, blocking = 1.0, -1
         for x in range(m):

@@ -105,3 +105,24 @@ def test_a_search_cut_short_is_feasible_and_lowers_the_energy(m, seed):
         assert lam.min() >= 0.0
         assert energy(lam) <= previous + 1e-12 * (1.0 + abs(previous))
         previous = energy(lam)
+
+
+def test_a_failed_solve_leaves_the_start_and_says_so():
+    """A non-finite matrix (a body gone bad): the start is kept, not replaced by NaN."""
+    a_matrix = np.array([[np.nan, 1.0], [1.0, 1.0]])
+    lam = np.array([0.5, 0.0])
+    assert not _lawson_hanson(a_matrix, np.array([-1.0, -1.0]), lam, 1e-12, 10)
+    assert lam.tolist() == [0.5, 0.0]
+
+
+def test_four_coplanar_points_share_the_load_evenly():
+    """A box on a face of four points: A is singular (three constrained motions, four rows);
+    the load goes to the four corners equally, the least-norm split."""
+    corners = np.array([[x, -0.1, z] for x in (-0.1, 0.1) for z in (-0.1, 0.1)])
+    inv_iw = np.eye(3) / (2.0 * 0.2**2 / 12.0 * 2.0)  # 2 kg cube of 0.2 m
+    normal = np.array([0.0, 1.0, 0.0])
+    arms = np.cross(corners, normal)
+    a_matrix = 0.5 + arms @ inv_iw @ arms.T
+    lam = np.zeros(4)
+    assert _lawson_hanson(a_matrix, np.full(4, -0.04), lam, 1e-12, 10)
+    np.testing.assert_allclose(lam, 0.02, rtol=1e-8)
