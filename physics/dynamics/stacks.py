@@ -35,9 +35,12 @@ STACK_MASS_RATIO = 5.0
 # At most this many contacts in one island are solved (a dense solve costs m³ / 3): a larger
 # island is left to the sweeps alone
 STACK_MAX_CONTACTS = 128
-# At most this many linear solves per island and step: a search cut short leaves a feasible
-# point with less kinetic energy than the warm start, and the next step goes on from it
-STACK_MAX_SOLVES = 8
+# Work allowed per island and step, in p³ summed over the linear solves of p contacts each
+# (a solve costs p³ / 3 multiply-adds): a small stack's search always finishes (2 boxes: 8
+# contacts, 512 a solve), an island of 128 contacts gets two solves. A search cut short
+# leaves a feasible point with less kinetic energy than the warm start, and the next step goes
+# on from it
+STACK_SOLVE_BUDGET = 4.0e6
 STACK_REGULARIZATION = 1e-8  # relative to A's diagonal: the least-norm split of a singular A
 STACK_REFINEMENTS = 2         # solves against the true A after the regularized one
 STACK_TOLERANCE = 1e-12       # m/s (plus 1e-9 of the largest |b|): a contact that closes slower
@@ -196,24 +199,28 @@ def _solve_passive(a_matrix, b, passive, z):
 
 
 @njit(cache=True, inline='always')
-def _lawson_hanson(a_matrix, b, lam, tolerance, max_solves):
+def _lawson_hanson(a_matrix, b, lam, tolerance, budget):
     """Minimise ½ λᵀ A λ + bᵀ λ over λ ≥ 0 (A (m, m) positive semi-definite, b (m,)) by
     Lawson & Hanson's active-set method, from the feasible lam (m,), in place. Its optimum is
     the complementarity problem's solution (w = A λ + b ≥ 0, λ·w = 0), and every iterate stays
     feasible and lowers the objective. The passive set starts as the contacts that pushed in
     the warm start or close now, so a stack at rest needs one solve. Returns whether the
-    optimum was reached within max_solves linear solves."""
+    optimum was reached within the budget (p³ summed over the solves of p rows; the first
+    solve is always made)."""
     m = b.shape[0]
     passive = np.empty(m, dtype=np.bool_)
     for x in range(m):
         passive[x] = lam[x] > 0.0 or b[x] < 0.0
     z = np.empty(m)
-    solves = 0
-    while solves < max_solves:
+    work = 0.0
+    while True:
+        p = float(np.count_nonzero(passive))
+        if work > 0.0 and work + p**3 > budget:
+            return False
+        work += max(p**3, 1.0)
         # inner loop: towards the minimum on the passive set, as far as λ stays ≥ 0
         if not _solve_passive(a_matrix, b, passive, z):
             return False  # lam is still the last feasible iterate
-        solves += 1
         step, blocking = 1.0, -1
         for x in range(m):
             if passive[x] and z[x] <= 0.0:
@@ -241,12 +248,11 @@ def _lawson_hanson(a_matrix, b, lam, tolerance, max_solves):
         if closest < 0:
             return True
         passive[closest] = True
-    return False
 
 
 @njit(cache=True, nogil=True)
 def _stack_kernel(chosen, starts, body, other, sep, axes, jac, impulses, vel, omega, inv_mass,
-                  h, row_arm, row_turn, row_other, max_solves):
+                  h, row_arm, row_turn, row_other, budget):
     # the friction warm start acts before the normal impulses: b includes it
     v, w_ang = vel.copy(), omega.copy()
     for c in chosen:
@@ -282,7 +288,7 @@ def _stack_kernel(chosen, starts, body, other, sep, axes, jac, impulses, vel, om
             largest = max(largest, abs(u))
             lam[x] = max(impulses[c, 0], 0.0)
         tolerance = STACK_TOLERANCE + 1e-9 * largest
-        converged &= _lawson_hanson(a_matrix, b, lam, tolerance, max_solves)
+        converged &= _lawson_hanson(a_matrix, b, lam, tolerance, budget)
         for x in range(m):
             impulses[contacts[x], 0] = lam[x]
     return converged
@@ -301,4 +307,4 @@ def solve_stacks(contacts, inv_mass, axes, jac, impulses, vel, omega, h, row_arm
         return True
     return bool(_stack_kernel(chosen, starts, contacts.body, contacts.other,
                               contacts.separation, axes, jac, impulses, vel, omega, inv_mass,
-                              float(h), row_arm, row_turn, row_other, STACK_MAX_SOLVES))
+                              float(h), row_arm, row_turn, row_other, STACK_SOLVE_BUDGET))
