@@ -2,10 +2,12 @@
 
 Gauss–Seidel passes an impulse along a chain of contacts only as fast as the chain's masses
 allow: floor → light box (mass m) → heavy box (mass M) converges by a factor M / (M + m) per
-sweep, so at 1000 : 1 ten sweeps take 1 % of the heavy box's weight off the light one, the heavy
-box sinks into it, and the position pass, which moves the light box (it has the larger inverse
-mass), squeezes it out sideways. Warm starting does not help: the accumulated impulse grows by
-those same 1 % a step while the penetration grows faster.
+sweep, so at 1000 : 1 ten sweeps take 1 % of the heavy box's weight off the light one and the
+heavy box falls into it at nearly g. The position pass cannot lift it either: it moves the
+light box (the larger inverse mass) down, the walls push it back up, and the overlap deepens
+until the light box is squeezed out sideways. Warm starting does not help: the accumulated
+impulse grows by those same 1 % a step. A block solve of one manifold's points (Box2D v2.4)
+does not either: the slow coupling is between manifolds, along the chain.
 
 For such islands the normal impulses are solved as one linear complementarity problem instead:
 with A (m, m) the Delassus matrix of the island's normal rows (the change of each contact's
@@ -14,12 +16,14 @@ contact's normal velocity with no normal impulse minus its speculative allowance
 
     λ ≥ 0,   w = A λ + b ≥ 0,   λ·w = 0,
 
-by active sets (solve the rows of the contacts that push, drop those that would pull, add
-those that would close, until none does); the four coplanar points of a face make A singular,
-so a tiny multiple of its diagonal is added (the load is shared evenly between them, the
-least-norm split). The solution replaces the warm start of those normal rows, and the usual
-sweeps then run from it: friction, restitution and the clamps are theirs, as everywhere else;
-they start where Gauss–Seidel would have converged to (docs/physics.md §Heavy on light).
+which is the minimum of ½ λᵀ A λ + bᵀ λ (the kinetic energy the impulses leave, up to a
+constant) over λ ≥ 0: Lawson & Hanson's active-set method finds it, from the warm start, every
+iterate feasible and lower in energy than the one before. The four coplanar points of a face
+make A singular: a tiny multiple of its diagonal is added (the load is shared between them by
+the least-norm split) and the solve refined against the true A. The solution replaces the warm
+start of those normal rows, and the usual sweeps then run from it: friction, restitution and
+the clamps are theirs, as everywhere else; they start where Gauss–Seidel would have converged
+to (docs/physics.md §Heavy on light).
 """
 
 from __future__ import annotations
