@@ -18,6 +18,9 @@ Per step, for every contact point with offset r from the centre of mass and norm
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
 - warm start: the previous step's accumulated impulses are applied first.
+- islands of very unequal masses (a heavy box on a light one): their normal impulses are solved
+  exactly (dynamics/stacks.py) and replace the warm start of those rows, since Gauss–Seidel
+  passes an impulse along such a chain far too slowly.
 Impulses change the world angular momentum directly: L += r × P (physics.md §3), added once per
 contact from its total impulse when the sweeps are done (ω follows every impulse meanwhile).
 A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
