@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from physics.model import WorldDef
+from physics.scene import build_world, load_scene
 from physics.world import World
+from tests.paths import REPO
 from tests.physics.bodies import box_body
 
 H = 1.0 / 240.0  # the default physics rate
@@ -135,3 +137,11 @@ def test_any_stack_of_boxes_up_to_1000_to_1_stands_kept_awake(boxes):
                                 position=[x, CUBE * (level + 0.5), z],
                                 orientation=[np.cos(turn / 2), 0.0, np.sin(turn / 2), 0.0]))
     stands(world, kept_awake=True, seconds=3.0)
+
+
+def test_the_heavy_on_light_sample_scene_stands():
+    """assets/scenes/heavy_on_light.toml: blocks of 11 000 kg/m³ on blocks of 11 kg/m³ (and a
+    slab ten thousand times heavier than each of its four legs), as a user opens it."""
+    world, _ = build_world(load_scene(REPO / "assets" / "scenes" / "heavy_on_light.toml"))
+    assert world.model.mass.max() / world.model.mass.min() >= 1000.0
+    stands(world, kept_awake=False)
