@@ -1,7 +1,8 @@
 """Islands: groups of bodies linked by body–body contacts (union–find, Box2D's islands).
 
-The energy guard (dynamics/energy.py) checks each island as a whole, since a collision moves energy from
-one body to another, and resting islands fall asleep together (world.py).
+The energy guard (dynamics/energy.py) checks each island as a whole, since a collision moves
+energy from one body to another, and resting islands fall asleep together (world.py); the
+exact solve of unequal masses (dynamics/stacks.py) works island by island.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from numba import njit
 
 
 @njit(cache=True, inline='always')
-def _root(parent, i):
+def island_root(parent, i):
+    """The root of row i in the union–find forest parent (n,), halving the path on the way."""
     while parent[i] != i:
         parent[i] = parent[parent[i]]  # path halving
         i = parent[i]
@@ -23,11 +25,11 @@ def _union_kernel(parent, first, second):
     for c in range(first.shape[0]):
         if second[c] < 0:
             continue
-        a, b = _root(parent, first[c]), _root(parent, second[c])
+        a, b = island_root(parent, first[c]), island_root(parent, second[c])
         if a != b:
             parent[max(a, b)] = min(a, b)
     for i in range(parent.shape[0]):
-        parent[i] = _root(parent, i)
+        parent[i] = island_root(parent, i)
 
 
 def island_labels(n: int, first, second) -> np.ndarray:

@@ -18,7 +18,11 @@ Per step, for every contact point with offset r from the centre of mass and norm
   The impact speed and time come from the gap and the constant acceleration over the step
   (s + v₀t + ½at² = 0), not from the end-of-step velocity, which would overstate it by up to g·h.
 - warm start: the previous step's accumulated impulses are applied first.
-Impulses change the world angular momentum directly: L += r × P (docs/physics.md#sequential-impulses), added once per
+- islands of very unequal masses (a heavy box on a light one): their normal impulses are solved
+  exactly (dynamics/stacks.py) and replace the warm start of those rows, since Gauss–Seidel
+  passes an impulse along such a chain far too slowly (docs/physics.md#heavy-on-light).
+Impulses change the world angular momentum directly: L += r × P
+(docs/physics.md#sequential-impulses), added once per
 contact from its total impulse when the sweeps are done (ω follows every impulse meanwhile).
 A contact between two bodies is a wall contact whose wall moves: the second body takes −P at its
 own offset, velocities are relative and the effective mass adds both bodies' terms.
@@ -34,6 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from physics.collision.contact import Contacts, manifold_end
+from physics.dynamics.stacks import solve_stacks
 
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
 RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
@@ -576,6 +581,9 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
     friction = np.ascontiguousarray(friction, dtype=float)
     _impact_kernel(contacts, rows, restitution, float(threshold), collision, motion, float(h),
                    int(iterations))
+    # islands of very unequal masses: their normal impulses solved exactly, as the warm start
+    solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
+                 motion.omega, h, _ARM, _TURN, _OTHER)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
         _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, float(h),
