@@ -11,7 +11,8 @@ Pipeline (design.md "file drop ─► meshes.load ─► inertia.mass_properties
    consistently wound surface that encloses a volume; otherwise **shell**, with a warning that
    says why — an open cup or a sheet is a thin hollow surface, and the shell formula is defined for
    any surface, whereas a convex-hull solid would fill the cup and fails for a flat sheet),
-   compute ``physics.geometry.inertia.mass_properties`` and the collision hull in the principal frame.
+   compute ``physics.geometry.inertia.mass_properties`` and the collision hull in the principal
+   frame.
 3. ``Shape.body_def``: place the shape in a scene (mesh origin/frame → principal frame).
 
 Builtin shapes (``builtin_shape``) are centred on their centre of mass. Box, sphere and cylinder
@@ -222,6 +223,15 @@ def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
     Formats: .obj .stl (binary or ASCII) .ply .off .glb .gltf (all nodes of a scene, node
     transforms applied, become one body). ``max_faces`` limits the triangle count.
     """
+    name, path, vertices, faces = read_triangles(path, max_faces=max_faces)
+    return _clean_mesh(name, path, vertices, faces)
+
+
+def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.ndarray,
+                                                                  np.ndarray]:
+    """The raw triangles of a mesh file, before any repair: (name, path, vertices (n, 3) m,
+    faces (m, 3) int64). The reading half of ``load_mesh``, with the same checks and
+    ``MeshError`` messages."""
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/\\")) or path
     data, ftype = _read_checked(path, name, max_faces)
@@ -250,7 +260,7 @@ def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
         raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
                         f"file has only {len(vertices)} vertices; the file is damaged — export "
                         "it again")
-    return _clean_mesh(name, path, vertices, faces)
+    return name, path, vertices, faces
 
 
 def _check_obj_face_indices(name: str, data: bytes) -> None:
