@@ -33,11 +33,18 @@ from dataclasses import dataclass
 import numpy as np
 import trimesh
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import breadth_first_order
 from scipy.spatial import ConvexHull, QhullError
 
 from physics.files import why_missing
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
+from physics.geometry.mesh_kernels import (
+    closed_pieces,
+    distinct_faces,
+    maybe_slivers,
+    merge_vertices,
+    piece_sums,
+)
 from physics.geometry.rotation import (
     matrix_to_quat,
     quat_conj,
@@ -432,7 +439,9 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     vertices (n, 3) m, faces (m, 3) indices. Merges duplicate vertices (STL stores every corner
     separately), removes collapsed and duplicate triangles — and slivers (zero area, three
     distinct corners) only from an open surface: in a closed one a sliver is part of what closes
-    it — then repairs the winding.
+    it — then repairs the winding. Equal vertices, triangles and edges are matched by hashing
+    (``physics.geometry.mesh_kernels``), and a closed, consistently wound mesh skips every
+    repair it does not need.
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
@@ -444,17 +453,20 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
                         "invalid numbers — fix or re-export the mesh")
     size_warning = _check_size(name, vertices, faces)
     count = len(faces)
-    tm = trimesh.Trimesh(vertices=vertices, faces=faces, process=False, validate=False)
-    tm.merge_vertices()
-    keep = _first_occurrence(np.asarray(tm.faces)) & _has_three_corners(np.asarray(tm.faces))
-    slivers = ~tm.nondegenerate_faces() & keep  # three corners, (almost) no area
-    if slivers.any() and not _every_edge_twice(np.asarray(tm.faces)[keep]):
+    # trimesh's merge tolerance, as trimesh.Trimesh.merge_vertices rounds
+    vertices, faces = merge_vertices(vertices, faces,
+                                     trimesh.util.decimal_to_digits(trimesh.tol.merge))
+    keep = distinct_faces(faces)
+    slivers = _slivers(vertices, faces) & keep  # three corners, (almost) no area
+    if slivers.any() and not np.all(EdgeReport(faces[keep]).counts == 2):
         keep &= ~slivers  # an open surface: a sliver only adds noise to the edges' bookkeeping
     if not keep.all():
-        tm.update_faces(keep)
-    tm.remove_unreferenced_vertices()
-    vertices = np.array(tm.vertices, dtype=float)
-    faces = np.array(tm.faces, dtype=np.int64)
+        faces = faces[keep]
+        used = np.zeros(len(vertices), dtype=bool)
+        used[faces] = True
+        if not used.all():
+            vertices = vertices[used]
+            faces = (np.cumsum(used) - 1)[faces]
     warnings = [size_warning] if size_warning else []
     if len(faces) == 0:
         raise MeshError(f"{name}: all {count} triangles have zero area (corners coincide or lie "
@@ -471,13 +483,31 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     return Mesh(name, source, _readonly(vertices), _readonly(faces), closed, tuple(warnings))
 
 
+def _slivers(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(m,) bool: trimesh's degenerate triangles (an edge or a height ≤ its merge tolerance),
+    its exact verdict asked only for the few a compiled pass finds near that limit."""
+    maybe = np.flatnonzero(maybe_slivers(vertices, faces, trimesh.tol.merge))
+    slivers = np.zeros(len(faces), dtype=bool)
+    if len(maybe):
+        near = trimesh.Trimesh(vertices, faces[maybe], process=False, validate=False)
+        slivers[maybe] = ~near.nondegenerate_faces()
+    return slivers
+
+
 def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | None:
     """MeshError for a mesh too large or too small to simulate (SIZE_LIMITS); a warning that
     suggests the scale for one of implausible size (PLAUSIBLE_SIZE); else None. Only the
     vertices that triangles use count (an exporter may leave stray points behind)."""
-    used = vertices[np.unique(faces)] if len(faces) else vertices
-    if len(used) == 0 or faces.min(initial=0) < 0 or faces.max(initial=0) >= len(vertices):
-        return None  # nothing to measure; the callers report what is wrong
+    if len(faces) and (faces.min() < 0 or faces.max() >= len(vertices)):
+        return None  # the callers report what is wrong
+    if len(faces):
+        mask = np.zeros(len(vertices), dtype=bool)
+        mask[faces] = True
+        used = vertices[mask]
+    else:
+        used = vertices
+    if len(used) == 0:
+        return None  # nothing to measure
     extent = float(np.max(np.ptp(used, axis=0)))
     low, high = SIZE_LIMITS
     if not low <= extent <= high:
@@ -499,44 +529,6 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _has_three_corners(faces: np.ndarray) -> np.ndarray:
-    """(m,) bool: the triangle's three vertex indices differ (else it collapsed to a segment or
-    a point when duplicate vertices were merged, and bounds nothing)."""
-    a, b, c = faces.T
-    return (a != b) & (b != c) & (c != a)
-
-
-def _every_edge_twice(faces: np.ndarray) -> bool:
-    """Every undirected edge is shared by exactly two triangles: a closed surface. A sliver
-    (three distinct corners on a line) in it closes a T-junction — two short edges on one side,
-    the long one on the other — so removing it would open the surface."""
-    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    _, counts = np.unique(edges[:, 0] * (int(faces.max()) + 1) + edges[:, 1],
-                          return_counts=True)
-    return bool(np.all(counts == 2))
-
-
-def _first_occurrence(faces: np.ndarray) -> np.ndarray:
-    """(m,) bool: False for a repeat of an earlier triangle with the same winding.
-
-    A triangle and its reverse are both kept: together they are a legitimate two-sided sheet.
-    """
-    # rotate each triangle so its smallest index comes first (keeps the cyclic order)
-    shift = np.argmin(faces, axis=1)
-    cols = (shift[:, None] + np.arange(3)) % 3
-    canonical = np.take_along_axis(faces, cols, axis=1)
-    _, first = np.unique(canonical, axis=0, return_index=True)
-    keep = np.zeros(len(faces), dtype=bool)
-    keep[first] = True
-    return keep
-
-
-def _face_components(m: int, fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
-    """(m,) piece label of each triangle: pieces are connected through shared edges (fa, fb)."""
-    graph = coo_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m)).tocsr()
-    return connected_components(graph, directed=False)[1]
-
-
 def _repair_winding(name: str, vertices: np.ndarray,
                     faces: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
     """Consistent winding (flip triangles against their neighbours), then outward orientation.
@@ -546,19 +538,25 @@ def _repair_winding(name: str, vertices: np.ndarray,
 
     trimesh.repair.fix_winding does the first step with a Python BFS over networkx (not a
     dependency, and slow for big meshes); here the same flip parity is propagated along a
-    breadth-first spanning forest (scipy) by pointer jumping, fully vectorised.
+    breadth-first spanning forest (scipy) by pointer jumping, fully vectorised — only for a
+    mesh that needs it: a consistently wound one costs one hashed pass over its edges.
     """
     warnings = []
-    faces = faces.copy()
+    closed, labels = closed_pieces(faces, len(vertices))
+    if closed:  # nothing to repair but, perhaps, the side that faces out
+        faces, outward = _orient_outward(name, vertices, faces, labels,
+                                         np.zeros(len(faces), dtype=bool))
+        return faces, True, outward
     report = EdgeReport(faces)
-    fa, fb, disagree = report.face_pairs()
-    labels = _face_components(len(faces), fa, fb)
+    labels = report.components()
     if report.misoriented:
+        fa, fb, disagree = report.face_pairs()
         flip = _flip_parity(len(faces), labels, fa, fb, disagree)
         # the spanning tree's root decides which side is kept; count the smaller side
         flipped = np.bincount(labels, weights=flip)
         size = np.bincount(labels)
         count = int(np.minimum(flipped, size - flipped).sum())
+        faces = faces.copy()
         faces[flip] = faces[flip][:, ::-1]
         warnings.append(f"{name}: {count} of {len(faces)} triangles were wound the other way "
                         "round from their neighbours; flipped them so the winding is consistent "
@@ -567,7 +565,8 @@ def _repair_winding(name: str, vertices: np.ndarray,
         if report.misoriented:
             warnings.append(f"{name}: the surface is one-sided (like a Möbius strip): "
                             f"{report.misoriented} edges cannot be wound consistently")
-    faces, outward = _orient_outward(name, vertices, faces, labels, report)
+    open_face = ~report.good[report.inverse].reshape(-1, 3).all(axis=1)
+    faces, outward = _orient_outward(name, vertices, faces, labels, open_face)
     # after a consistency repair the kept side was arbitrary: turning it outward is part of it
     return faces, report.closed, warnings + (outward if not warnings else [])
 
@@ -603,26 +602,24 @@ def _flip_parity(m, labels, fa, fb, disagree) -> np.ndarray:
         up = nxt
 
 
-def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, list[str]]:
+def _orient_outward(name, vertices, faces, labels,
+                    open_face) -> tuple[np.ndarray, list[str]]:
     """Flip closed pieces whose volume has the wrong sign (physics.md §1: negative ⇒ inverted).
 
     A closed piece nested inside k others (its bounding box strictly inside theirs) is a cavity
     when k is odd and must have negative volume; otherwise positive. Open or one-sided pieces
-    have no inside and are left as they are.
+    have no inside and are left as they are. labels (m,) the piece of each triangle; open_face
+    (m,) bool: the triangle has an edge not shared with exactly one oppositely wound neighbour.
     """
     npieces = int(labels.max()) + 1
-    bad_edge = ~report.good[report.inverse]  # (3m,) per directed edge; face = row // 3
-    open_piece = np.bincount(labels[np.flatnonzero(bad_edge) // 3], minlength=npieces) > 0
-    tri = vertices[faces] - vertices.mean(axis=0)  # centred: signed volumes stay accurate
-    volume = np.bincount(labels, weights=np.linalg.det(tri), minlength=npieces) / 6.0
+    centre = vertices.mean(axis=0)  # centred: signed volumes stay accurate
+    six_volume, open_piece, lo, hi = piece_sums(vertices, centre, faces, labels, npieces,
+                                                open_face)
+    volume = six_volume / 6.0
     extent = np.ptp(vertices, axis=0).max()
     solid = ~open_piece & (np.abs(volume) > 1e-12 * extent**3)
     if not solid.any():
         return faces, []
-    lo = np.full((npieces, 3), np.inf)
-    hi = np.full((npieces, 3), -np.inf)
-    np.minimum.at(lo, labels, tri.min(axis=1))
-    np.maximum.at(hi, labels, tri.max(axis=1))
     idx = np.flatnonzero(solid)
     depth = np.zeros(npieces, dtype=int)
     if len(idx) <= 2000:  # O(k²) nesting test; beyond that assume no cavities

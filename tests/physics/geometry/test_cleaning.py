@@ -163,3 +163,32 @@ def test_big_closed_sphere_cleans_as_before():
     v, f = sphere(6)
     assert_same_cleaning(v, f)
     assert_same_cleaning(*unmerged(v, f))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_pieces_are_numbered_as_scipy_numbers_them(data):
+    """The hashed edge matching and the closed-surface pass find the same pieces as a sparse
+    graph's connected components, numbered alike (the root of each piece decides which side a
+    winding repair keeps)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from physics.geometry.mesh_kernels import closed_pieces
+    from physics.geometry.surface import EdgeReport
+
+    balls = [sphere(1, 0.05, (0.2 * k, 0.0, 0.0)) for k in range(data.draw(st.integers(1, 4)))]
+    v, f = join(*balls)
+    f = f[np.array(data.draw(st.permutations(range(len(f)))))]
+    report = EdgeReport(f)
+    fa, fb, _ = report.face_pairs()
+    graph = coo_matrix((np.ones(len(fa)), (fa, fb)), shape=(len(f), len(f)))
+    expected = connected_components(graph, directed=False)[1]
+    np.testing.assert_array_equal(report.components(), expected)
+    closed, labels = closed_pieces(f, len(v))
+    assert closed
+    np.testing.assert_array_equal(labels, expected)
+    removed = data.draw(st.integers(0, len(f) - 1))
+    opened = np.delete(f, removed, axis=0)
+    assert not closed_pieces(opened, len(v))[0]
+    assert EdgeReport(opened).open == 3
