@@ -210,8 +210,7 @@ def face_components(m, first, second, counts):
     return _first_appearance(parent)
 
 
-@njit(cache=True, nogil=True)
-def closed_pieces(faces, n):
+def closed_pieces(faces: np.ndarray, n: int) -> tuple[bool, np.ndarray]:
     """(closed, labels): closed when every edge of the triangles (m, 3) on n vertices is shared
     by exactly two of them running it in opposite directions; then labels (m,) numbers the
     pieces joined through those edges in order of each piece's first triangle (as
@@ -221,6 +220,14 @@ def closed_pieces(faces, n):
     vertex u every edge u→v leaving it must be unique and met by one edge v→u entering it
     (stamps, as in ``physics.geometry.inertia``), whose triangle is then joined to the first.
     """
+    # int32 scratch halves the memory the pass touches (below 2³¹ vertices and triangles)
+    small = max(n, len(faces)) < 2 ** 31
+    link = np.empty((3 * len(faces), 3), np.int32 if small else np.int64)
+    return _closed_pieces(faces, n, link)
+
+
+@njit(cache=True, nogil=True)
+def _closed_pieces(faces, n, link):
     m = faces.shape[0]
     start = np.zeros(n + 1, np.int64)
     for t in range(m):
@@ -233,9 +240,8 @@ def closed_pieces(faces, n):
     for v in range(n):
         start[v + 1] += start[v]
     fill = start[:n].copy()
-    # per corner at u: the target of the edge leaving u, the source of the edge entering it,
+    # link[corner at u] = the target of the edge leaving u, the source of the edge entering it,
     # and the triangle
-    link = np.empty((3 * m, 3), np.int64)
     for t in range(m):
         for k in range(3):
             u = faces[t, k]

@@ -139,11 +139,7 @@ class Shape:
     @functools.cached_property
     def obb(self) -> OrientedBox:
         """The oriented bounding box along the principal axes (``OrientedBox``)."""
-        axes = self.mesh_to_body_rotation
-        body = (self.vertices - self.properties.center_of_mass) @ axes
-        low, high = body.min(axis=0), body.max(axis=0)
-        centre = self.properties.center_of_mass + axes @ ((low + high) / 2)
-        return OrientedBox(_readonly(centre), axes, _readonly((high - low) / 2))
+        return oriented_box(self.vertices, self.properties)
 
     @property
     def bound_radius(self) -> float:
@@ -211,6 +207,16 @@ class Shape:
             restitution=restitution,
             friction=friction,
         )
+
+
+def oriented_box(vertices: np.ndarray, properties: MassProperties) -> OrientedBox:
+    """The smallest box along the principal axes of ``properties`` that holds ``vertices``
+    (n, 3), m, in the mesh frame."""
+    axes = np.asarray(properties.principal_axes, dtype=float)
+    body = (vertices - properties.center_of_mass) @ axes
+    low, high = body.min(axis=0), body.max(axis=0)
+    centre = properties.center_of_mass + axes @ ((low + high) / 2)
+    return OrientedBox(_readonly(centre), _readonly(axes.copy()), _readonly((high - low) / 2))
 
 
 def _vec(name: str, key: str, value, length: int) -> np.ndarray:
@@ -456,17 +462,20 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     # trimesh's merge tolerance, as trimesh.Trimesh.merge_vertices rounds
     vertices, faces = merge_vertices(vertices, faces,
                                      trimesh.util.decimal_to_digits(trimesh.tol.merge))
-    keep = distinct_faces(faces)
-    slivers = _slivers(vertices, faces) & keep  # three corners, (almost) no area
-    if slivers.any() and not np.all(EdgeReport(faces[keep]).counts == 2):
-        keep &= ~slivers  # an open surface: a sliver only adds noise to the edges' bookkeeping
-    if not keep.all():
-        faces = faces[keep]
-        used = np.zeros(len(vertices), dtype=bool)
-        used[faces] = True
-        if not used.all():
-            vertices = vertices[used]
-            faces = (np.cumsum(used) - 1)[faces]
+    pieces = closed_pieces(faces, len(vertices))
+    if not pieces[0]:  # a closed, consistently wound surface has nothing of this to remove
+        keep = distinct_faces(faces)
+        slivers = _slivers(vertices, faces) & keep  # three corners, (almost) no area
+        if slivers.any() and not np.all(EdgeReport(faces[keep]).counts == 2):
+            keep &= ~slivers  # an open surface: a sliver only adds noise to the edges' books
+        if not keep.all():
+            faces = faces[keep]
+            used = np.zeros(len(vertices), dtype=bool)
+            used[faces] = True
+            if not used.all():
+                vertices = vertices[used]
+                faces = (np.cumsum(used) - 1)[faces]
+            pieces = None  # removing triangles may have closed the surface
     warnings = [size_warning] if size_warning else []
     if len(faces) == 0:
         raise MeshError(f"{name}: all {count} triangles have zero area (corners coincide or lie "
@@ -478,7 +487,7 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     if len(faces) < count:
         warnings.append(f"{name}: removed {count - len(faces)} degenerate or duplicate "
                         "triangles (zero area, or the same triangle twice)")
-    faces, closed, repairs = _repair_winding(name, vertices, faces)
+    faces, closed, repairs = _repair_winding(name, vertices, faces, pieces)
     warnings += repairs
     return Mesh(name, source, _readonly(vertices), _readonly(faces), closed, tuple(warnings))
 
@@ -529,12 +538,12 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _repair_winding(name: str, vertices: np.ndarray,
-                    faces: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
+def _repair_winding(name: str, vertices: np.ndarray, faces: np.ndarray,
+                    pieces=None) -> tuple[np.ndarray, bool, list[str]]:
     """Consistent winding (flip triangles against their neighbours), then outward orientation.
 
-    Returns the faces, whether the surface is closed and consistent (``Mesh.watertight``) and
-    the warnings.
+    pieces: ``closed_pieces(faces, len(vertices))`` if known. Returns the faces, whether the
+    surface is closed and consistent (``Mesh.watertight``) and the warnings.
 
     trimesh.repair.fix_winding does the first step with a Python BFS over networkx (not a
     dependency, and slow for big meshes); here the same flip parity is propagated along a
@@ -542,7 +551,7 @@ def _repair_winding(name: str, vertices: np.ndarray,
     mesh that needs it: a consistently wound one costs one hashed pass over its edges.
     """
     warnings = []
-    closed, labels = closed_pieces(faces, len(vertices))
+    closed, labels = closed_pieces(faces, len(vertices)) if pieces is None else pieces
     if closed:  # nothing to repair but, perhaps, the side that faces out
         faces, outward = _orient_outward(name, vertices, faces, labels,
                                          np.zeros(len(faces), dtype=bool))
@@ -652,7 +661,15 @@ def load_shape(path, density: float = 1000.0, mode: str = "auto",
 
 
 def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> Shape:
-    """Mass properties and collision hull of a mesh.
+    """Mass properties and collision hull of a mesh (``mesh_properties``, then the hull)."""
+    props, warnings = mesh_properties(mesh, density, mode)
+    return _shape(mesh.name, mesh.source, mesh.vertices, mesh.faces, props, 0.0, warnings)
+
+
+def mesh_properties(mesh: Mesh, density: float = 1000.0,
+                    mode: str = "auto") -> tuple[MassProperties, list[str]]:
+    """Mass properties of a mesh, and every warning so far (the load's, the inertia mode's,
+    the integration's): what a shape needs before its hull.
 
     density: kg/m³ for solid, kg/m² for shell. mode: "solid", "shell" or "auto" — solid when
     the surface is closed, consistently wound and encloses a volume; otherwise shell inertia
@@ -687,8 +704,7 @@ def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> 
         props = mass_properties(vertices, faces, density=density, mode=chosen)
     except InertiaError as e:  # its messages say what to do (e.g. "use mode 'shell'")
         raise MeshError(f"{name}: {e}") from e
-    return _shape(mesh.name, mesh.source, vertices, faces, props, 0.0,
-                  warnings + list(props.warnings))
+    return props, warnings + list(props.warnings)
 
 
 def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
