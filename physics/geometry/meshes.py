@@ -31,12 +31,9 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
-import trimesh
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order
-from scipy.spatial import ConvexHull, QhullError
 
 from physics.files import why_missing
+from physics.geometry.binary_meshes import read_binary_ply, read_binary_stl
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
 from physics.geometry.mesh_kernels import (
     closed_pieces,
@@ -66,6 +63,11 @@ SIZE_LIMITS = (1e-5, 1e4)
 # m across: what a body in a desktop sandbox plausibly is; outside it a mesh is most likely in
 # other units (CAD parts in millimetres), so loading it warns and suggests the scale
 PLAUSIBLE_SIZE = (2e-3, 20.0)
+# m: trimesh's tolerance (trimesh.tol.merge): vertices that agree to MERGE_DIGITS decimals are
+# merged, as trimesh.Trimesh.merge_vertices rounds; a triangle with an edge or a height at most
+# this long is degenerate
+MERGE_TOLERANCE = 1e-8
+MERGE_DIGITS = 8
 _FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
 
 
@@ -248,6 +250,27 @@ def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.nd
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/\\")) or path
     data, ftype = _read_checked(path, name, max_faces)
+    arrays = (read_binary_ply(data) if ftype == "ply" else
+              read_binary_stl(data) if ftype == "stl" else None)
+    vertices, faces = arrays if arrays is not None else _read_with_trimesh(path, name, data,
+                                                                            ftype)
+    if len(faces) == 0:
+        raise MeshError(f"{name}: contains no triangles, so it is not a mesh (or only points "
+                        "and lines); export the object as a triangle mesh")
+    if len(faces) > max_faces:
+        raise MeshError(_too_many(name, len(faces), max_faces))
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
+                        f"file has only {len(vertices)} vertices; the file is damaged — export "
+                        "it again")
+    return name, path, vertices, faces
+
+
+def _read_with_trimesh(path: str, name: str, data: bytes,
+                       ftype: str) -> tuple[np.ndarray, np.ndarray]:
+    """The triangles of a file in any format trimesh reads (its scene flattened)."""
+    import trimesh  # here, not at the top: a binary PLY or STL is read without it (0.3 s)
+
     try:
         if ftype == "gltf":  # a .gltf refers to sibling .bin/.png files: trimesh needs the path
             scene = trimesh.load_scene(path, file_type="gltf", process=False)
@@ -263,17 +286,7 @@ def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.nd
         raise MeshError(
             f"{name}: could not be read as {ftype.upper()} ({type(e).__name__}: {e}); the file "
             f"is damaged, cut short or not really {ftype.upper()} — export it again") from e
-    vertices, faces = _flatten(scene)
-    if len(faces) == 0:
-        raise MeshError(f"{name}: contains no triangles, so it is not a mesh (or only points "
-                        "and lines); export the object as a triangle mesh")
-    if len(faces) > max_faces:
-        raise MeshError(_too_many(name, len(faces), max_faces))
-    if faces.min() < 0 or faces.max() >= len(vertices):
-        raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
-                        f"file has only {len(vertices)} vertices; the file is damaged — export "
-                        "it again")
-    return name, path, vertices, faces
+    return _flatten(scene)
 
 
 def _check_obj_face_indices(name: str, data: bytes) -> None:
@@ -298,13 +311,15 @@ def _check_obj_face_indices(name: str, data: bytes) -> None:
                         "export it again")
 
 
-def _flatten(scene: trimesh.Scene) -> tuple[np.ndarray, np.ndarray]:
+def _flatten(scene) -> tuple[np.ndarray, np.ndarray]:
     """All triangle meshes of a scene as one: vertices (n, 3) in the scene's frame, faces (m, 3).
 
     Every node's world transform is applied (a mirroring transform also reverses the winding so
     it stays outward). Only geometry is kept: trimesh's own ``Scene.dump``/``load_mesh`` copies
     materials, which fails for textured files when Pillow is not installed.
     """
+    import trimesh
+
     vertices, faces, count = [], [], 0
     for node in scene.graph.nodes_geometry:
         transform, geometry_name = scene.graph[node]
@@ -459,9 +474,7 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
                         "invalid numbers — fix or re-export the mesh")
     size_warning = _check_size(name, vertices, faces)
     count = len(faces)
-    # trimesh's merge tolerance, as trimesh.Trimesh.merge_vertices rounds
-    vertices, faces = merge_vertices(vertices, faces,
-                                     trimesh.util.decimal_to_digits(trimesh.tol.merge))
+    vertices, faces = merge_vertices(vertices, faces, MERGE_DIGITS)
     pieces = closed_pieces(faces, len(vertices))
     if not pieces[0]:  # a closed, consistently wound surface has nothing of this to remove
         keep = distinct_faces(faces)
@@ -495,9 +508,11 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
 def _slivers(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(m,) bool: trimesh's degenerate triangles (an edge or a height ≤ its merge tolerance),
     its exact verdict asked only for the few a compiled pass finds near that limit."""
-    maybe = np.flatnonzero(maybe_slivers(vertices, faces, trimesh.tol.merge))
+    maybe = np.flatnonzero(maybe_slivers(vertices, faces, MERGE_TOLERANCE))
     slivers = np.zeros(len(faces), dtype=bool)
     if len(maybe):
+        import trimesh
+
         near = trimesh.Trimesh(vertices, faces[maybe], process=False, validate=False)
         slivers[maybe] = ~near.nondegenerate_faces()
     return slivers
@@ -585,6 +600,9 @@ def _flip_parity(m, labels, fa, fb, disagree) -> np.ndarray:
 
     fa, fb (p,) triangles sharing a manifold edge; disagree (p,) they run it the same way.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
     roots = np.unique(labels, return_index=True)[1]
     # a virtual node m joined to one triangle per piece: one breadth-first search covers all
     rows = np.concatenate((fa, np.full(len(roots), m)))
@@ -744,6 +762,8 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     Qhull takes seconds on a finely tessellated sphere, and a hull vertex missed that way is one
     where the surface turns by less than the ~9° spacing of the directions.
     """
+    from scipy.spatial import ConvexHull, QhullError  # here: `tumble inertia` needs no hull
+
     pts = np.asarray(points, dtype=float)
     if pts.ndim != 2 or pts.shape[1] != 3 or len(pts) == 0:
         raise ValueError(f"points must be an (n, 3) array, got shape {pts.shape}")
@@ -797,6 +817,8 @@ def _directions(dim: int, count: int) -> np.ndarray:
 
 def _reduce(points: np.ndarray, k: int) -> np.ndarray:
     """Sorted indices of k of the hull vertices points (h, d), h > k, approximating their hull."""
+    from scipy.spatial import ConvexHull, QhullError
+
     seeds = _seed_directions(points.shape[1])
     chosen = list(dict.fromkeys(np.argmax(seeds @ points.T, axis=1).tolist()))[:k]
     while len(chosen) < k:
@@ -867,6 +889,8 @@ def builtin_shape(kind: str, size=None, density: float = 1000.0) -> Shape:
     solid (the sphere's icosphere and the 32-sided cylinder are for drawing; the sphere collides
     as an exact sphere, the cylinder with its 64 prism corners).
     """
+    import trimesh
+
     name = f"builtin {kind}"
     if kind not in BUILTIN_SIZES:
         raise MeshError(f"{name}: unknown builtin shape; use one of {', '.join(BUILTIN_SIZES)}")
