@@ -54,6 +54,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from app.render.camera import OrbitCamera
+from app.render.clustering import cluster
 from app.render.gizmos import Gizmos, set_uniforms, shape_table
 from app.render.gl import (
     GL_COLOR_BUFFER_BIT,
@@ -194,9 +195,10 @@ _first_levels: weakref.WeakKeyDictionary[Shape, MeshArrays] = weakref.WeakKeyDic
 
 
 def prepare_first_level(shape: Shape) -> MeshArrays:
-    """One coarse level (about ``FIRST_LEVEL_FACES`` faces, clustered) of ``shape`` in its body
-    frame: what a big mesh is drawn with from the moment its body exists until
-    ``prepare_mesh`` has made its real levels. Thread-safe and cached, like ``prepare_mesh``."""
+    """One coarse level (about ``FIRST_LEVEL_FACES`` faces) of ``shape`` in its body frame: what
+    a big mesh is drawn with from the moment its body exists until ``prepare_mesh`` has made its
+    real levels. Clustered in compiled code without the GIL, so frames go on meanwhile.
+    Thread-safe and cached, like ``prepare_mesh``."""
     with _prepared_lock:
         cached = _first_levels.get(shape)
     if cached is not None:
@@ -204,8 +206,7 @@ def prepare_first_level(shape: Shape) -> MeshArrays:
     props = shape.properties
     vertices = (np.asarray(shape.vertices, dtype=float) - props.center_of_mass) \
         @ props.principal_axes
-    vertices, faces = _cluster(vertices, np.asarray(shape.faces, dtype=np.int64),
-                               FIRST_LEVEL_FACES)
+    vertices, faces = cluster(vertices, shape.faces, FIRST_LEVEL_FACES)
     arrays = MeshArrays((_split_normals(vertices, faces, COARSE_CREASE_ANGLE),),
                         two_sided=not props.watertight)
     with _prepared_lock:
