@@ -39,7 +39,7 @@ import trimesh  # noqa: E402
 
 from physics.geometry.inertia import mass_properties  # noqa: E402
 from physics.geometry.meshes import (  # noqa: E402
-    _clean_mesh,
+    clean_mesh,
     convex_hull_vertices,
     load_shape,
     read_triangles,
@@ -84,7 +84,7 @@ def stages_once(path: Path, ctx) -> dict[str, float]:
     name, source, vertices, faces = read_triangles(path)
     times["read"] = time.perf_counter() - t
     t = time.perf_counter()
-    mesh = _clean_mesh(name, source, vertices, faces)
+    mesh = clean_mesh(name, source, vertices, faces)
     times["clean"] = time.perf_counter() - t
     t = time.perf_counter()
     props = mass_properties(mesh.vertices, mesh.faces, density=1000.0,

@@ -239,7 +239,7 @@ def load_mesh(path, *, max_faces: int = MAX_FACES) -> Mesh:
     transforms applied, become one body). ``max_faces`` limits the triangle count.
     """
     name, path, vertices, faces = read_triangles(path, max_faces=max_faces)
-    return _clean_mesh(name, path, vertices, faces)
+    return clean_mesh(name, path, vertices, faces)
 
 
 def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.ndarray,
@@ -454,7 +454,7 @@ def _check_glb(name: str, data: bytes) -> None:
 # Cleaning and winding repair
 
 
-def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.ndarray) -> Mesh:
+def clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.ndarray) -> Mesh:
     """Validate and repair raw triangles into a ``Mesh`` (the steps after parsing a file).
 
     vertices (n, 3) m, faces (m, 3) indices. Merges duplicate vertices (STL stores every corner

@@ -9,7 +9,7 @@ import trimesh
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from physics.geometry.meshes import MeshError, _clean_mesh, read_triangles
+from physics.geometry.meshes import MeshError, clean_mesh, read_triangles
 from tests.paths import REPO
 from tests.physics.geometry.clean_reference import clean_mesh as reference_clean_mesh
 
@@ -27,7 +27,7 @@ def outcome(clean, vertices, faces):
 
 
 def assert_same_cleaning(vertices, faces):
-    ours = outcome(_clean_mesh, vertices, faces)
+    ours = outcome(clean_mesh, vertices, faces)
     expected = outcome(reference_clean_mesh, vertices, faces)
     if isinstance(expected, str):
         assert ours == expected
