@@ -34,6 +34,7 @@ import numpy as np
 
 from physics.files import why_missing
 from physics.geometry.binary_meshes import read_binary_ply, read_binary_stl
+from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
 from physics.geometry.mesh_kernels import (
     closed_pieces,
@@ -69,6 +70,7 @@ PLAUSIBLE_SIZE = (2e-3, 20.0)
 MERGE_TOLERANCE = 1e-8
 MERGE_DIGITS = 8
 _FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
+EXTREMES_BY_GRID_ABOVE = 100_000  # points: a hull's candidates found by the grid search
 
 
 class MeshError(ValueError):
@@ -760,7 +762,10 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     sets give the polygon of their plane. Above 4096 points, Qhull only sees the extreme points
     along the axes, the diagonals and 512 evenly spread directions (each one a hull vertex):
     Qhull takes seconds on a finely tessellated sphere, and a hull vertex missed that way is one
-    where the surface turns by less than the ~9° spacing of the directions.
+    where the surface turns by less than the ~9° spacing of the directions. Above
+    ``EXTREMES_BY_GRID_ABOVE`` points those are found by a grid search
+    (``physics.geometry.extremes``): the same points, without the GIL, in a fraction of the
+    time.
     """
     from scipy.spatial import ConvexHull, QhullError  # here: `tumble inertia` needs no hull
 
@@ -790,6 +795,8 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
 
 def _extremes(points: np.ndarray, directions: np.ndarray) -> np.ndarray:
     """Sorted unique indices of the points (n, d) farthest along each direction (r, d)."""
+    if len(points) > EXTREMES_BY_GRID_ABOVE:  # the same indices, searched cell by cell
+        return extreme_points(points, directions)
     columns = np.ascontiguousarray(points.T)  # (d, n): BLAS-friendly
     step = max(1, 8_000_000 // len(points))  # directions per chunk: ≤ 64 MB of projections
     return np.unique(np.concatenate([
