@@ -204,9 +204,9 @@ def prepare_first_level(shape: Shape) -> MeshArrays:
     if cached is not None:
         return cached
     props = shape.properties
-    vertices = (np.asarray(shape.vertices, dtype=float) - props.center_of_mass) \
-        @ props.principal_axes
-    vertices, faces = cluster(vertices, shape.faces, FIRST_LEVEL_FACES)
+    # clustered in the mesh's own frame: only the few merged vertices are turned to the body's
+    vertices, faces = cluster(shape.vertices, shape.faces, FIRST_LEVEL_FACES)
+    vertices = (vertices - props.center_of_mass) @ props.principal_axes
     arrays = MeshArrays((_split_normals(vertices, faces, COARSE_CREASE_ANGLE),),
                         two_sided=not props.watertight)
     with _prepared_lock:

@@ -32,28 +32,65 @@ def _table_size(keys: int) -> int:
 def merge_vertices(vertices: np.ndarray, faces: np.ndarray,
                    digits: int) -> tuple[np.ndarray, np.ndarray]:
     """trimesh's ``merge_vertices``: vertices (n, 3) whose coordinates agree when rounded to
-    ``digits`` decimals become one, the first one (in index order) standing for all; vertices no
-    face uses are dropped. Returns (vertices (k, 3) in index order of their first copy, faces
-    (m, 3) renumbered)."""
+    ``digits`` decimals (x·10^digits rounded half to even, as numpy rounds) become one, the
+    first one (in index order) standing for all; vertices no face uses are dropped. Returns
+    (vertices (k, 3) in index order of their first copy, faces (m, 3) renumbered)."""
+    vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+    faces = np.ascontiguousarray(faces, dtype=np.int64)
     referenced = np.zeros(len(vertices), dtype=np.bool_)
-    referenced[faces] = True
-    keys = (vertices * (10 ** digits)).round().astype(np.int64)  # trimesh's very rounding
-    table = np.full(_table_size(int(referenced.sum())), _EMPTY, dtype=np.int64)
+    _mark(faces, referenced)
+    table = np.full(_table_size(len(vertices)), _EMPTY, dtype=np.int64)
     inverse = np.zeros(len(vertices), dtype=np.int64)
     kept = np.empty(len(vertices), dtype=np.int64)
-    count = _merge(keys, referenced, table, inverse, kept)
-    return vertices[kept[:count]], inverse[faces]
+    count = _merge(vertices, float(10 ** digits), referenced, table, inverse, kept)
+    return vertices[kept[:count]], _renumber(faces, inverse)
 
 
 @njit(cache=True, nogil=True)
-def _merge(keys, referenced, table, inverse, kept):
-    """inverse[i] = the merged index of vertex i; kept[:count] = the first vertex of each key."""
+def _mark(faces, used):
+    for t in range(faces.shape[0]):
+        for k in range(3):
+            used[faces[t, k]] = True
+
+
+@njit(cache=True, nogil=True)
+def _renumber(faces, inverse):
+    out = np.empty_like(faces)
+    for t in range(faces.shape[0]):
+        for k in range(3):
+            out[t, k] = inverse[faces[t, k]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def used_extent(vertices, faces):
+    """(3,) max − min of the vertices the faces use, per axis (m); zeros for no faces."""
+    used = np.zeros(vertices.shape[0], np.bool_)
+    _mark(faces, used)
+    low = np.full(3, np.inf)
+    high = np.full(3, -np.inf)
+    for v in range(vertices.shape[0]):
+        if used[v]:
+            for c in range(3):
+                low[c] = min(low[c], vertices[v, c])
+                high[c] = max(high[c], vertices[v, c])
+    if faces.shape[0] == 0:
+        return np.zeros(3)
+    return high - low
+
+
+@njit(cache=True, nogil=True)
+def _merge(vertices, scale, referenced, table, inverse, kept):
+    """inverse[i] = the merged index of vertex i; kept[:count] = the first vertex of each key
+    (the coordinates times ``scale``, rounded half to even)."""
     mask = table.shape[0] - 1
     count = 0
-    for i in range(keys.shape[0]):
+    for i in range(vertices.shape[0]):
         if not referenced[i]:
             continue
-        x, y, z = keys[i, 0], keys[i, 1], keys[i, 2]
+        x = np.int64(np.rint(vertices[i, 0] * scale))
+        y = np.int64(np.rint(vertices[i, 1] * scale))
+        z = np.int64(np.rint(vertices[i, 2] * scale))
         slot = _hash3(x, y, z, mask)
         while True:
             j = table[slot]
@@ -64,7 +101,9 @@ def _merge(keys, referenced, table, inverse, kept):
                 count += 1
                 break
             k = kept[j]
-            if keys[k, 0] == x and keys[k, 1] == y and keys[k, 2] == z:
+            if (np.int64(np.rint(vertices[k, 0] * scale)) == x
+                    and np.int64(np.rint(vertices[k, 1] * scale)) == y
+                    and np.int64(np.rint(vertices[k, 2] * scale)) == z):
                 inverse[i] = j
                 break
             slot = (slot + 1) & mask

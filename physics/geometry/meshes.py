@@ -42,6 +42,7 @@ from physics.geometry.mesh_kernels import (
     maybe_slivers,
     merge_vertices,
     piece_sums,
+    used_extent,
 )
 from physics.geometry.rotation import (
     matrix_to_quat,
@@ -524,17 +525,15 @@ def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | Non
     """MeshError for a mesh too large or too small to simulate (SIZE_LIMITS); a warning that
     suggests the scale for one of implausible size (PLAUSIBLE_SIZE); else None. Only the
     vertices that triangles use count (an exporter may leave stray points behind)."""
-    if len(faces) and (faces.min() < 0 or faces.max() >= len(vertices)):
+    if len(faces) == 0:  # no triangles: the vertices are all there is to measure
+        if len(vertices) == 0:
+            return None
+        extent = float(np.max(np.ptp(vertices, axis=0)))
+    elif faces.min() < 0 or faces.max() >= len(vertices):
         return None  # the callers report what is wrong
-    if len(faces):
-        mask = np.zeros(len(vertices), dtype=bool)
-        mask[faces] = True
-        used = vertices[mask]
     else:
-        used = vertices
-    if len(used) == 0:
-        return None  # nothing to measure
-    extent = float(np.max(np.ptp(used, axis=0)))
+        extent = float(np.max(used_extent(np.ascontiguousarray(vertices, dtype=float),
+                                          np.ascontiguousarray(faces, dtype=np.int64))))
     low, high = SIZE_LIMITS
     if not low <= extent <= high:
         raise MeshError(f"{name}: is {extent:.3g} m across; Tumble simulates bodies from {low:g} "

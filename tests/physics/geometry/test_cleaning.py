@@ -114,6 +114,10 @@ def broken_meshes():
         "unreferenced vertices": (np.vstack([v, [[5.0, 5.0, 5.0]]]), f),
         "near-duplicate vertices": (np.vstack([v, v[:10] + 1e-12]),
                                     np.where(f < 10, f + len(v), f)),
+        # coordinates that scale to exactly k + ½ (rounded half to even, as numpy rounds)
+        "half-way rounding": (np.vstack([v, np.array([[0.5, 1.5, 2.5]]) * 2.0 ** -27
+                                         + v[:1], v[:1] + 2.0 ** -28]),
+                              np.vstack([f, [[len(v), 1, 2], [len(v) + 1, 2, 1]]])),
         "sliver closing a T-junction": (t_vertices, t_faces),
         "sliver in an open surface": (t_vertices, t_faces[3:]),
         "non-manifold fin": (fin_v, fin_f),
