@@ -1,18 +1,22 @@
-"""Mesh files → rigid-body shapes: load, validate and repair with trimesh; mass properties; hull.
+"""Mesh files → rigid-body shapes: load, validate and repair; mass properties; hull.
 
 Pipeline (design.md "file drop ─► meshes.load ─► inertia.mass_properties"):
 
-1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF with ``trimesh.load_mesh``
-   (scenes are flattened into one body with their node transforms applied); reject bad files with
-   a ``MeshError`` that names the file, says what is wrong and what to do; merge duplicate
-   vertices; drop degenerate and duplicate triangles; make the winding consistent and outward
-   (physics.md §1 "Bad meshes": negative volume ⇒ inverted, flip it and say so).
+1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF (``read_triangles``: binary
+   PLY and STL straight into arrays, ``physics.geometry.binary_meshes``; the rest with trimesh,
+   scenes flattened into one body with their node transforms applied); reject bad files with
+   a ``MeshError`` that names the file, says what is wrong and what to do; then ``clean_mesh``:
+   merge duplicate vertices; drop degenerate and duplicate triangles; make the winding
+   consistent and outward (physics.md §1 "Bad meshes": negative volume ⇒ inverted, flip it and
+   say so) — matching vertices, triangles and edges by hashing in compiled code
+   (``physics.geometry.mesh_kernels``), and skipping every repair a closed, consistently wound
+   mesh does not need.
 2. ``shape_from_mesh``: pick solid or shell inertia (``mode="auto"``: solid for a closed,
    consistently wound surface that encloses a volume; otherwise **shell**, with a warning that
    says why — an open cup or a sheet is a thin hollow surface, and the shell formula is defined for
    any surface, whereas a convex-hull solid would fill the cup and fails for a flat sheet),
-   compute ``physics.geometry.inertia.mass_properties`` and the collision hull in the principal
-   frame.
+   compute ``physics.geometry.inertia.mass_properties`` (``mesh_properties``; all that
+   ``tumble inertia`` needs) and the collision hull in the principal frame.
 3. ``Shape.body_def``: place the shape in a scene (mesh origin/frame → principal frame).
 
 Builtin shapes (``builtin_shape``) are centred on their centre of mass. Box, sphere and cylinder
