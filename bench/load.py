@@ -1,12 +1,14 @@
 """Loading big meshes, stage by stage, against trimesh's own load + mass properties, same run.
 
-    python bench/load.py [--repeats 3] [--sizes 5,6,8] [--formats ply,stl,obj] [--no-cli]
+    python bench/load.py [--repeats 3] [--sizes 5,6,8] [--formats ply,stl,obj] [--no-stages]
+                         [--no-cli] [--drop]
 
 For each size (a perturbed icosphere with 20·4^s faces: s = 5, 6, 8 give 20,480, 81,920 and
 1,310,720) and format (PLY, STL, OBJ, written by trimesh into a temporary folder) it times each
 stage of a drop: read (parse the file), clean (merge, repair, winding), mass properties, hull,
-levels of detail (``prepare_mesh``) and upload (the levels into GL buffers, on a headless EGL
-context like the renderer tests'; "n/a" when no EGL is available) — and, alternating with
+the first coarse level drawn (``prepare_first_level``), levels of detail (``prepare_mesh``) and
+upload (the levels into GL buffers, on a headless EGL context like the renderer tests'; "n/a"
+when no EGL is available) — and, alternating with
 ours, ``trimesh.load`` + ``mass_properties`` on the same file. Then, end to end with process
 start included for both, ``python -m app inertia FILE --json`` against a trimesh one-liner in
 a fresh interpreter, and whether the two agree to 1e-12. With ``--drop`` (needs Xvfb and
@@ -49,7 +51,7 @@ from physics.model import MAX_HULL_VERTICES  # noqa: E402
 
 DROP_TARGETS = {"ply": 1.5, "stl": 3.0}  # s from the drop to the body simulating and drawn
 CLI_TARGET = 2.0    # trimesh one-liner / tumble inertia, 1.31 M-face PLY, process start included
-STAGES = ("read", "clean", "mass", "hull", "lod", "upload")
+STAGES = ("read", "clean", "mass", "hull", "first", "lod", "upload")
 TRIMESH_ONE_LINER = ("import sys, json, trimesh; m = trimesh.load(sys.argv[1]); "
                      "p = m.mass_properties; print(json.dumps({'mass': float(p['mass']), "
                      "'center_of_mass': p['center_mass'].tolist(), "
@@ -96,6 +98,9 @@ def stages_once(path: Path, ctx) -> dict[str, float]:
     times["hull"] = time.perf_counter() - t
     shape = shape_from_mesh(mesh)  # untimed: the two stages above are what it does
     t = time.perf_counter()
+    renderer.prepare_first_level(shape)
+    times["first"] = time.perf_counter() - t
+    t = time.perf_counter()
     arrays = renderer.prepare_mesh(shape)
     times["lod"] = time.perf_counter() - t
     if ctx is None:
@@ -136,11 +141,11 @@ def stages(sizes, formats, repeats: int, folder: Path) -> None:
             med = {k: statistics.median(r[k] for r in ours) for k in STAGES}
             to_hull = sum(med[k] for k in ("read", "clean", "mass", "hull"))
             tm = statistics.median(theirs)
-            cells = "  ".join(f"{med[k] * 1e3:7.0f}" for k in STAGES)
+            cells = "  ".join(f"{med[k] * 1e3:7.1f}" for k in STAGES)
             print(f"{len(mesh.faces):>10,} {fmt:>4}  {cells}  {to_hull * 1e3:8.0f}  "
                   f"{tm * 1e3:8.0f}  {tm / to_hull:5.2f}×")
-    print("  to hull = read + clean + mass + hull (what the body needs to simulate); "
-          "ratio = trimesh / to hull")
+    print("  to hull = read + clean + mass + hull (what the body needs to simulate); first = "
+          "the coarse level drawn first; lod = all levels of detail; ratio = trimesh / to hull")
 
 
 def timed_process(args: list[str]) -> tuple[float, str]:
