@@ -66,6 +66,7 @@ from app.render.gl import (
 )
 from app.render.view import FrameView, GizmoOptions
 from app.resources import load_program
+from physics.geometry.inertia import MassProperties
 from physics.geometry.meshes import Shape
 from physics.geometry.rotation import quat_to_matrix
 
@@ -197,18 +198,28 @@ _first_levels: weakref.WeakKeyDictionary[Shape, MeshArrays] = weakref.WeakKeyDic
 def prepare_first_level(shape: Shape) -> MeshArrays:
     """One coarse level (about ``FIRST_LEVEL_FACES`` faces) of ``shape`` in its body frame: what
     a big mesh is drawn with from the moment its body exists until ``prepare_mesh`` has made its
-    real levels. Clustered in compiled code without the GIL, so frames go on meanwhile.
-    Thread-safe and cached, like ``prepare_mesh``."""
+    real levels. Thread-safe and cached, like ``prepare_mesh``; ``adopt_first_level`` stores
+    one made before the Shape existed."""
     with _prepared_lock:
         cached = _first_levels.get(shape)
     if cached is not None:
         return cached
-    props = shape.properties
+    return adopt_first_level(shape, first_level(shape.vertices, shape.faces, shape.properties))
+
+
+def first_level(vertices: np.ndarray, faces: np.ndarray, props: MassProperties) -> MeshArrays:
+    """``prepare_first_level`` of a mesh (vertices (n, 3), faces (m, 3), its mass properties)
+    before its Shape exists (the loader makes it while the hull is computed). Clustered in
+    compiled code without the GIL, so frames and the hull go on meanwhile."""
     # clustered in the mesh's own frame: only the few merged vertices are turned to the body's
-    vertices, faces = cluster(shape.vertices, shape.faces, FIRST_LEVEL_FACES)
+    vertices, faces = cluster(vertices, faces, FIRST_LEVEL_FACES)
     vertices = (vertices - props.center_of_mass) @ props.principal_axes
-    arrays = MeshArrays((_split_normals(vertices, faces, COARSE_CREASE_ANGLE),),
-                        two_sided=not props.watertight)
+    return MeshArrays((_split_normals(vertices, faces, COARSE_CREASE_ANGLE),),
+                      two_sided=not props.watertight)
+
+
+def adopt_first_level(shape: Shape, arrays: MeshArrays) -> MeshArrays:
+    """Keep ``arrays`` (from ``first_level``) as ``shape``'s first level, unless it has one."""
     with _prepared_lock:
         return _first_levels.setdefault(shape, arrays)
 

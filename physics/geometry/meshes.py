@@ -685,7 +685,11 @@ def load_shape(path, density: float = 1000.0, mode: str = "auto",
 
 def shape_from_mesh(mesh: Mesh, density: float = 1000.0, mode: str = "auto") -> Shape:
     """Mass properties and collision hull of a mesh (``mesh_properties``, then the hull)."""
-    props, warnings = mesh_properties(mesh, density, mode)
+    return shape_from_properties(mesh, *mesh_properties(mesh, density, mode))
+
+
+def shape_from_properties(mesh: Mesh, props: MassProperties, warnings) -> Shape:
+    """The Shape of a mesh whose ``mesh_properties`` are known: computes its collision hull."""
     return _shape(mesh.name, mesh.source, mesh.vertices, mesh.faces, props, 0.0, warnings)
 
 
