@@ -27,11 +27,12 @@ problem (< 100 ms, it stays on the render thread); drawing and preparing are: th
 capped at ``MAX_DRAWN_FACES`` (clustered, ~68k faces for that mesh, then ~16 ms per frame) and
 each body is drawn with the coarsest level that keeps its triangles about
 ``PIXELS_PER_TRIANGLE`` pixels on screen. ``prepare_mesh`` (0.7 s for that mesh) is cached per
-Shape and thread-safe. A big Shape (above ``PREPARE_INLINE_FACES``) that reaches the renderer
-unprepared is prepared on the renderer's worker thread in two stages, so its body is drawn soon
-after it starts simulating and frames never stall: first a single coarse level
-(``prepare_first_level``, ~``FIRST_LEVEL_FACES`` faces), drawn as soon as it exists, then the
-real levels of detail, which replace it when they are ready.
+Shape and thread-safe. A big Shape (above ``PREPARE_INLINE_FACES``) is drawn in two stages, so
+its body is drawn soon after it starts simulating and frames never stall: first a single coarse
+level (``prepare_first_level``, ~``FIRST_LEVEL_FACES`` faces, clustered in compiled code: the
+loader makes it beside the hull and hands it over with ``adopt_first_level``, else the
+renderer's worker thread makes it), drawn as soon as it exists; then the real levels of detail,
+made on the worker thread, which replace it when they are ready.
 """
 
 from __future__ import annotations
