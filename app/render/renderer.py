@@ -162,7 +162,7 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
         @ props.principal_axes
     faces = np.asarray(shape.faces, dtype=np.int64)
     if len(faces) > MAX_DRAWN_FACES:
-        vertices, faces = _cluster(vertices, faces, MAX_DRAWN_FACES)
+        vertices, faces = cluster(vertices, faces, MAX_DRAWN_FACES)  # compiled, without the GIL
     levels = [_split_normals(vertices, faces, CREASE_ANGLE)]
     while len(faces) > QUADRIC_BELOW:
         coarse_vertices, coarse_faces = _cluster(vertices, faces, len(faces) // 4)
