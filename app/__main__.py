@@ -263,22 +263,25 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     import json
 
     _existing_file(args.mesh, "mesh file")
-    from physics.geometry.meshes import (
-        load_shape,  # after the argument checks: numba/trimesh load slowly
+    from physics.geometry.meshes import (  # after the argument checks: numba/trimesh load slowly
+        load_mesh,
+        mesh_properties,
+        oriented_box,
     )
-    try:
-        shape = load_shape(args.mesh, density=args.density, mode=args.mode, scale=args.scale)
+    try:  # no collision hull: the command only reports what the mesh's integrals give
+        mesh = load_mesh(args.mesh, scale=args.scale)
+        props, warnings = mesh_properties(mesh, density=args.density, mode=args.mode)
     except ValueError as e:  # MeshError / InertiaError: the message names the file and problem
         raise _Failure(str(e), 1) from None
-    data = shape.properties.to_json_dict()
+    data = props.to_json_dict()
     del data["warnings"]  # last, after the box, and with the load's own warnings too:
-    data["obb"] = shape.obb.to_json_dict()
-    data["scale"] = shape.scale
-    data["warnings"] = list(shape.warnings)  # load repairs and the auto-mode fallback
+    data["obb"] = oriented_box(mesh.vertices, props).to_json_dict()
+    data["scale"] = mesh.scale
+    data["warnings"] = list(dict.fromkeys(warnings))  # load repairs, the auto-mode fallback
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        print(_inertia_table(shape.name, args.density, data))
+        print(_inertia_table(mesh.name, args.density, data))
     return 0
 
 

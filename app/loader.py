@@ -1,11 +1,15 @@
-"""Loading dropped or opened files off the render thread (docs/architecture.md#from-a-dropped-file-to-the-screen).
+"""Loading dropped or opened files off the render thread
+(docs/architecture.md#from-a-dropped-file-to-the-screen).
 
 ``Loader.request(paths, drop_point)`` (render thread) queues the files for a worker thread, which
-reads them — meshes with ``physics.geometry.meshes.load_shape`` (density 1000, mode auto),
-``.toml`` scenes with ``physics.scene.load_scene`` + ``build_world`` — and sends the resulting commands to the
-physics thread. The outcomes come back through a queue that ``Loader.poll()`` (render thread, once
-a frame) applies to the ``AppState``: body records, notifications, the ``loading`` count. So
-the UI never waits for a file, and ``AppState`` is only ever touched by the render thread.
+reads them — meshes as ``physics.geometry.meshes.load_shape`` does (density 1000, mode auto),
+``.toml`` scenes with ``physics.scene.load_scene`` + ``build_world`` — and sends the resulting
+commands to the physics thread. A big mesh's body is added as soon as its mass properties and
+hull exist; the coarse level it is first drawn with is made meanwhile on a helper thread, and
+the renderer makes its real levels of detail afterwards. The outcomes come back through a queue
+that ``Loader.poll()`` (render thread, once a frame) applies to the ``AppState``: body records,
+notifications, the ``loading`` count. So the UI never waits for a file, and ``AppState`` is
+only ever touched by the render thread.
 
 - Each mesh becomes a body standing just above the floor under the drop point (its lowest hull
   point ``CLEARANCE`` above it), inside the container; meshes dropped together are spread on a
@@ -28,7 +32,7 @@ import os
 import queue
 import re
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +40,18 @@ import numpy as np
 
 from app.app_state import AppState
 from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
-from app.render.renderer import palette_color
-from physics.geometry.meshes import Shape, load_shape
+from app.render.renderer import (
+    PREPARE_INLINE_FACES,
+    adopt_first_level,
+    first_level,
+    palette_color,
+)
+from physics.geometry.meshes import (
+    Shape,
+    load_mesh,
+    mesh_properties,
+    shape_from_properties,
+)
 from physics.scene import BodyRecord, Scene, build_world, load_scene
 from physics.settings import DEFAULT_DENSITY, MAX_FACES
 
@@ -85,6 +99,7 @@ class Loader:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._shapes: dict[tuple, Shape] = {}  # worker only: one Shape per unchanged file
+        self._helper: ThreadPoolExecutor | None = None  # worker only: first levels of big meshes
         self._thread = threading.Thread(target=self._run, name="tumble-loader", daemon=True)
         self._thread.start()
 
@@ -139,6 +154,8 @@ class Loader:
         """Stop the worker after the file it is reading (files still queued are dropped)."""
         self._jobs.put(_STOP)
         self._thread.join(timeout)
+        if self._helper is not None:
+            self._helper.shutdown(wait=False, cancel_futures=True)
 
     # ---- worker thread --------------------------------------------------------------------
     def _run(self) -> None:
@@ -198,11 +215,33 @@ class Loader:
         key = (os.path.abspath(path), stat and (stat.st_mtime_ns, stat.st_size), scale)
         shape = self._shapes.get(key) if stat else None
         if shape is None:
-            shape = load_shape(path, density=self.density, mode=self.mode,
-                               max_faces=self.max_faces, scale=scale)
+            shape = self._load_shape(path, scale)
             if stat:
                 self._shapes[key] = shape
         return shape
+
+    def _load_shape(self, path: Path, scale: float) -> Shape:
+        """``load_shape``, with a big mesh's first drawn level made on a helper thread while
+        the hull is computed (both need only the mass properties, and both run compiled code
+        without the GIL), so the body is drawn as soon as it simulates."""
+        mesh = load_mesh(path, max_faces=self.max_faces, scale=scale)
+        props, warnings = mesh_properties(mesh, density=self.density, mode=self.mode)
+        if len(mesh.faces) <= PREPARE_INLINE_FACES:
+            return shape_from_properties(mesh, props, warnings)
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
+        arrays = self._helper.submit(first_level, mesh.vertices, mesh.faces, props)
+        shape = shape_from_properties(mesh, props, warnings)
+        # not waited for: the body simulates as soon as it has its hull (should the renderer
+        # want the level first, it makes one itself)
+        arrays.add_done_callback(lambda done: self._adopt(shape, done))
+        return shape
+
+    @staticmethod
+    def _adopt(shape: Shape, done: Future) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return  # the renderer makes the level itself
+        adopt_first_level(shape, done.result())
 
     def _add_meshes(self, shapes: list[Shape], point) -> Future:
         sim = self.state.sim

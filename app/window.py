@@ -30,11 +30,12 @@ writes a small JSON object to PATH five times a second (atomically; see ``App.st
 count, body ids, frames drawn, the scene file last opened,
 world restitution and friction, sim time, pause state, files loading, the selected body and its
 centre of mass, frame rate, whether the floor and sky come from the still camera's cache,
-window size, the recording (``recording``: frames so far or null;
-``last_video``: path, frames, fps and the sim times of its first and last frames; ``last_file``)
-and the panel's widget rectangles ``[x0, y0, x1, y1]``
-(window pixels from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with
-real pointer events.
+window size, the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
+level while a big mesh's levels of detail are prepared), the recording (``recording``: frames
+so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
+frames; ``last_file``) and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
+from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
+events.
 """
 
 from __future__ import annotations
@@ -685,6 +686,7 @@ class App:
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),
             "window": list(self.window.get_size()),
+            "drawn_faces": self.renderer.drawn_faces,
             "camera": [self.camera.yaw, self.camera.pitch, self.camera.distance],
             "widgets": {name: [*rect[0], *rect[1]]
                         for name, rect in self.panel.item_rects.items()},

@@ -15,8 +15,9 @@ import time
 
 import numpy as np
 
+from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import mass_properties
-from physics.geometry.meshes import builtin_shape
+from physics.geometry.meshes import builtin_shape, clean_mesh
 from physics.model import WorldDef
 from physics.runtime import configure
 from physics.world import World
@@ -27,12 +28,12 @@ _STEPS = 10
 def compile_kernels() -> float:
     """Run each compiled stage once on a tiny scene; returns the seconds it took.
 
-    The scene touches every stage: mass properties of a closed mesh, free rotation, and in a
-    container a stack of two boxes (overlapping) on the floor with two touching balls on top
-    (wall, hull-hull, sphere-hull and sphere-sphere contacts, the solver's passes, islands,
-    the energy guard; the balls are 5.7 times lighter than the boxes, which the exact solve of
-    unequal masses takes, dynamics/stacks.py), then a floor tiled with boxes (the kernels that
-    split large steps between threads).
+    The scene touches every stage: cleaning (closed and open), mass properties and hull search of
+    a mesh, free rotation, and in a container a stack of two boxes (overlapping) on the floor
+    with two touching balls on top (wall, hull-hull, sphere-hull and sphere-sphere contacts, the
+    solver's passes, islands, the energy guard; the balls are 5.7 times lighter than the boxes,
+    which the exact solve of unequal masses takes, dynamics/stacks.py), then a floor tiled with
+    boxes (the kernels that split large steps between threads).
     """
     configure()
     start = time.perf_counter()
@@ -40,6 +41,10 @@ def compile_kernels() -> float:
     ball = builtin_shape("sphere", [0.1])
     mass_properties(box.vertices, box.faces)  # read-only arrays, as meshes are loaded
     builtin_shape("t_handle")                 # writable arrays, as builtins are made
+    # mesh cleaning: a closed surface, then an open one (the hashed edge matching)
+    clean_mesh("warm-up box", None, box.vertices, box.faces)
+    clean_mesh("warm-up open box", None, box.vertices, box.faces[1:])
+    extreme_points(box.vertices, np.eye(3))  # a big mesh's hull candidates
     world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
     world.add_body(box.body_def(position=[0.0, 0.1, 0.0], angular_velocity=[0.0, 1.0, 0.0]))
     # 1 cm into the lower box: the position pass runs too

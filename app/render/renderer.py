@@ -27,14 +27,18 @@ problem (< 100 ms, it stays on the render thread); drawing and preparing are: th
 capped at ``MAX_DRAWN_FACES`` (clustered, ~68k faces for that mesh, then ~16 ms per frame) and
 each body is drawn with the coarsest level that keeps its triangles about
 ``PIXELS_PER_TRIANGLE`` pixels on screen. ``prepare_mesh`` (0.7 s for that mesh) is cached per
-Shape and thread-safe, so the loader thread should call it right after loading a mesh; a big
-Shape that reaches the renderer unprepared is prepared on the renderer's worker thread (above
-``PREPARE_INLINE_FACES``) and its body appears a moment later instead of stalling frames.
+Shape and thread-safe. A big Shape (above ``PREPARE_INLINE_FACES``) is drawn in two stages, so
+its body is drawn soon after it starts simulating and frames never stall: first a single coarse
+level (``prepare_first_level``, ~``FIRST_LEVEL_FACES`` faces, clustered in compiled code: the
+loader makes it beside the hull and hands it over with ``adopt_first_level``, else the
+renderer's worker thread makes it), drawn as soon as it exists; then the real levels of detail,
+made on the worker thread, which replace it when they are ready.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import threading
 import weakref
@@ -51,6 +55,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from app.render.camera import OrbitCamera
+from app.render.clustering import cluster
 from app.render.gizmos import Gizmos, set_uniforms, shape_table
 from app.render.gl import (
     GL_COLOR_BUFFER_BIT,
@@ -62,13 +67,18 @@ from app.render.gl import (
 )
 from app.render.view import FrameView, GizmoOptions
 from app.resources import load_program
+from physics.geometry.inertia import MassProperties
 from physics.geometry.meshes import Shape
 from physics.geometry.rotation import quat_to_matrix
+
+log = logging.getLogger("tumble")
 
 CREASE_ANGLE = math.radians(30.0)  # adjacent faces further apart than this get split normals
 COARSE_CREASE_ANGLE = math.radians(60.0)  # the same on coarser levels, whose facets of a smooth
                                           # surface meet at larger angles (boxes stay sharp)
 PREPARE_INLINE_FACES = 20_000      # bigger unprepared meshes are prepared on a worker thread
+FIRST_LEVEL_FACES = 2_000          # a big mesh is drawn at about this many faces first, while
+                                   # its levels of detail are prepared
 MAX_DRAWN_FACES = 60_000           # finest level drawn: ~6 ms per pass on llvmpipe
 PIXELS_PER_TRIANGLE = 10.0         # level of detail: coarsest level with triangles ≤ this size
 MIN_COARSE_FACES = 16              # levels of detail stop above this many faces
@@ -152,7 +162,7 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
         @ props.principal_axes
     faces = np.asarray(shape.faces, dtype=np.int64)
     if len(faces) > MAX_DRAWN_FACES:
-        vertices, faces = _cluster(vertices, faces, MAX_DRAWN_FACES)
+        vertices, faces = cluster(vertices, faces, MAX_DRAWN_FACES)  # compiled, without the GIL
     levels = [_split_normals(vertices, faces, CREASE_ANGLE)]
     while len(faces) > QUADRIC_BELOW:
         coarse_vertices, coarse_faces = _cluster(vertices, faces, len(faces) // 4)
@@ -181,6 +191,38 @@ def prepare_mesh(shape: Shape) -> MeshArrays:
     arrays = MeshArrays(tuple(levels), two_sided=not props.watertight)
     with _prepared_lock:
         return _prepared.setdefault(shape, arrays)
+
+
+_first_levels: weakref.WeakKeyDictionary[Shape, MeshArrays] = weakref.WeakKeyDictionary()
+
+
+def prepare_first_level(shape: Shape) -> MeshArrays:
+    """One coarse level (about ``FIRST_LEVEL_FACES`` faces) of ``shape`` in its body frame: what
+    a big mesh is drawn with from the moment its body exists until ``prepare_mesh`` has made its
+    real levels. Thread-safe and cached, like ``prepare_mesh``; ``adopt_first_level`` stores
+    one made before the Shape existed."""
+    with _prepared_lock:
+        cached = _first_levels.get(shape)
+    if cached is not None:
+        return cached
+    return adopt_first_level(shape, first_level(shape.vertices, shape.faces, shape.properties))
+
+
+def first_level(vertices: np.ndarray, faces: np.ndarray, props: MassProperties) -> MeshArrays:
+    """``prepare_first_level`` of a mesh (vertices (n, 3), faces (m, 3), its mass properties)
+    before its Shape exists (the loader makes it while the hull is computed). Clustered in
+    compiled code without the GIL, so frames and the hull go on meanwhile."""
+    # clustered in the mesh's own frame: only the few merged vertices are turned to the body's
+    vertices, faces = cluster(vertices, faces, FIRST_LEVEL_FACES)
+    vertices = (vertices - props.center_of_mass) @ props.principal_axes
+    return MeshArrays((_split_normals(vertices, faces, COARSE_CREASE_ANGLE),),
+                      two_sided=not props.watertight)
+
+
+def adopt_first_level(shape: Shape, arrays: MeshArrays) -> MeshArrays:
+    """Keep ``arrays`` (from ``first_level``) as ``shape``'s first level, unless it has one."""
+    with _prepared_lock:
+        return _first_levels.setdefault(shape, arrays)
 
 
 def _surface_points(vertices: np.ndarray, faces: np.ndarray, count: int = 256) -> np.ndarray:
@@ -441,51 +483,83 @@ class Renderer:
         self.shadow_fbo.clear(depth=1.0)
         self._shadow_key: bytes | None = None  # what the shadow map holds (_shadow_pass)
         self.gizmos = Gizmos(ctx)
-        self._meshes: dict[int, tuple[Shape, list[_GpuMesh], np.ndarray]] = {}
-        self._pending: dict[int, tuple[Shape, Future]] = {}
+        # id(shape) → (shape, levels on the GPU, their face counts, whether they are only the
+        # first level drawn while the real ones are prepared)
+        self._meshes: dict[int, tuple[Shape, list[_GpuMesh], np.ndarray, bool]] = {}
+        self._pending: dict[int, tuple[Shape, Future, Future]] = {}
         self._worker: ThreadPoolExecutor | None = None
 
     # ---- meshes ---------------------------------------------------------------------------
 
     def mesh(self, shape: Shape) -> tuple[list[_GpuMesh], np.ndarray] | None:
-        """(the uploaded levels of ``shape``, their face counts), or None while a large Shape
-        is still being prepared on the worker thread."""
+        """(the uploaded levels of ``shape``, their face counts), or None while nothing of a
+        large Shape is ready to draw. A large Shape is prepared on the worker thread in two
+        stages: first one coarse level (``prepare_first_level``), drawn as soon as it exists,
+        then its real levels, which replace it."""
         entry = self._meshes.get(id(shape))
-        if entry is not None:
+        if entry is not None and not entry[3]:
             return entry[1], entry[2]
         with _prepared_lock:
             arrays = _prepared.get(shape)
+            first = _first_levels.get(shape)
         if arrays is None:
-            if len(shape.faces) > PREPARE_INLINE_FACES:
+            if len(shape.faces) <= PREPARE_INLINE_FACES:
+                arrays = prepare_mesh(shape)
+            else:
                 self._prepare_later(shape)
-                return None
-            arrays = prepare_mesh(shape)
+                if entry is not None:
+                    return entry[1], entry[2]
+                if first is None:
+                    return None
+                self._upload(shape, first, provisional=True)
+                log.info("drawing %s with a first level of %d faces while its levels of "
+                         "detail are prepared", shape.name, len(first.levels[0][1]))
+                return self._meshes[id(shape)][1], self._meshes[id(shape)][2]
         self._pending.pop(id(shape), None)
+        if entry is not None:
+            self._release_mesh(id(shape))
+            log.info("drawing %s with its levels of detail (%s faces)", shape.name,
+                     ", ".join(f"{n:,}" for n in arrays.face_counts))
+        self._upload(shape, arrays, provisional=False)
+        return self._meshes[id(shape)][1], self._meshes[id(shape)][2]
+
+    def _upload(self, shape: Shape, arrays: MeshArrays, provisional: bool) -> None:
         levels = [_GpuMesh(self.ctx, level, arrays.two_sided, self.body_prog, self.depth_prog)
                   for level in arrays.levels]
-        self._meshes[id(shape)] = (shape, levels, arrays.face_counts)
-        return levels, arrays.face_counts
+        self._meshes[id(shape)] = (shape, levels, arrays.face_counts, provisional)
+
+    def _release_mesh(self, key: int) -> None:
+        for level in self._meshes.pop(key)[1]:
+            level.release()
 
     @property
     def uploaded(self) -> tuple[Shape, ...]:
-        """The Shapes whose meshes are on the GPU now."""
+        """The Shapes whose meshes are on the GPU now (a first level or their real ones)."""
         return tuple(entry[0] for entry in self._meshes.values())
+
+    @property
+    def drawn_faces(self) -> dict[str, list[int]]:
+        """Shape name → faces of each level on the GPU now, finest first (a single coarse
+        level while a big mesh's levels of detail are prepared)."""
+        return {entry[0].name: [int(n) for n in entry[2]] for entry in self._meshes.values()}
 
     def _prepare_later(self, shape: Shape) -> None:
         if id(shape) in self._pending:
             return
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="tumble-mesh")
-        self._pending[id(shape)] = (shape, self._worker.submit(prepare_mesh, shape))
+        # one worker, in this order: the first level is ready long before the rest
+        self._pending[id(shape)] = (shape, self._worker.submit(prepare_first_level, shape),
+                                    self._worker.submit(prepare_mesh, shape))
 
     def release_unused(self, shapes_in_use) -> None:
         """Free the GPU meshes of every Shape not in ``shapes_in_use`` (an iterable of Shapes)."""
         keep = {id(s) for s in shapes_in_use}
         for key in [k for k in self._meshes if k not in keep]:
-            for level in self._meshes.pop(key)[1]:
-                level.release()
+            self._release_mesh(key)
         for key in [k for k in self._pending if k not in keep]:
-            self._pending.pop(key)[1].cancel()
+            for future in self._pending.pop(key)[1:]:
+                future.cancel()
 
     def release(self) -> None:
         """Free every GL object (call before the context goes away)."""

@@ -222,7 +222,7 @@ class VideoWriter:
             except (OSError, av.FFmpegError) as e:
                 self.error = self.error or f"{self.path}: the video could not be finished " \
                                            f"({_describe(e)})"
-    
+
     def _encode(self, frame: np.ndarray, bottom_up: bool, repeat: int) -> None:
         if self._rgba is not None:
             self._rgba[..., :3] = frame

@@ -1,17 +1,22 @@
-"""Mesh files → rigid-body shapes: load, validate and repair with trimesh; mass properties; hull.
+"""Mesh files → rigid-body shapes: load, validate and repair; mass properties; hull.
 
 Pipeline (docs/architecture.md#from-a-dropped-file-to-the-screen):
 
-1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF with ``trimesh.load_mesh``
-   (scenes are flattened into one body with their node transforms applied); reject bad files with
-   a ``MeshError`` that names the file, says what is wrong and what to do; merge duplicate
-   vertices; drop degenerate and duplicate triangles; make the winding consistent and outward
-   (docs/physics.md#mesh-repair: negative volume ⇒ inverted, flip it and say so).
+1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF (``read_triangles``: binary
+   PLY and STL straight into arrays, ``physics.geometry.binary_meshes``; the rest with trimesh,
+   scenes flattened into one body with their node transforms applied); reject bad files with
+   a ``MeshError`` that names the file, says what is wrong and what to do; then ``clean_mesh``:
+   merge duplicate vertices; drop degenerate and duplicate triangles; make the winding
+   consistent and outward (docs/physics.md#mesh-repair: negative volume ⇒ inverted, flip it and
+   say so) — matching vertices, triangles and edges by hashing in compiled code
+   (``physics.geometry.mesh_kernels``), and skipping every repair a closed, consistently wound
+   mesh does not need.
 2. ``shape_from_mesh``: pick solid or shell inertia (``mode="auto"``: solid for a closed,
    consistently wound surface that encloses a volume; otherwise **shell**, with a warning that
    says why — an open cup or a sheet is a thin hollow surface, and the shell formula is defined for
    any surface, whereas a convex-hull solid would fill the cup and fails for a flat sheet),
-   compute ``physics.geometry.inertia.mass_properties`` and the collision hull in the principal frame.
+   compute ``physics.geometry.inertia.mass_properties`` (``mesh_properties``; all that
+   ``tumble inertia`` needs) and the collision hull in the principal frame.
 3. ``Shape.body_def``: place the shape in a scene (mesh origin/frame → principal frame).
 
 Builtin shapes (``builtin_shape``) are centred on their centre of mass. Box, sphere and cylinder
@@ -32,13 +37,19 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-import trimesh
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
-from scipy.spatial import ConvexHull, QhullError
 
 from physics.files import why_missing
+from physics.geometry.binary_meshes import read_binary_ply, read_binary_stl
+from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
+from physics.geometry.mesh_kernels import (
+    closed_pieces,
+    distinct_faces,
+    maybe_slivers,
+    merge_vertices,
+    piece_sums,
+    used_extent,
+)
 from physics.geometry.rotation import (
     matrix_to_quat,
     quat_conj,
@@ -60,7 +71,13 @@ from physics.settings import (
 # extension → trimesh file type; the only formats Tumble promises to read (README)
 FORMATS = {".obj": "obj", ".stl": "stl", ".ply": "ply", ".off": "off", ".glb": "glb",
            ".gltf": "gltf"}
+# m: trimesh's tolerance (trimesh.tol.merge): vertices that agree to MERGE_DIGITS decimals are
+# merged, as trimesh.Trimesh.merge_vertices rounds; a triangle with an edge or a height at most
+# this long is degenerate
+MERGE_TOLERANCE = 1e-8
+MERGE_DIGITS = 8
 _FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
+EXTREMES_BY_GRID_ABOVE = 100_000  # points: a hull's candidates found by the grid search
 
 
 class MeshError(ValueError):
@@ -136,11 +153,7 @@ class Shape:
     @functools.cached_property
     def obb(self) -> OrientedBox:
         """The oriented bounding box along the principal axes (``OrientedBox``)."""
-        axes = self.mesh_to_body_rotation
-        body = (self.vertices - self.properties.center_of_mass) @ axes
-        low, high = body.min(axis=0), body.max(axis=0)
-        centre = self.properties.center_of_mass + axes @ ((low + high) / 2)
-        return OrientedBox(_readonly(centre), axes, _readonly((high - low) / 2))
+        return oriented_box(self.vertices, self.properties)
 
     @property
     def extent(self) -> float:
@@ -215,6 +228,16 @@ class Shape:
         )
 
 
+def oriented_box(vertices: np.ndarray, properties: MassProperties) -> OrientedBox:
+    """The smallest box along the principal axes of ``properties`` that holds ``vertices``
+    (n, 3), m, in the mesh frame."""
+    axes = np.asarray(properties.principal_axes, dtype=float)
+    body = (vertices - properties.center_of_mass) @ axes
+    low, high = body.min(axis=0), body.max(axis=0)
+    centre = properties.center_of_mass + axes @ ((low + high) / 2)
+    return OrientedBox(_readonly(centre), _readonly(axes.copy()), _readonly((high - low) / 2))
+
+
 def _vec(name: str, key: str, value, length: int) -> np.ndarray:
     """value as a finite float vector (length,); a scalar 0 is accepted for a zero vector."""
     if np.ndim(value) == 0 and value == 0:
@@ -234,10 +257,41 @@ def load_mesh(path, *, max_faces: int = MAX_FACES, scale: float = 1.0) -> Mesh:
     multiplies the file's coordinates (0.001 reads a file in millimetres as metres) before any
     check, so the size limits apply to the body as it will be simulated.
     """
+    name, path, vertices, faces = read_triangles(path, max_faces=max_faces)
+    scale = check_scale(name, scale)
+    mesh = clean_mesh(name, path, vertices * scale if scale != 1.0 else vertices, faces)
+    return dataclasses.replace(mesh, scale=scale) if scale != 1.0 else mesh
+
+
+def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.ndarray,
+                                                                  np.ndarray]:
+    """The raw triangles of a mesh file, before any repair: (name, path, vertices (n, 3) m,
+    faces (m, 3) int64). The reading half of ``load_mesh``, with the same checks and
+    ``MeshError`` messages."""
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/\\")) or path
-    scale = check_scale(name, scale)
     data, ftype = _read_checked(path, name, max_faces)
+    arrays = (read_binary_ply(data) if ftype == "ply" else
+              read_binary_stl(data) if ftype == "stl" else None)
+    vertices, faces = arrays if arrays is not None else _read_with_trimesh(path, name, data,
+                                                                            ftype)
+    if len(faces) == 0:
+        raise MeshError(f"{name}: contains no triangles, so it is not a mesh (or only points "
+                        "and lines); export the object as a triangle mesh")
+    if len(faces) > max_faces:
+        raise MeshError(_too_many(name, len(faces), max_faces))
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
+                        f"file has only {len(vertices)} vertices; the file is damaged — export "
+                        "it again")
+    return name, path, vertices, faces
+
+
+def _read_with_trimesh(path: str, name: str, data: bytes,
+                       ftype: str) -> tuple[np.ndarray, np.ndarray]:
+    """The triangles of a file in any format trimesh reads (its scene flattened)."""
+    import trimesh  # here, not at the top: a binary PLY or STL is read without it (0.3 s)
+
     try:
         if ftype == "gltf":  # a .gltf refers to sibling .bin/.png files: trimesh needs the path
             scene = trimesh.load_scene(path, file_type="gltf", process=False)
@@ -253,18 +307,7 @@ def load_mesh(path, *, max_faces: int = MAX_FACES, scale: float = 1.0) -> Mesh:
         raise MeshError(
             f"{name}: could not be read as {ftype.upper()} ({type(e).__name__}: {e}); the file "
             f"is damaged, cut short or not really {ftype.upper()} — export it again") from e
-    vertices, faces = _flatten(scene)
-    if len(faces) == 0:
-        raise MeshError(f"{name}: contains no triangles, so it is not a mesh (or only points "
-                        "and lines); export the object as a triangle mesh")
-    if len(faces) > max_faces:
-        raise MeshError(_too_many(name, len(faces), max_faces))
-    if faces.min() < 0 or faces.max() >= len(vertices):
-        raise MeshError(f"{name}: a triangle refers to vertex {int(faces.max()) + 1}, but the "
-                        f"file has only {len(vertices)} vertices; the file is damaged — export "
-                        "it again")
-    mesh = _clean_mesh(name, path, vertices * scale if scale != 1.0 else vertices, faces)
-    return dataclasses.replace(mesh, scale=scale) if scale != 1.0 else mesh
+    return _flatten(scene)
 
 
 def check_scale(name: str, scale) -> float:
@@ -301,13 +344,15 @@ def _check_obj_face_indices(name: str, data: bytes) -> None:
                         "export it again")
 
 
-def _flatten(scene: trimesh.Scene) -> tuple[np.ndarray, np.ndarray]:
+def _flatten(scene) -> tuple[np.ndarray, np.ndarray]:
     """All triangle meshes of a scene as one: vertices (n, 3) in the scene's frame, faces (m, 3).
 
     Every node's world transform is applied (a mirroring transform also reverses the winding so
     it stays outward). Only geometry is kept: trimesh's own ``Scene.dump``/``load_mesh`` copies
     materials, which fails for textured files when Pillow is not installed.
     """
+    import trimesh
+
     vertices, faces, count = [], [], 0
     for node in scene.graph.nodes_geometry:
         transform, geometry_name = scene.graph[node]
@@ -442,13 +487,15 @@ def _check_glb(name: str, data: bytes) -> None:
 # Cleaning and winding repair
 
 
-def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.ndarray) -> Mesh:
+def clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.ndarray) -> Mesh:
     """Validate and repair raw triangles into a ``Mesh`` (the steps after parsing a file).
 
     vertices (n, 3) m, faces (m, 3) indices. Merges duplicate vertices (STL stores every corner
     separately), removes collapsed and duplicate triangles — and slivers (zero area, three
     distinct corners) only from an open surface: in a closed one a sliver is part of what closes
-    it — then repairs the winding.
+    it — then repairs the winding. Equal vertices, triangles and edges are matched by hashing
+    (``physics.geometry.mesh_kernels``), and a closed, consistently wound mesh skips every
+    repair it does not need.
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
@@ -460,17 +507,21 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
                         "invalid numbers — fix or re-export the mesh")
     size_warning = _check_size(name, vertices, faces)
     count = len(faces)
-    tm = trimesh.Trimesh(vertices=vertices, faces=faces, process=False, validate=False)
-    tm.merge_vertices()
-    keep = _first_occurrence(np.asarray(tm.faces)) & _has_three_corners(np.asarray(tm.faces))
-    slivers = ~tm.nondegenerate_faces() & keep  # three corners, (almost) no area
-    if slivers.any() and not _every_edge_twice(np.asarray(tm.faces)[keep]):
-        keep &= ~slivers  # an open surface: a sliver only adds noise to the edges' bookkeeping
-    if not keep.all():
-        tm.update_faces(keep)
-    tm.remove_unreferenced_vertices()
-    vertices = np.array(tm.vertices, dtype=float)
-    faces = np.array(tm.faces, dtype=np.int64)
+    vertices, faces = merge_vertices(vertices, faces, MERGE_DIGITS)
+    pieces = closed_pieces(faces, len(vertices))
+    if not pieces[0]:  # a closed, consistently wound surface has nothing of this to remove
+        keep = distinct_faces(faces)
+        slivers = _slivers(vertices, faces) & keep  # three corners, (almost) no area
+        if slivers.any() and not np.all(EdgeReport(faces[keep]).counts == 2):
+            keep &= ~slivers  # an open surface: a sliver only adds noise to the edges' books
+        if not keep.all():
+            faces = faces[keep]
+            used = np.zeros(len(vertices), dtype=bool)
+            used[faces] = True
+            if not used.all():
+                vertices = vertices[used]
+                faces = (np.cumsum(used) - 1)[faces]
+            pieces = None  # removing triangles may have closed the surface
     warnings = [size_warning] if size_warning else []
     if len(faces) == 0:
         raise MeshError(f"{name}: all {count} triangles have zero area (corners coincide or lie "
@@ -482,19 +533,37 @@ def _clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.n
     if len(faces) < count:
         warnings.append(f"{name}: removed {count - len(faces)} degenerate or duplicate "
                         "triangles (zero area, or the same triangle twice)")
-    faces, closed, repairs = _repair_winding(name, vertices, faces)
+    faces, closed, repairs = _repair_winding(name, vertices, faces, pieces)
     warnings += repairs
     return Mesh(name, source, _readonly(vertices), _readonly(faces), closed, tuple(warnings))
+
+
+def _slivers(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(m,) bool: trimesh's degenerate triangles (an edge or a height ≤ its merge tolerance),
+    its exact verdict asked only for the few a compiled pass finds near that limit."""
+    maybe = np.flatnonzero(maybe_slivers(vertices, faces, MERGE_TOLERANCE))
+    slivers = np.zeros(len(faces), dtype=bool)
+    if len(maybe):
+        import trimesh
+
+        near = trimesh.Trimesh(vertices, faces[maybe], process=False, validate=False)
+        slivers[maybe] = ~near.nondegenerate_faces()
+    return slivers
 
 
 def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | None:
     """MeshError for a mesh too large or too small to simulate (SIZE_LIMITS); a warning that
     suggests the scale for one of implausible size (PLAUSIBLE_SIZE); else None. Only the
     vertices that triangles use count (an exporter may leave stray points behind)."""
-    used = vertices[np.unique(faces)] if len(faces) else vertices
-    if len(used) == 0 or faces.min(initial=0) < 0 or faces.max(initial=0) >= len(vertices):
-        return None  # nothing to measure; the callers report what is wrong
-    extent = float(np.max(np.ptp(used, axis=0)))
+    if len(faces) == 0:  # no triangles: the vertices are all there is to measure
+        if len(vertices) == 0:
+            return None
+        extent = float(np.max(np.ptp(vertices, axis=0)))
+    elif faces.min() < 0 or faces.max() >= len(vertices):
+        return None  # the callers report what is wrong
+    else:
+        extent = float(np.max(used_extent(np.ascontiguousarray(vertices, dtype=float),
+                                          np.ascontiguousarray(faces, dtype=np.int64))))
     low, high = SIZE_LIMITS
     if not low <= extent <= high:
         raise MeshError(f"{name}: is {extent:.3g} m across; Tumble simulates bodies from {low:g} "
@@ -517,66 +586,34 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _has_three_corners(faces: np.ndarray) -> np.ndarray:
-    """(m,) bool: the triangle's three vertex indices differ (else it collapsed to a segment or
-    a point when duplicate vertices were merged, and bounds nothing)."""
-    a, b, c = faces.T
-    return (a != b) & (b != c) & (c != a)
-
-
-def _every_edge_twice(faces: np.ndarray) -> bool:
-    """Every undirected edge is shared by exactly two triangles: a closed surface. A sliver
-    (three distinct corners on a line) in it closes a T-junction — two short edges on one side,
-    the long one on the other — so removing it would open the surface."""
-    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    _, counts = np.unique(edges[:, 0] * (int(faces.max()) + 1) + edges[:, 1],
-                          return_counts=True)
-    return bool(np.all(counts == 2))
-
-
-def _first_occurrence(faces: np.ndarray) -> np.ndarray:
-    """(m,) bool: False for a repeat of an earlier triangle with the same winding.
-
-    A triangle and its reverse are both kept: together they are a legitimate two-sided sheet.
-    """
-    # rotate each triangle so its smallest index comes first (keeps the cyclic order)
-    shift = np.argmin(faces, axis=1)
-    cols = (shift[:, None] + np.arange(3)) % 3
-    canonical = np.take_along_axis(faces, cols, axis=1)
-    _, first = np.unique(canonical, axis=0, return_index=True)
-    keep = np.zeros(len(faces), dtype=bool)
-    keep[first] = True
-    return keep
-
-
-def _face_components(m: int, fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
-    """(m,) piece label of each triangle: pieces are connected through shared edges (fa, fb)."""
-    graph = coo_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m)).tocsr()
-    return connected_components(graph, directed=False)[1]
-
-
-def _repair_winding(name: str, vertices: np.ndarray,
-                    faces: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
+def _repair_winding(name: str, vertices: np.ndarray, faces: np.ndarray,
+                    pieces=None) -> tuple[np.ndarray, bool, list[str]]:
     """Consistent winding (flip triangles against their neighbours), then outward orientation.
 
-    Returns the faces, whether the surface is closed and consistent (``Mesh.watertight``) and
-    the warnings.
+    pieces: ``closed_pieces(faces, len(vertices))`` if known. Returns the faces, whether the
+    surface is closed and consistent (``Mesh.watertight``) and the warnings.
 
     trimesh.repair.fix_winding does the first step with a Python BFS over networkx (not a
     dependency, and slow for big meshes); here the same flip parity is propagated along a
-    breadth-first spanning forest (scipy) by pointer jumping, fully vectorised.
+    breadth-first spanning forest (scipy) by pointer jumping, fully vectorised — only for a
+    mesh that needs it: a consistently wound one costs one hashed pass over its edges.
     """
     warnings = []
-    faces = faces.copy()
+    closed, labels = closed_pieces(faces, len(vertices)) if pieces is None else pieces
+    if closed:  # nothing to repair but, perhaps, the side that faces out
+        faces, outward = _orient_outward(name, vertices, faces, labels,
+                                         np.zeros(len(faces), dtype=bool))
+        return faces, True, outward
     report = EdgeReport(faces)
-    fa, fb, disagree = report.face_pairs()
-    labels = _face_components(len(faces), fa, fb)
+    labels = report.components()
     if report.misoriented:
+        fa, fb, disagree = report.face_pairs()
         flip = _flip_parity(len(faces), labels, fa, fb, disagree)
         # the spanning tree's root decides which side is kept; count the smaller side
         flipped = np.bincount(labels, weights=flip)
         size = np.bincount(labels)
         count = int(np.minimum(flipped, size - flipped).sum())
+        faces = faces.copy()
         faces[flip] = faces[flip][:, ::-1]
         warnings.append(f"{name}: {count} of {len(faces)} triangles were wound the other way "
                         "round from their neighbours; flipped them so the winding is consistent "
@@ -585,7 +622,8 @@ def _repair_winding(name: str, vertices: np.ndarray,
         if report.misoriented:
             warnings.append(f"{name}: the surface is one-sided (like a Möbius strip): "
                             f"{report.misoriented} edges cannot be wound consistently")
-    faces, outward = _orient_outward(name, vertices, faces, labels, report)
+    open_face = ~report.good[report.inverse].reshape(-1, 3).all(axis=1)
+    faces, outward = _orient_outward(name, vertices, faces, labels, open_face)
     # after a consistency repair the kept side was arbitrary: turning it outward is part of it
     return faces, report.closed, warnings + (outward if not warnings else [])
 
@@ -595,6 +633,9 @@ def _flip_parity(m, labels, fa, fb, disagree) -> np.ndarray:
 
     fa, fb (p,) triangles sharing a manifold edge; disagree (p,) they run it the same way.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
     roots = np.unique(labels, return_index=True)[1]
     # a virtual node m joined to one triangle per piece: one breadth-first search covers all
     rows = np.concatenate((fa, np.full(len(roots), m)))
@@ -621,26 +662,24 @@ def _flip_parity(m, labels, fa, fb, disagree) -> np.ndarray:
         up = nxt
 
 
-def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, list[str]]:
+def _orient_outward(name, vertices, faces, labels,
+                    open_face) -> tuple[np.ndarray, list[str]]:
     """Flip closed pieces whose volume has the wrong sign (docs/physics.md#mesh-repair).
 
     A closed piece nested inside k others (its bounding box strictly inside theirs) is a cavity
     when k is odd and must have negative volume; otherwise positive. Open or one-sided pieces
-    have no inside and are left as they are.
+    have no inside and are left as they are. labels (m,) the piece of each triangle; open_face
+    (m,) bool: the triangle has an edge not shared with exactly one oppositely wound neighbour.
     """
     npieces = int(labels.max()) + 1
-    bad_edge = ~report.good[report.inverse]  # (3m,) per directed edge; face = row // 3
-    open_piece = np.bincount(labels[np.flatnonzero(bad_edge) // 3], minlength=npieces) > 0
-    tri = vertices[faces] - vertices.mean(axis=0)  # centred: signed volumes stay accurate
-    volume = np.bincount(labels, weights=np.linalg.det(tri), minlength=npieces) / 6.0
+    centre = vertices.mean(axis=0)  # centred: signed volumes stay accurate
+    six_volume, open_piece, lo, hi = piece_sums(vertices, centre, faces, labels, npieces,
+                                                open_face)
+    volume = six_volume / 6.0
     extent = np.ptp(vertices, axis=0).max()
     solid = ~open_piece & (np.abs(volume) > 1e-12 * extent**3)
     if not solid.any():
         return faces, []
-    lo = np.full((npieces, 3), np.inf)
-    hi = np.full((npieces, 3), -np.inf)
-    np.minimum.at(lo, labels, tri.min(axis=1))
-    np.maximum.at(hi, labels, tri.max(axis=1))
     idx = np.flatnonzero(solid)
     depth = np.zeros(npieces, dtype=int)
     if len(idx) <= 2000:  # O(k²) nesting test; beyond that assume no cavities
@@ -675,7 +714,20 @@ def load_shape(path, density: float = DEFAULT_DENSITY, mode: str = "auto",
 
 
 def shape_from_mesh(mesh: Mesh, density: float = DEFAULT_DENSITY, mode: str = "auto") -> Shape:
-    """Mass properties and collision hull of a mesh.
+    """Mass properties and collision hull of a mesh (``mesh_properties``, then the hull)."""
+    return shape_from_properties(mesh, *mesh_properties(mesh, density, mode))
+
+
+def shape_from_properties(mesh: Mesh, props: MassProperties, warnings) -> Shape:
+    """The Shape of a mesh whose ``mesh_properties`` are known: computes its collision hull."""
+    return _shape(mesh.name, mesh.source, mesh.vertices, mesh.faces, props, 0.0, warnings,
+                  scale=mesh.scale)
+
+
+def mesh_properties(mesh: Mesh, density: float = DEFAULT_DENSITY,
+                    mode: str = "auto") -> tuple[MassProperties, list[str]]:
+    """Mass properties of a mesh, and every warning so far (the load's, the inertia mode's,
+    the integration's): what a shape needs before its hull.
 
     density: kg/m³ for solid, kg/m² for shell. mode: "solid", "shell" or "auto" — solid when
     the surface is closed, consistently wound and encloses a volume; otherwise shell inertia
@@ -710,8 +762,7 @@ def shape_from_mesh(mesh: Mesh, density: float = DEFAULT_DENSITY, mode: str = "a
         props = mass_properties(vertices, faces, density=density, mode=chosen)
     except InertiaError as e:  # its messages say what to do (e.g. "use mode 'shell'")
         raise MeshError(f"{name}: {e}") from e
-    return _shape(mesh.name, mesh.source, vertices, faces, props, 0.0,
-                  warnings + list(props.warnings), scale=mesh.scale)
+    return props, warnings + list(props.warnings)
 
 
 def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
@@ -749,8 +800,13 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     sets give the polygon of their plane. Above 4096 points, Qhull only sees the extreme points
     along the axes, the diagonals and 512 evenly spread directions (each one a hull vertex):
     Qhull takes seconds on a finely tessellated sphere, and a hull vertex missed that way is one
-    where the surface turns by less than the ~9° spacing of the directions.
+    where the surface turns by less than the ~9° spacing of the directions. Above
+    ``EXTREMES_BY_GRID_ABOVE`` points those are found by a grid search
+    (``physics.geometry.extremes``): the same points, without the GIL, in a fraction of the
+    time.
     """
+    from scipy.spatial import ConvexHull, QhullError  # here: `tumble inertia` needs no hull
+
     pts = np.asarray(points, dtype=float)
     if pts.ndim != 2 or pts.shape[1] != 3 or len(pts) == 0:
         raise ValueError(f"points must be an (n, 3) array, got shape {pts.shape}")
@@ -777,6 +833,8 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
 
 def _extremes(points: np.ndarray, directions: np.ndarray) -> np.ndarray:
     """Sorted unique indices of the points (n, d) farthest along each direction (r, d)."""
+    if len(points) > EXTREMES_BY_GRID_ABOVE:  # the same indices, searched cell by cell
+        return extreme_points(points, directions)
     columns = np.ascontiguousarray(points.T)  # (d, n): BLAS-friendly
     step = max(1, 8_000_000 // len(points))  # directions per chunk: ≤ 64 MB of projections
     return np.unique(np.concatenate([
@@ -804,6 +862,8 @@ def _directions(dim: int, count: int) -> np.ndarray:
 
 def _reduce(points: np.ndarray, k: int) -> np.ndarray:
     """Sorted indices of k of the hull vertices points (h, d), h > k, approximating their hull."""
+    from scipy.spatial import ConvexHull, QhullError
+
     seeds = _seed_directions(points.shape[1])
     chosen = list(dict.fromkeys(np.argmax(seeds @ points.T, axis=1).tolist()))[:k]
     while len(chosen) < k:
@@ -884,6 +944,8 @@ def builtin_shape(kind: str, size=None, density: float = DEFAULT_DENSITY) -> Sha
     solid (the sphere's icosphere and the 32-sided cylinder are for drawing; the sphere collides
     as an exact sphere, the cylinder with its 64 prism corners).
     """
+    import trimesh
+
     name = f"builtin {kind}"
     if kind not in BUILTIN_SIZES:
         raise MeshError(f"{name}: unknown builtin shape; use one of {', '.join(BUILTIN_SIZES)}")

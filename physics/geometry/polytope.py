@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
 COPLANAR_COS = 1.0 - 1e-9   # triangles whose normals agree this well lie in one face
 COPLANAR_OFFSET = 1e-9      # m, relative to the hull's size
@@ -39,6 +38,9 @@ class Polytope:
 def polytope(vertices: np.ndarray) -> Polytope:
     """Faces and edges of the convex hull of ``vertices`` (k, 3), all of them on the hull; none
     for fewer than 3 vertices or collinear ones."""
+    # imported here: scipy.spatial takes 0.2 s to import, and `tumble inertia` needs no hull
+    from scipy.spatial import ConvexHull, QhullError
+
     vertices = np.asarray(vertices, dtype=float)
     if len(vertices) < 3 or np.linalg.matrix_rank(vertices - vertices[0], tol=1e-12) < 2:
         return no_polytope()  # a point or a segment: nothing to clip against

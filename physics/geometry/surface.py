@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from physics.geometry.mesh_kernels import edge_table, face_components
+
 
 def solid_undefined(problem: str) -> str:
     """The refusal of solid inertia for a surface with ``problem`` (from ``EdgeReport``), worded
@@ -16,17 +18,15 @@ def solid_undefined(problem: str) -> str:
 class EdgeReport:
     """Edge statistics of a triangle mesh (what makes a surface closed and oriented).
 
-    edges (3m, 2) directed edges, face = row // 3; inverse (3m,) undirected-edge id;
-    counts (e,) triangles per undirected edge. An edge used once borders a hole; by more than
-    two triangles it is non-manifold; by two that run it the same way, misoriented.
+    faces (m, 3); inverse (3m,) the undirected-edge id of each directed edge (edge e = 3f + k
+    runs from faces[f, k] to faces[f, (k + 1) % 3]); counts (e,) triangles per undirected edge.
+    An edge used once borders a hole; by more than two triangles it is non-manifold; by two that
+    run it the same way, misoriented. Edges are matched by hashing (``edge_table``): linear time.
     """
 
     def __init__(self, faces: np.ndarray):
-        self.edges = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-        lo, hi = np.sort(self.edges, axis=1).T
-        _, self.inverse, self.counts = np.unique(lo * (int(faces.max()) + 1) + hi,
-                                                 return_inverse=True, return_counts=True)
-        forward = np.bincount(self.inverse, weights=self.edges[:, 0] < self.edges[:, 1])
+        self.faces = np.ascontiguousarray(faces, dtype=np.int64)
+        self.inverse, self.counts, forward, self._first, self._second = edge_table(self.faces)
         # (e,) bool: shared by exactly two triangles that run it in opposite directions
         self.good = (self.counts == 2) & (forward == 1)
         self.open = int(np.sum(self.counts == 1))
@@ -49,9 +49,19 @@ class EdgeReport:
                     f"{self.misoriented} edges disagree)")
         return None
 
+    def components(self) -> np.ndarray:
+        """(m,) piece label of each triangle: pieces are joined through the edges exactly two
+        triangles share; labels numbered in order of each piece's first triangle."""
+        return face_components(len(self.faces), self._first, self._second, self.counts)
+
     def face_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Faces (a, b) sharing a manifold edge, and whether they disagree on its direction."""
-        order = np.argsort(self.inverse, kind="stable")
-        starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))[self.counts == 2]
-        ea, eb = order[starts], order[starts + 1]
-        return ea // 3, eb // 3, self.edges[ea, 0] == self.edges[eb, 0]
+        """Faces (a, b) sharing a manifold edge, and whether they run it the same way; in order
+        of the edges' (lower, higher) vertex indices, a before b in face order."""
+        two = np.flatnonzero(self.counts == 2)
+        ea, eb = self._first[two], self._second[two]
+        flat = self.faces.ravel()
+        start, end = flat[ea], flat[ea - ea % 3 + (ea % 3 + 1) % 3]
+        n = int(flat.max()) + 1
+        order = np.argsort(np.minimum(start, end) * n + np.maximum(start, end))
+        ea, eb = ea[order], eb[order]
+        return ea // 3, eb // 3, flat[ea] == flat[eb]

@@ -252,3 +252,30 @@ def test_reason_drops_the_file_name_and_names_lines():
         "line 12: [[body]] #2: unknown key"
     assert _reason("scene.toml: is a folder", path) == "is a folder"
     assert _reason("something else", path) == "something else"
+
+
+def test_a_big_mesh_gets_its_first_drawn_level_from_the_loader(app, tmp_path):
+    """The loader makes a big mesh's coarse first level beside its hull, so the renderer finds
+    it ready; the body and its properties are those of ``load_shape``."""
+    import trimesh
+
+    from app.render.renderer import FIRST_LEVEL_FACES, _first_levels, _prepared_lock
+
+    state, loader = app
+    path = tmp_path / "ball.ply"
+    trimesh.creation.icosphere(subdivisions=6, radius=0.2).export(path)  # 81,920 faces
+    loader.request([path])
+    settle(state, loader)
+    (record,) = state.bodies.values()
+    expected = load_shape(path)
+    np.testing.assert_array_equal(record.shape.hull, expected.hull)
+    assert record.shape.properties.mass == expected.properties.mass
+    deadline = time.monotonic() + 20.0
+    while True:
+        with _prepared_lock:
+            arrays = _first_levels.get(record.shape)
+        if arrays is not None:
+            break
+        assert time.monotonic() < deadline, "no first level was made"
+        time.sleep(0.01)
+    assert len(arrays.levels) == 1 and len(arrays.levels[0][1]) <= 1.15 * FIRST_LEVEL_FACES

@@ -247,6 +247,27 @@ def test_screenshot_of_the_running_app(app):
     assert image[50:650, 50:400].mean() > 120
 
 
+def test_a_big_mesh_is_drawn_coarse_before_its_finest_level_exists(app, tmp_path):
+    """A staged drop: the 327,680-face scan simulates as soon as it is loaded and is drawn with
+    a coarse first level while its levels of detail are still being made (the renderer logs
+    each stage as it uploads it), then with those levels; the window keeps drawing."""
+    scan = tmp_path / "scan.ply"
+    trimesh.creation.icosphere(subdivisions=7, radius=0.12).export(scan)
+    bodies = app.status()["bodies"]
+    app.drop([scan], *DROP, types=1)
+    app.wait_for_log("loaded scan.ply: mass=", timeout=60)
+    first = app.wait_for_log("drawing scan.ply with a first level of ", timeout=60)
+    full = app.wait_for_log("drawing scan.ply with its levels of detail", timeout=60)
+    lines = app.log().splitlines()
+    assert lines.index(first) < lines.index(full)
+    status = app.wait_for("the scan drawn at full detail, simulating",
+                          lambda s: s["bodies"] == bodies + 1
+                          and len(s["drawn_faces"].get("scan.ply", [])) > 1)
+    assert status["drawn_faces"]["scan.ply"][0] > int(first.split(" first level of ")[1].split()[0])
+    assert status["fps"] > 1
+    app.wait_for("time goes on", lambda s: s["time"] > status["time"] + 0.5)
+
+
 def test_closing_the_window_ends_the_app_with_status_0(tmp_path):
     """Its own app on its own X server: closing it must not take the other tests' app along."""
     server, display = start_xvfb()

@@ -1,7 +1,6 @@
 """Bodies colliding with each other through ``World.step`` (the scenarios bodies must handle):
 analytic answers for spheres, conservation laws, stacks that stand and rest, no tunnelling."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest

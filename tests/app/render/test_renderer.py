@@ -20,12 +20,15 @@ from app import resources
 from app.render.camera import OrbitCamera
 from app.render.renderer import (
     COARSE_DEVIATION,
+    FIRST_LEVEL_FACES,
     FLOOR_HALF_SIZE,
     LIGHT_DIR,
     MAX_DRAWN_FACES,
     PREPARE_INLINE_FACES,
     OffscreenTarget,
     Renderer,
+    _prepared,
+    _prepared_lock,
     palette_color,
     prepare_mesh,
 )
@@ -380,6 +383,34 @@ def test_a_large_unprepared_mesh_is_prepared_off_the_render_thread(gl):
     while renderer.mesh(shape) is None:
         assert time.monotonic() < deadline, "the worker thread never prepared the mesh"
         time.sleep(0.01)
+    assert dominant(pixel(render(gl, view, cam), cam, (0.0, 0.5, 0.0))) == 1
+
+
+def test_a_big_mesh_is_drawn_with_a_first_level_before_its_levels_of_detail(gl):
+    """Staged preparation: a coarse first level is uploaded and drawn while the real levels are
+    still being made on the worker, and they replace it when ready."""
+    _, renderer, _ = gl
+    mesh = trimesh.creation.icosphere(subdivisions=7, radius=0.4)  # 327,680 faces
+    shape = shape_from_mesh(Mesh("big ball", None, np.asarray(mesh.vertices),
+                                 np.asarray(mesh.faces), True, ()))
+    view = make_view([shape], [(0.0, 0.5, 0.0)], [GREEN])
+    cam = OrbitCamera(target=(0, 0.5, 0), distance=3.0)
+    render(gl, view, cam)
+    deadline = time.monotonic() + 60.0
+    while (drawn := renderer.mesh(shape)) is None:
+        assert time.monotonic() < deadline, "the worker thread never made the first level"
+        time.sleep(0.005)
+    first_faces = drawn[1].tolist()
+    assert len(first_faces) == 1 and first_faces[0] <= 1.15 * FIRST_LEVEL_FACES
+    with _prepared_lock:
+        assert shape not in _prepared  # drawn before its finest level exists
+    assert dominant(pixel(render(gl, view, cam), cam, (0.0, 0.5, 0.0))) == 1
+    while len(renderer.mesh(shape)[1]) == 1:
+        assert time.monotonic() < deadline, "the real levels never replaced the first one"
+        time.sleep(0.01)
+    faces = renderer.mesh(shape)[1]
+    assert faces[0] > MAX_DRAWN_FACES / 2 and faces[-1] < faces[0]
+    assert renderer.drawn_faces["big ball"] == faces.tolist()
     assert dominant(pixel(render(gl, view, cam), cam, (0.0, 0.5, 0.0))) == 1
 
 
