@@ -7,7 +7,12 @@ import trimesh
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from physics.geometry.meshes import PLAUSIBLE_SIZE, SIZE_LIMITS, Mesh, MeshError, _readonly
+from physics.geometry.meshes import (  # the size check is not cleaning: the same in both
+    Mesh,
+    MeshError,
+    _check_size,
+    _readonly,
+)
 
 
 class EdgeReport:
@@ -243,25 +248,3 @@ def _orient_outward(name, vertices, faces, labels, report) -> tuple[np.ndarray, 
                "(negative volume); flipped them")
     return faces, [msg]
 
-
-def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | None:
-    """MeshError for a mesh too large or too small to simulate (SIZE_LIMITS); a warning that
-    suggests the scale for one of implausible size (PLAUSIBLE_SIZE); else None. Only the
-    vertices that triangles use count (an exporter may leave stray points behind)."""
-    used = vertices[np.unique(faces)] if len(faces) else vertices
-    if len(used) == 0 or faces.min(initial=0) < 0 or faces.max(initial=0) >= len(vertices):
-        return None  # nothing to measure; the callers report what is wrong
-    extent = float(np.max(np.ptp(used, axis=0)))
-    low, high = SIZE_LIMITS
-    if not low <= extent <= high:
-        raise MeshError(f"{name}: is {extent:.3g} m across; Tumble simulates bodies from {low:g} "
-                        f"m to {high:g} m across — check the file's units, or scale it in a "
-                        "modeller")
-    low, high = PLAUSIBLE_SIZE
-    if extent > high:
-        return (f"{name}: is {extent:.4g} m across — if the file is in millimetres the object "
-                f"is {extent / 1000:.4g} m; scale it by 0.001")
-    if extent < low:
-        return (f"{name}: is only {extent * 1000:.3g} mm across — if that is not its real "
-                "size, scale it up (by 1000 if the file is in kilometres)")
-    return None
