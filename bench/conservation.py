@@ -1,4 +1,5 @@
-"""Torque-free conservation table (docs/physics.md#free-rotation): Tumble beside MuJoCo's integrators.
+"""Torque-free conservation table (docs/physics.md#free-rotation): Tumble beside MuJoCo's
+integrators.
 
     python bench/conservation.py [--seconds 60]
 
@@ -57,7 +58,11 @@ def run_tumble(seconds):
     start = time.perf_counter()
     for k in range(1, steps + 1):
         world.step(H)
-        t[k], wb[k], lw[k] = world.state.time, world.body_angular_velocity()[0], world.state.ang_mom[0]
+        t[k], wb[k], lw[k] = (
+            world.state.time,
+            world.body_angular_velocity()[0],
+            world.state.ang_mom[0],
+        )
     return summarise(t, wb, lw), time.perf_counter() - start
 
 

@@ -8,7 +8,8 @@ initial conditions run in MuJoCo (CG solver) and PyBullet when installed (extra 
 same process, one after the other. Prints the median over repeats of steps/s for each engine,
 the ratio of Tumble to the best peer, and how the pile ended (kinetic energy, contact count,
 height of the highest cube) so that a fast but wrong engine would show. Tumble's contact count is
-of the contacts that pushed in the last step; islands asleep (physics/dynamics/sleep.py) have none and
+of the contacts that pushed in the last step; islands asleep (physics/dynamics/sleep.py) have none
+and
 cost nothing, which is part of its rate once the pile rests (the peers here do not sleep).
 Tumble's narrow phase and solver split large steps between threads (physics/runtime.py); a
 second row, "Tumble 1T", holds it to one thread, and every row gives the CPU time per step of

@@ -6,7 +6,8 @@ Same work for the peer in the same run when `mujoco` is installed (extra `bench`
 with free joints, spread on a lattice so that they tumble without touching, and bodies with the
 same 64-vertex hulls bouncing off the same walls and off each other; body–body collision
 detection is on in both engines in both cases, as in the app (bench/pile.py measures dense
-piles). Target: 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints
+piles). Target: 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core.
+Prints
 medians; never fails on a timing.
 """
 
@@ -101,7 +102,8 @@ def mujoco_model(n: int, walls: bool):
         <geom type="plane" size="2 2 0.1" pos="-2 0 0" zaxis="1 0 0" contype="0" conaffinity="1"/>
         <geom type="plane" size="2 2 0.1" pos="2 0 0" zaxis="-1 0 0" contype="0" conaffinity="1"/>
         <geom type="plane" size="2 2 0.1" pos="0 0 -2" zaxis="0 0 1" contype="0" conaffinity="1"/>
-        <geom type="plane" size="2 2 0.1" pos="0 0 2" zaxis="0 0 -1" contype="0" conaffinity="1"/>"""
+        <geom type="plane" size="2 2 0.1" pos="0 0 2" zaxis="0 0 -1" contype="0"
+        conaffinity="1"/>"""
     gravity = "0 -9.81 0" if walls else "0 0 0"
     xml = f"""<mujoco><option timestep="{H}" gravity="{gravity}"/><size memory="{64 + n // 10}M"/>
       <asset><mesh name="hull" vertex="{verts}"/></asset>

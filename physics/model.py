@@ -1,7 +1,8 @@
 """Static model: per-body physical data and world settings (MuJoCo's mjModel, Box2D's body defs).
 
 ``World.step`` reads the model and never changes it; only commands applied between steps do.
-Bodies are rows of numpy arrays; a body's frame is its principal frame (docs/physics.md#conventions).
+Bodies are rows of numpy arrays; a body's frame is its principal frame
+(docs/physics.md#conventions).
 """
 
 from __future__ import annotations
@@ -104,7 +105,9 @@ class BodyDef:
         if self.radius == 0.0 and len(hull) == 0:
             raise ValueError("a body needs a collision hull (k×3 vertices) or a sphere radius > 0")
         if len(hull) > MAX_HULL_VERTICES:
-            raise ValueError(f"collision hull has {len(hull)} vertices; at most {MAX_HULL_VERTICES}")
+            raise ValueError(
+                f"collision hull has {len(hull)} vertices; at most {MAX_HULL_VERTICES}"
+            )
         if not np.all(np.isfinite(hull)):
             raise ValueError("collision hull vertices must be finite")
         self.hull = hull
@@ -112,7 +115,9 @@ class BodyDef:
         q = check_vector("orientation", self.orientation, 4)
         norm = np.linalg.norm(q)
         if norm < 1e-12:
-            raise ValueError(f"orientation must be a non-zero quaternion (w, x, y, z), got {q.tolist()}")
+            raise ValueError(
+                f"orientation must be a non-zero quaternion (w, x, y, z), got {q.tolist()}"
+            )
         self.orientation = q / norm
         self.velocity = check_vector("velocity", self.velocity, 3)
         self.angular_velocity = check_vector("angular_velocity", self.angular_velocity, 3)
@@ -152,7 +157,9 @@ class WorldDef:
         self.solver_iterations = check_solver_iterations(self.solver_iterations)
         self.restitution_threshold = float(self.restitution_threshold)
         if not (np.isfinite(self.restitution_threshold) and self.restitution_threshold >= 0):
-            raise ValueError(f"restitution_threshold must be ≥ 0 m/s, got {self.restitution_threshold}")
+            raise ValueError(
+                f"restitution_threshold must be ≥ 0 m/s, got {self.restitution_threshold}"
+            )
 
 
 def check_solver_iterations(value) -> int:

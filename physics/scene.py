@@ -9,7 +9,8 @@ into a separate table of records keyed by body id, not into the solver arrays
 (docs/architecture.md#from-a-dropped-file-to-the-screen).
 
 tomllib reports no positions for keys, so ``_KeyLines`` finds them with a line scan of the text
-that tracks table headers and ``key =`` lines — enough for files written the way save_scene writes them
+that tracks table headers and ``key =`` lines — enough for files written the way save_scene writes
+them
 (one key per line; arrays may span lines).
 """
 
@@ -266,11 +267,17 @@ class _Reader:
         return Scene(
             gravity=self.vector(w, "gravity", world.get("gravity", STANDARD_GRAVITY), 3),
             hz=hz,
-            restitution=self.checked(w, "restitution", world.get("restitution", DEFAULT_RESTITUTION),
-                                     check_restitution),
-            friction=self.checked(w, "friction", world.get("friction", DEFAULT_FRICTION), check_friction),
-            container_size=None if container is None else self.positive_vector(
-                ("container",), "size", container.get("size", DEFAULT_CONTAINER), 3),
+            restitution=self.checked(
+                w, "restitution", world.get("restitution", DEFAULT_RESTITUTION), check_restitution
+            ),
+            friction=self.checked(
+                w, "friction", world.get("friction", DEFAULT_FRICTION), check_friction
+            ),
+            container_size=None
+            if container is None
+            else self.positive_vector(
+                ("container",), "size", container.get("size", DEFAULT_CONTAINER), 3
+            ),
             bodies=tuple(self.body(i, b) for i, b in enumerate(bodies)),
             source=self.path,
         )

@@ -1,7 +1,8 @@
 """Per-step state of N bodies (MuJoCo's mjData): everything ``World.step`` advances.
 
 The angular state is the world angular momentum ``L`` about the centre of mass, not ω: torque-free
-``L`` is constant in the world, so storing it keeps that conservation law exact (docs/physics.md#conventions).
+``L`` is constant in the world, so storing it keeps that conservation law exact
+(docs/physics.md#conventions).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class State:
     """time s; pos (n,3) centre of mass m; quat (n,4) principal → world; vel (n,3) m/s;
     ang_mom (n,3) world angular momentum about the COM, kg·m²/s;
     force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame);
-    asleep (n,) bool: the body is not simulated until woken (dynamics/sleep.py); slow_time (n,) s it has
+    asleep (n,) bool: the body is not simulated until woken (dynamics/sleep.py); slow_time (n,) s
+    it has
     been under the sleep tolerances. contact_cache: the last step's impulses by contact key (warm
     start); swept_pairs: the broad phase's last fat sweep (kept while it holds); manifolds: the
     last step's manifolds of touching pairs (carried along while they barely move)."""

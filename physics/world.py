@@ -177,12 +177,16 @@ class World:
         """Instantaneous impulse (3,) N·s at a world point (default: the centre of mass)."""
         row = self.index_of(body_id)
         impulse = check_vector("impulse", impulse, 3)
-        offset = np.zeros(3) if point is None else check_vector("point", point, 3) - self.state.pos[row]
+        offset = (
+            np.zeros(3) if point is None else check_vector("point", point, 3) - self.state.pos[row]
+        )
         self.wake(body_id)
         self.state.vel[row] += impulse * self.model.inv_mass[row]
         self.state.ang_mom[row] += np.cross(offset, impulse)
 
-    def set_external_force(self, body_id: int, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)) -> None:
+    def set_external_force(
+        self, body_id: int, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)
+    ) -> None:
         """World force (3,) N through the centre of mass and torque (3,) N·m, held until changed."""
         row = self.index_of(body_id)
         force, torque = check_vector("force", force, 3), check_vector("torque", torque, 3)
@@ -193,15 +197,23 @@ class World:
     def set_grab(self, body_id: int, anchor, target, stiffness: float, damping: float) -> None:
         """Hold one body by a spring (the mouse grab): a point ``anchor`` (3,) fixed in the body
         frame, m, is pulled towards the world point ``target`` (3,) m with ``stiffness`` N/m and
-        ``damping`` N·s/m on the anchor's velocity (and on spin). The force is re-evaluated every step, so a
+        ``damping`` N·s/m on the anchor's velocity (and on spin). The force is re-evaluated every
+        step, so a
         stiff spring stays stable at the physics rate whatever the display rate. Replaces any
         previous grab; ``clear_grab`` releases it."""
         self.index_of(body_id)
         stiffness, damping = float(stiffness), float(damping)
-        if not (np.isfinite(stiffness) and stiffness >= 0 and np.isfinite(damping) and damping >= 0):
+        if not (
+            np.isfinite(stiffness) and stiffness >= 0 and np.isfinite(damping) and damping >= 0
+        ):
             raise ValueError(f"grab stiffness and damping must be ≥ 0, got {stiffness}, {damping}")
-        self._grab = Grab(body_id, check_vector("grab anchor", anchor, 3), check_vector("grab target", target, 3),
-                          stiffness, damping)
+        self._grab = Grab(
+            body_id,
+            check_vector("grab anchor", anchor, 3),
+            check_vector("grab target", target, 3),
+            stiffness,
+            damping,
+        )
         self.wake(body_id)
 
     def clear_grab(self) -> None:

@@ -78,7 +78,8 @@ _wire_cache: weakref.WeakKeyDictionary[Shape, np.ndarray] = weakref.WeakKeyDicti
 
 def hull_wireframe(shape: Shape) -> np.ndarray:
     """(e, 2, 3) segments, body (principal) frame, m: the edges of the shape's collision hull
-    (physics/geometry/polytope.py), or three great circles of its collision sphere. Cached per Shape."""
+    (physics/geometry/polytope.py), or three great circles of its collision sphere. Cached per
+    Shape."""
     wire = _wire_cache.get(shape)
     if wire is None:
         if shape.radius > 0.0:

@@ -1,4 +1,5 @@
-"""Snapshot interpolation: smooth motion at any display rate (docs/architecture.md#from-a-dropped-file-to-the-screen).
+"""Snapshot interpolation: smooth motion at any display rate
+(docs/architecture.md#from-a-dropped-file-to-the-screen).
 
 The physics thread publishes a ``Snapshot`` after each batch of fixed steps, stamped with the
 wall instant its sim time was due (``Snapshot.wall_time``). The renderer draws the state at a

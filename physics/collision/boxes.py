@@ -5,9 +5,11 @@ A hull with 8 vertices and 6 faces in 3 perpendicular pairs is a box with axes A
 h_k and a centre c. Its extent along a unit axis L is Σ h_k |A_k·L|, so the 15 axes of the
 box–box SAT (the 3 + 3 face normals and the 9 products A_i × B_j; Gottschalk, Lin & Manocha,
 "OBBTree", SIGGRAPH 1996; ODE's dBoxBox) cost a few dot products each, with no loop over vertices
-or edge pairs. The separations are the ones collision/narrowphase.py's general queries find: a face's is the
+or edge pairs. The separations are the ones collision/narrowphase.py's general queries find: a
+face's is the
 same support gap, and the edge pairs of two boxes that form Minkowski faces (Gregorius' Gauss-map
-test) are exactly their support edges along ±A_i × B_j. So collision/narrowphase.py takes from here only which
+test) are exactly their support edges along ±A_i × B_j. So collision/narrowphase.py takes from here
+only which
 axis separates most and by how much, and builds the contacts from the same hull features as
 for any other hull.
 """

@@ -145,7 +145,8 @@ def _within_reach(pairs, pos, radius, out):
 
 
 def reach(vel, omega, bound, h) -> np.ndarray:
-    """(n,) m: bounding radius grown by the margin and by REACH_STEPS steps of the fastest point's motion
+    """(n,) m: bounding radius grown by the margin and by REACH_STEPS steps of the fastest point's
+    motion
     (|v| + |ω|·bound), the same allowance the wall contacts use."""
     speed = (np.sqrt(np.einsum("ij,ij->i", vel, vel))
              + bound * np.sqrt(np.einsum("ij,ij->i", omega, omega)))

@@ -14,7 +14,8 @@ Reused, they move with their bodies: n and both points back to the world, the ga
 and the point midway. So a reused contact still sees the two bodies approach or part along its
 normal (an approaching pair cannot pass through); what it cannot see is a change of which
 features touch, and the thresholds bound that to about MANIFOLD_REUSE_SHIFT +
-MANIFOLD_REUSE_TURN × the hull's size. Keys are kept, so warm starting is unchanged. Pairs without contacts are not stored: their
+MANIFOLD_REUSE_TURN × the hull's size. Keys are kept, so warm starting is unchanged. Pairs without
+contacts are not stored: their
 SAT is cheap, and whether they touch depends on the speculative distance, which changes with the
 bodies' speeds.
 
@@ -249,10 +250,15 @@ def _store_kernel(found, bodies, old, cache):
                 d2y = point[c, 1] - half * normal[c, 1] - pos[o, 1]
                 d2z = point[c, 2] - half * normal[c, 2] - pos[o, 2]
                 for i in range(3):
-                    local[filled, i] = rotm[f, 0, i] * d1x + rotm[f, 1, i] * d1y + rotm[f, 2, i] * d1z
+                    local[filled, i] = (
+                        rotm[f, 0, i] * d1x + rotm[f, 1, i] * d1y + rotm[f, 2, i] * d1z
+                    )
                     local[filled, 3 + i] = (rotm[o, 0, i] * d2x + rotm[o, 1, i] * d2y
                                             + rotm[o, 2, i] * d2z)
-                    local[filled, 6 + i] = (rotm[f, 0, i] * normal[c, 0] + rotm[f, 1, i] * normal[c, 1]
-                                            + rotm[f, 2, i] * normal[c, 2])
+                    local[filled, 6 + i] = (
+                        rotm[f, 0, i] * normal[c, 0]
+                        + rotm[f, 1, i] * normal[c, 1]
+                        + rotm[f, 2, i] * normal[c, 2]
+                    )
                 filled += 1
         first = last

@@ -1,4 +1,5 @@
-"""Narrow phase: contact manifolds between pairs of bodies (docs/physics.md#contacts-between-bodies).
+"""Narrow phase: contact manifolds between pairs of bodies
+(docs/physics.md#contacts-between-bodies).
 
 Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces and edges
 (geometry/polytope.py; a box is a hull with 6 faces, so box–box is exact).
@@ -12,12 +13,14 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
   against the reference face's side planes (Sutherland–Hodgman) and reduced to at most 4 points
   keeping the deepest and the largest area (Bullet's manifold reduction); an edge axis gives one
   point between the two edges. Face axes win ties so resting boxes keep a face manifold.
-  Two boxes get the same answer from the closed-form box SAT (collision/boxes.py); for other hulls the
+  Two boxes get the same answer from the closed-form box SAT (collision/boxes.py); for other hulls
+  the
   face and edge queries skip, exactly, the faces and edges that a bound from the hulls' inner
   radii shows cannot matter.
 
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
-``REACH_STEPS`` steps) yields contacts with a positive gap, which the solver lets close but not cross, so a
+``REACH_STEPS`` steps) yields contacts with a positive gap, which the solver lets close but not
+cross, so a
 fast body cannot tunnel through another. Contacts carry keys built from the two body ids and the
 features that made them (reference face, clipping edge, incident vertex or edge pair;
 collision/keys.py), so the same contact is found again next step and its impulses warm-start.
@@ -681,7 +684,8 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
 def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
                   manifolds: ManifoldCache) -> tuple[Contacts, ManifoldCache]:
     """``body_contacts``, carrying along the manifolds of the last step's touching pairs that
-    have barely moved against each other since (collision/manifolds.py); returns the contacts and the
+    have barely moved against each other since (collision/manifolds.py); returns the contacts and
+    the
     manifolds to keep for the next step."""
     out = ContactBuffer.allocate(max(MAX_MANIFOLD * len(pairs), 1))
     bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)

@@ -43,7 +43,9 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
             + bound[b] * np.sqrt(omega[b, 0] ** 2 + omega[b, 1] ** 2 + omega[b, 2] ** 2))
         near = False
         for pl in range(n_planes):
-            centre = planes[pl, 0] * pos[b, 0] + planes[pl, 1] * pos[b, 1] + planes[pl, 2] * pos[b, 2]
+            centre = (
+                planes[pl, 0] * pos[b, 0] + planes[pl, 1] * pos[b, 1] + planes[pl, 2] * pos[b, 2]
+            )
             if centre - planes[pl, 3] - bound[b] < reach:
                 near = True
         if not near:
@@ -53,8 +55,12 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
         for j in range(nv):  # scalar indexing: a row view would cost a reference count
             v = lo + j
             for a in range(3):
-                world[j, a] = (pos[b, a] + rotm[b, a, 0] * hull_points[v, 0]
-                               + rotm[b, a, 1] * hull_points[v, 1] + rotm[b, a, 2] * hull_points[v, 2])
+                world[j, a] = (
+                    pos[b, a]
+                    + rotm[b, a, 0] * hull_points[v, 0]
+                    + rotm[b, a, 1] * hull_points[v, 1]
+                    + rotm[b, a, 2] * hull_points[v, 2]
+                )
         for pl in range(n_planes):
             nx, ny, nz, d = planes[pl, 0], planes[pl, 1], planes[pl, 2], planes[pl, 3]
             if nx * pos[b, 0] + ny * pos[b, 1] + nz * pos[b, 2] - d - bound[b] >= reach:
@@ -140,7 +146,8 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; vel (n, 3) m/s and omega (n, 3) rad/s (the
     velocities the step will move with, used for the speculative distance); ids (n,) stable ids;
-    radius (n,) m; bound (n,) m bounding radius about the centre of mass; hull_points (H, 3), hull_start (n+1,) as in ``Model``; planes (p, 4) from
+    radius (n,) m; bound (n,) m bounding radius about the centre of mass; hull_points (H, 3),
+    hull_start (n+1,) as in ``Model``; planes (p, 4) from
     ``Model.wall_planes``; h the step, s; awake (n,) bool: the bodies to collide (default all;
     a sleeping body has no wall contacts).
     """
@@ -187,5 +194,7 @@ def wall_clearance(pos, rotm, radius, bound, hull_points, hull_start, planes,
     """
     out = np.zeros((len(pos), len(planes)))
     if len(pos) and len(planes):
-        _deepest_kernel(pos, rotm, radius, bound, hull_points, hull_start, planes, float(cutoff), out)
+        _deepest_kernel(
+            pos, rotm, radius, bound, hull_points, hull_start, planes, float(cutoff), out
+        )
     return out

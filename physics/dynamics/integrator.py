@@ -99,11 +99,14 @@ def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
         out[i, 3] = nz / norm
 
 
-def rotate_free(quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray, h: float) -> np.ndarray:
+def rotate_free(
+    quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray, h: float
+) -> np.ndarray:
     """One torque-free rotation step; returns the new orientations (n, 4).
 
     quat (n, 4) principal → world; ang_mom (n, 3) world L, kg·m²/s (unchanged by a torque-free
-    step); inv_inertia (n, 3) 1/(kg·m²); h s. Implements docs/physics.md#free-rotation steps 1–3: ``L_b = Rᵀ L``;
+    step); inv_inertia (n, 3) 1/(kg·m²); h s. Implements docs/physics.md#free-rotation steps 1–3:
+    ``L_b = Rᵀ L``;
     solve ``L_b' = L_b − h·ω_m × L_m`` with ``L_m = (L_b + L_b')/2``, ``ω_m = I⁻¹ L_m`` by Newton
     (Jacobian ``E + (h/2)([ω_m]× − [L_m]× I⁻¹)``, starting from L_b' = L_b, within h|ω| of the
     root); ``q' = q ⊗ cay((h/2) ω_m)``. Compiled: a numpy version spends ~0.5 ms per step in
@@ -117,7 +120,9 @@ def rotate_free(quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray, 
     return out
 
 
-def body_angular_velocity(quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray) -> np.ndarray:
+def body_angular_velocity(
+    quat: np.ndarray, ang_mom: np.ndarray, inv_inertia: np.ndarray
+) -> np.ndarray:
     """ω in the principal frame, ``ω_b = I⁻¹ Rᵀ L``; (n, 3) rad/s."""
     return inv_inertia * quat_rotate(quat_conj(quat), ang_mom)
 
@@ -166,7 +171,8 @@ def _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, h, n
 
 
 def world_inverse_inertia(rotm, inv_inertia) -> np.ndarray:
-    """(n, 3, 3) world inverse inertia ``R I⁻¹ Rᵀ`` (docs/physics.md#sequential-impulses: needed for impulses, never
+    """(n, 3, 3) world inverse inertia ``R I⁻¹ Rᵀ`` (docs/physics.md#sequential-impulses: needed
+    for impulses, never
     integrated) of rotations rotm (n, 3, 3) and principal inverse moments inv_inertia (n, 3)."""
     out = np.empty_like(rotm)
     _inverse_inertia_kernel(np.ascontiguousarray(rotm), np.ascontiguousarray(inv_inertia), out)

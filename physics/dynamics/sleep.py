@@ -2,7 +2,8 @@
 
 A body is slow when its centre moves slower than ``SLEEP_LINEAR_TOLERANCE`` and it turns slower than
 ``SLEEP_ANGULAR_TOLERANCE`` and nothing holds a force or torque on it. Each body counts how long it
-has been slow; an island (bodies linked by contacts, dynamics/islands.py) falls asleep when every body in
+has been slow; an island (bodies linked by contacts, dynamics/islands.py) falls asleep when every
+body in
 it has been slow for ``TIME_TO_SLEEP``: its velocities are zeroed and it is skipped by gravity,
 the integrator and the solver (a sleeping body acts as a fixed one) until something wakes it —
 a contact with an awake body that carries load, or a command touching it (world.py).

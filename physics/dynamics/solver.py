@@ -1,5 +1,6 @@
 """Contact impulses: sequential impulses with restitution, friction and speculative gaps
-(docs/physics.md#sequential-impulses; the scheme of Box2D v3's contact solver, with the restitution target taken at the
+(docs/physics.md#sequential-impulses; the scheme of Box2D v3's contact solver, with the restitution
+target taken at the
 time of impact inside the step).
 
 Per step, for every contact point with offset r from the centre of mass and normal n:

@@ -10,7 +10,8 @@ moment ``σA·s/3`` and ``∫ x xᵀ dA = (A/12)(aaᵀ + bbᵀ + ccᵀ + ssᵀ)`
 
 Accuracy (docs/physics.md#mass-properties-of-a-closed-mesh): the parallel-axis shift from the
 reference point to the centre of mass cancels catastrophically when the mesh sits far from that
-point (a 1×2×3 box at x = 1e5 is 9.3 % off in trimesh). So the reference is the mean of the face corners, subtracted
+point (a 1×2×3 box at x = 1e5 is 9.3 % off in trimesh). So the reference is the mean of the face
+corners, subtracted
 from the vertices *before* anything is multiplied; sums are float64, accumulated per block of
 faces and the block sums added pairwise (``np.sum`` over an axis), then shifted to the centre of
 mass.
@@ -153,7 +154,8 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
             problem = EdgeReport(faces).problem() or "the surface is not closed"
             raise InertiaError(solid_undefined(problem))
         if volume < 0:
-            # Everything is linear in d: flipping every face negates every sum (docs/physics.md#mass-properties-of-a-closed-mesh).
+            # Everything is linear in d: flipping every face negates every sum
+            # (docs/physics.md#mass-properties-of-a-closed-mesh).
             warnings.append(f"mesh volume is negative ({volume:.6g} m³): the faces are wound "
                             "inward (misoriented triangles); the winding was inverted to compute")
             volume, six_volume, first, second = -volume, -six_volume, -first, -second
@@ -206,7 +208,8 @@ def _checked_arrays(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _principal_frame(inertia: np.ndarray, warnings: list) -> tuple[np.ndarray, np.ndarray]:
-    """Moments (3,) ascending and axes (3, 3) as columns with det +1 (docs/physics.md#principal-frame).
+    """Moments (3,) ascending and axes (3, 3) as columns with det +1
+    (docs/physics.md#principal-frame).
 
     A tensor is a body's inertia iff I1 + I2 ≥ I3 (I1 + I2 − I3 = 2∫z² dm along axis 3; this
     also implies I1 ≥ 0). Rounding may break it, or push I1 of a needle below 0, by a tiny

@@ -109,7 +109,8 @@ class Mesh:
 
 @dataclass(frozen=True)
 class OrientedBox:
-    """The smallest box along a shape's principal axes that holds its mesh (docs/physics.md#oriented-bounding-box). centre (3,) m and axes (3, 3) (columns, the principal
+    """The smallest box along a shape's principal axes that holds its mesh
+    (docs/physics.md#oriented-bounding-box). centre (3,) m and axes (3, 3) (columns, the principal
     axes) in the mesh frame; half_extents (3,) m along those axes."""
 
     centre: np.ndarray
@@ -199,7 +200,8 @@ class Shape:
 
     def body_def(self, position, orientation=(1.0, 0.0, 0.0, 0.0), velocity=0.0,
                  angular_velocity=0.0, restitution=None, friction=None) -> BodyDef:
-        """The ``BodyDef`` of this shape placed with scene-file semantics (docs/architecture.md#files-and-the-command-line).
+        """The ``BodyDef`` of this shape placed with scene-file semantics
+        (docs/architecture.md#files-and-the-command-line).
 
         position (3,) m: where the mesh's own origin goes; orientation (4,) w, x, y, z: the mesh
         frame → world. Returns the principal frame: COM ``p + R(q)·com`` and orientation
@@ -793,7 +795,8 @@ def _rank(points: np.ndarray) -> int:
 def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.ndarray:
     """Vertices (k, 3), k ≤ max_vertices, of the convex hull of points (n, 3) (scipy Qhull).
 
-    Hulls with more vertices are reduced like MuJoCo's (docs/physics.md#collision-shapes): start from the extreme
+    Hulls with more vertices are reduced like MuJoCo's (docs/physics.md#collision-shapes): start
+    from the extreme
     points along the axes and the diagonals (so the axis-aligned extent in this frame is exact),
     then repeatedly add the hull vertex farthest outside the hull of those chosen. The result is
     a subset of the points (so inside the true hull), deterministic, in input order. Flat point
@@ -936,7 +939,8 @@ def prism_mesh(profile, depth: float, centre) -> tuple[np.ndarray, np.ndarray]:
 
 
 def builtin_shape(kind: str, size=None, density: float = DEFAULT_DENSITY) -> Shape:
-    """A builtin shape centred on its centre of mass (docs/architecture.md#files-and-the-command-line).
+    """A builtin shape centred on its centre of mass
+    (docs/architecture.md#files-and-the-command-line).
 
     kind: "box" size [x, y, z] full extents (default 1 m cube); "sphere" [radius] (0.5);
     "cylinder" [radius, height] axis along y ([0.5, 1]); "t_handle" [scale] (~0.3 m at 1).

@@ -1,6 +1,7 @@
 """Topology of a convex collision hull: its faces (planar polygons) and edges.
 
-The narrow phase (collision/narrowphase.py) needs more than vertices: the separating-axis test runs over face
+The narrow phase (collision/narrowphase.py) needs more than vertices: the separating-axis test runs
+over face
 normals and edge pairs, and contact points come from clipping one face against another. Qhull
 triangulates the hull; coplanar triangles are merged back into one polygon per plane, so a box has
 6 square faces and 12 edges (not 12 triangles and 18 edges), which keeps manifolds stable and

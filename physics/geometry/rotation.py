@@ -25,7 +25,8 @@ _GIMBAL_TOL = 1e-14
 # |r| ≤ 2^61 (its square stays far from float64 overflow) while the rotation it stands for
 # differs from the true one by < 2^-58 rad, below float64 resolution of a unit quaternion.
 _RODRIGUES_MIN_W = 2.0**-60
-# Below this angle (rad) the exp/log maps use their Taylor series (docs/physics.md#rotation-parameterizations):
+# Below this angle (rad) the exp/log maps use their Taylor series
+# (docs/physics.md#rotation-parameterizations):
 # the first omitted term is < 1e-18 relative there.
 _SERIES_ANGLE = 1e-3
 
@@ -410,7 +411,8 @@ def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:
 def quat_cayley(half_angle_vector: np.ndarray) -> np.ndarray:
     """Cayley map: the unit quaternion ``normalize(1, a)`` for ``a = (h/2)·ω``; (..., 3) → (..., 4).
 
-    docs/physics.md#free-rotation step 3: ``q' = q ⊗ cay((h/2) ω_b)``. It equals the exact exponential up to
+    docs/physics.md#free-rotation step 3: ``q' = q ⊗ cay((h/2) ω_b)``. It equals the exact
+    exponential up to
     an under-rotation of about θ³/12 per step, and is exactly unit length.
     """
     a = _array(half_angle_vector, 3, "quat_cayley half_angle_vector", finite=False)

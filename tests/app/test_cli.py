@@ -261,10 +261,12 @@ def test_simulate_invalid_scene_is_one_line_with_file_and_line(tmp_path):
 def test_help_lists_every_command_and_version_prints():
     result = tumble("--help")
     assert result.returncode == 0
-    for usage in ("tumble [-h] [--version] [SCENE.toml | MESH ...]",
-                  "tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--scale S] [--json]",
-                  "tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv",
-                  "tumble record SCENE.toml --seconds T"):
+    for usage in (
+        "tumble [-h] [--version] [SCENE.toml | MESH ...]",
+        "tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--scale S] [--json]",
+        "tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv",
+        "tumble record SCENE.toml --seconds T",
+    ):
         assert usage in result.stdout
     version = tumble("--version")
     assert version.returncode == 0 and version.stdout.startswith("tumble 0.")

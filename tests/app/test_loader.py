@@ -149,7 +149,7 @@ def test_every_bad_file_is_rejected_with_its_reason_and_the_scene_is_untouched(
     lines = info_lines(caplog)
     shown = [n.text for n, _ in state.notifications.visible()]
     for name, word in expected.items():
-        line = next((l for l in lines if l.startswith(f"rejected {name}: ")), None)
+        line = next((text for text in lines if text.startswith(f"rejected {name}: ")), None)
         assert line is not None, f"no rejection logged for {name}: {lines}"
         assert word in line, line
         assert not line.startswith(f"rejected {name}: {name}"), "file name repeated"
@@ -169,8 +169,8 @@ def test_too_many_faces_is_rejected(tmp_path, caplog):
         snap = settle(state, loader)
         loader.close()
     assert len(snap.ids) == 0
-    assert any(l.startswith("rejected icosahedron.ply: ") and "20" in l
-               for l in info_lines(caplog))
+    assert any(text.startswith("rejected icosahedron.ply: ") and "20" in text
+               for text in info_lines(caplog))
 
 
 def test_a_scene_replaces_everything_and_becomes_the_reset_point(app):

@@ -51,6 +51,8 @@ def test_wall_planes_enclose_the_container():
 def test_material_defaults_fill_in_per_body_values():
     model = Model(WorldDef(restitution=0.25, friction=0.75))
     model.append(0, BodyDef(mass=1, principal_moments=[1, 1, 1], radius=1))
-    model.append(1, BodyDef(mass=1, principal_moments=[1, 1, 1], radius=1, restitution=0.9, friction=0.1))
+    model.append(
+        1, BodyDef(mass=1, principal_moments=[1, 1, 1], radius=1, restitution=0.9, friction=0.1)
+    )
     assert model.effective_restitution().tolist() == [0.25, 0.9]
     assert model.effective_friction().tolist() == [0.75, 0.1]

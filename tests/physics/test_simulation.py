@@ -1,4 +1,5 @@
-"""The physics thread (docs/architecture.md#threads): commands from other threads, failed commands rolled back and
+"""The physics thread (docs/architecture.md#threads): commands from other threads, failed commands
+rolled back and
 reported, untorn snapshots, pause / single step / time scale, the catch-up budget, clean shutdown,
 reset and determinism.
 

@@ -20,8 +20,15 @@ def total_energy(world: World) -> float:
 
 def floor_clearance(world: World) -> np.ndarray:
     m = world.model
-    return wall_clearance(world.state.pos, quat_to_matrix(world.state.quat), m.radius, m.bound_radius,
-                          m.hull_points, m.hull_start, m.wall_planes())[:, 0]
+    return wall_clearance(
+        world.state.pos,
+        quat_to_matrix(world.state.quat),
+        m.radius,
+        m.bound_radius,
+        m.hull_points,
+        m.hull_start,
+        m.wall_planes(),
+    )[:, 0]
 
 
 def bounce_apexes(restitution: float, seconds: float) -> list[float]:
@@ -45,7 +52,9 @@ def test_cube_bounce_apexes_follow_e_squared(restitution):
 
 
 def drop_energies(restitution, seconds, orientation, angular_velocity, height, friction=0.0):
-    world = World(WorldDef(restitution=restitution, friction=friction, container_size=[4.0, 6.0, 4.0]))
+    world = World(
+        WorldDef(restitution=restitution, friction=friction, container_size=[4.0, 6.0, 4.0])
+    )
     world.add_body(box_body(size=(1.0, 0.8, 0.6), position=[0.3, height, -0.2],
                             orientation=orientation, angular_velocity=angular_velocity))
     energies = [total_energy(world)]
@@ -78,7 +87,9 @@ def test_elastic_random_drops_never_gain_energy(orientation, angular_velocity, h
 
 @settings(max_examples=10)
 @given(st.floats(0.0, 1.0), quaternions, spins, st.floats(0.0, 1.0))
-def test_energy_never_grows_through_any_bounce(restitution, orientation, angular_velocity, friction):
+def test_energy_never_grows_through_any_bounce(
+    restitution, orientation, angular_velocity, friction
+):
     energies = drop_energies(restitution, 4.0, orientation, angular_velocity, 2.0, friction)
     assert np.all(np.diff(energies) <= 1e-9 * energies[0])
 
@@ -97,7 +108,9 @@ def test_box_dropped_with_low_restitution_comes_to_rest_without_sinking():
 
 def test_sliding_box_decelerates_at_mu_g():
     world = World(WorldDef(restitution=0.0, friction=0.4))
-    world.add_body(box_body(size=(0.2, 0.2, 0.2), position=[-1.5, 0.1, 0.0], velocity=[5.0, 0.0, 0.0]))
+    world.add_body(
+        box_body(size=(0.2, 0.2, 0.2), position=[-1.5, 0.1, 0.0], velocity=[5.0, 0.0, 0.0])
+    )
     for _ in range(24):  # settle the contact
         world.step(H)
     v0, t0 = world.state.vel[0, 0], world.state.time
@@ -191,7 +204,9 @@ def test_bad_commands_are_refused_and_change_nothing(call, message):
     before = (world.state.pos.copy(), world.state.quat.copy(), world.model.settings.gravity.copy())
     with pytest.raises(ValueError, match=message):
         call(world, body)
-    assert np.array_equal(world.state.pos, before[0]) and np.array_equal(world.state.quat, before[1])
+    assert np.array_equal(world.state.pos, before[0]) and np.array_equal(
+        world.state.quat, before[1]
+    )
     assert np.array_equal(world.model.settings.gravity, before[2])
 
 
@@ -221,7 +236,9 @@ def test_a_body_definition_edited_after_validation_is_refused_whole():
     body.hull = np.zeros((4, 2))  # broken after construction
     with pytest.raises(ValueError):
         world.add_body(body)
-    assert world.count == 1 and len(world.state.pos) == 1 and world.model.hull_start.tolist() == [0, 8]
+    assert (
+        world.count == 1 and len(world.state.pos) == 1 and world.model.hull_start.tolist() == [0, 8]
+    )
 
 
 def test_grab_spring_pulls_the_anchor_to_the_target_and_settles():

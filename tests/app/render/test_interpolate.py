@@ -1,4 +1,5 @@
-"""Snapshot interpolation (app/render/interpolate.py) and the physics → render hand-off, without GL."""
+"""Snapshot interpolation (app/render/interpolate.py) and the physics → render hand-off, without
+GL."""
 
 import time
 

@@ -64,7 +64,10 @@ def test_a_pair_that_barely_moved_keeps_its_contacts_carried_with_the_bodies():
     assert np.allclose(carried.separation, fresh.separation[order], atol=1e-9)
     slide = np.linalg.norm(carried.point - fresh.point[order], axis=1)
     corner_radius = np.linalg.norm([0.25, 0.25, 0.25])
-    assert np.all(slide <= 0.5 * (np.linalg.norm([0.0001, 0.0003]) + 0.6 * MANIFOLD_REUSE_TURN * corner_radius))
+    assert np.all(
+        slide
+        <= 0.5 * (np.linalg.norm([0.0001, 0.0003]) + 0.6 * MANIFOLD_REUSE_TURN * corner_radius)
+    )
     assert slide.max() > 1e-4
     cos = np.sum(carried.normal * fresh.normal[order], axis=1)
     assert np.all(cos > np.cos(MANIFOLD_REUSE_TURN))

@@ -21,9 +21,19 @@ def model_with(*bodies, container=(4.0, 3.0, 4.0)) -> Model:
 
 
 def contacts_for(model, pos, quat, vel, omega):
-    return wall_contacts(np.asarray(pos, float), quat_to_matrix(np.asarray(quat, float)),
-                         np.asarray(vel, float), np.asarray(omega, float), model.ids, model.radius,
-                         model.bound_radius, model.hull_points, model.hull_start, model.wall_planes(), H)
+    return wall_contacts(
+        np.asarray(pos, float),
+        quat_to_matrix(np.asarray(quat, float)),
+        np.asarray(vel, float),
+        np.asarray(omega, float),
+        model.ids,
+        model.radius,
+        model.bound_radius,
+        model.hull_points,
+        model.hull_start,
+        model.wall_planes(),
+        H,
+    )
 
 
 def test_box_resting_flat_touches_the_floor_at_its_four_bottom_corners():
@@ -75,8 +85,15 @@ def test_corner_of_the_container_gives_contacts_on_three_walls():
 def test_clearance_of_a_tilted_box_is_its_lowest_corner():
     model = model_with(box_body(size=(1.0, 1.0, 1.0)))
     q = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.pi / 4)[None]
-    clearance = wall_clearance(np.array([[0.0, 1.0, 0.0]]), quat_to_matrix(q), model.radius,
-                               model.bound_radius, model.hull_points, model.hull_start, model.wall_planes())
+    clearance = wall_clearance(
+        np.array([[0.0, 1.0, 0.0]]),
+        quat_to_matrix(q),
+        model.radius,
+        model.bound_radius,
+        model.hull_points,
+        model.hull_start,
+        model.wall_planes(),
+    )
     assert clearance[0, 0] == pytest.approx(1.0 - np.sqrt(0.5), abs=1e-12)
     assert clearance[0, 1] == pytest.approx(3.0 - 1.0 - np.sqrt(0.5), abs=1e-12)
 
@@ -92,5 +109,7 @@ def test_tangents_are_orthonormal_and_fixed_per_normal():
     t1, t2 = plane_tangents(normals)
     for a, b in ((normals, t1), (normals, t2), (t1, t2)):
         assert np.allclose(np.einsum("ij,ij->i", a, b), 0.0)
-    assert np.allclose(np.linalg.norm(t1, axis=1), 1.0) and np.allclose(np.linalg.norm(t2, axis=1), 1.0)
+    assert np.allclose(np.linalg.norm(t1, axis=1), 1.0) and np.allclose(
+        np.linalg.norm(t2, axis=1), 1.0
+    )
     assert np.allclose(np.cross(t1, t2), normals)

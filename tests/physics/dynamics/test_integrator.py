@@ -1,4 +1,5 @@
-"""Free motion: the rotation step of docs/physics.md#free-rotation against Landau–Lifshitz §37, and the drift."""
+"""Free motion: the rotation step of docs/physics.md#free-rotation against Landau–Lifshitz §37, and
+the drift."""
 
 import numpy as np
 import pytest
@@ -77,7 +78,8 @@ def test_dzhanibekov_flip_conserves_energy_and_momentum_exactly():
 
 
 def test_middle_axis_spin_reverses_within_one_flip_interval():
-    """The explicit ω += I⁻¹τ dt would keep ω constant when τ = 0; the gyroscopic term reverses it."""
+    """The explicit ω += I⁻¹τ dt would keep ω constant when τ = 0; the gyroscopic term reverses
+    it."""
     moments, omega0 = np.array([1.0, 2.0, 3.0]), np.array([0.01, 5.0, 0.01])
     world = World(WorldDef(gravity=[0, 0, 0], container_size=None))
     world.add_body(BodyDef(mass=1.0, principal_moments=moments, hull=np.zeros((1, 3)),
@@ -137,7 +139,11 @@ def test_quaternion_update_multiplies_on_the_body_side():
 
 
 def test_free_flight_drift_is_the_exact_parabola():
-    pos, vel, accel = np.array([[0.0, 2.0, 0.0]]), np.array([[1.0, 3.0, -2.0]]), np.array([[0, -9.81, 0]])
+    pos, vel, accel = (
+        np.array([[0.0, 2.0, 0.0]]),
+        np.array([[1.0, 3.0, -2.0]]),
+        np.array([[0, -9.81, 0]]),
+    )
     h = 0.05
     vel_end = vel + accel * h
     new = drift(pos, vel, vel_end, accel, np.array([False]), np.array([1.0]), h)
@@ -152,8 +158,15 @@ def test_bounce_drift_splits_the_step_at_the_impact():
     v0 = -(v_impact - g * t_hit)          # downward speed at the start so it reaches −v_impact
     y0 = -(v0 * t_hit - 0.5 * g * t_hit**2)
     v_end = v_impact - g * (h - t_hit)
-    new = drift(np.array([[0.0, y0, 0.0]]), np.array([[0.0, v0, 0.0]]), np.array([[0.0, v_end, 0.0]]),
-                np.array([[0.0, -g, 0.0]]), np.array([True]), np.array([tau]), h)
+    new = drift(
+        np.array([[0.0, y0, 0.0]]),
+        np.array([[0.0, v0, 0.0]]),
+        np.array([[0.0, v_end, 0.0]]),
+        np.array([[0.0, -g, 0.0]]),
+        np.array([True]),
+        np.array([tau]),
+        h,
+    )
     rest = h - t_hit
     assert new[0, 1] == pytest.approx(v_impact * rest - 0.5 * g * rest**2, abs=1e-14)
 

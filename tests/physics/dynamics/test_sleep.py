@@ -17,7 +17,9 @@ def rest_once(vel, omega, loaded, island, asleep, slow_time):
 
 
 def test_slow_means_under_both_tolerances_and_unloaded():
-    vel = np.array([[0, 0, 0], [SLEEP_LINEAR_TOLERANCE * 2, 0, 0], [0, 0, 0], [0, 0, 0]], dtype=float)
+    vel = np.array(
+        [[0, 0, 0], [SLEEP_LINEAR_TOLERANCE * 2, 0, 0], [0, 0, 0], [0, 0, 0]], dtype=float
+    )
     omega = np.array([[0, 0, 0], [0, 0, 0], [0, SLEEP_ANGULAR_TOLERANCE * 2, 0], [0, 0, 0]])
     loaded = np.array([False, False, False, True])
     alone = np.arange(4)

@@ -1,4 +1,5 @@
-"""Contact impulses against the closed form of docs/physics.md#sequential-impulses and the impact timing."""
+"""Contact impulses against the closed form of docs/physics.md#sequential-impulses and the impact
+timing."""
 
 import numpy as np
 import pytest
@@ -33,7 +34,9 @@ def test_one_point_impulse_matches_seed_001(restitution):
     assert result.impulses[0, 0] == pytest.approx(expected, rel=1e-12)
     vn_after = (vel[0] + np.cross(omega[0], r)) @ n
     assert vn_after == pytest.approx(-restitution * vn, abs=1e-12)
-    assert np.allclose(ang_mom[0], np.linalg.solve(inv_iw, [1.0, 0.3, -2.0]) + np.cross(r, expected * n))
+    assert np.allclose(
+        ang_mom[0], np.linalg.solve(inv_iw, [1.0, 0.3, -2.0]) + np.cross(r, expected * n)
+    )
 
 
 def test_friction_impulse_stays_inside_the_coulomb_cone():

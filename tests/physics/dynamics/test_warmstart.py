@@ -5,7 +5,8 @@ from physics.dynamics.warmstart import ContactCache
 
 def test_stored_impulses_are_found_by_key_and_new_keys_get_zero():
     rng = np.random.default_rng(1)
-    # wall keys are ≥ 0, body-pair keys < 0 (collision/walls.py, collision/narrowphase.py); clustered like real ids
+    # wall keys are ≥ 0, body-pair keys < 0 (collision/walls.py, collision/narrowphase.py);
+    # clustered like real ids
     keys = np.concatenate((np.arange(0, 5000, 7), -1 - (np.arange(300) << 21)))
     impulses = rng.normal(size=(len(keys), 3))
     keep = rng.random(len(keys)) < 0.7

@@ -1,4 +1,5 @@
-"""Mass properties against closed forms (docs/physics.md#mass-properties-of-a-closed-mesh): solids, thin shells, far from the origin.
+"""Mass properties against closed forms (docs/physics.md#mass-properties-of-a-closed-mesh): solids,
+thin shells, far from the origin.
 
 Expected values are textbook formulas, never the code under test: box m(b²+c²)/12, axis-aligned
 octahedron m(b²+c²)/10, the tetrahedron covariance (V/20)·Σ qᵢqᵢᵀ about its centroid, a right

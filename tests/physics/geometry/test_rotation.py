@@ -1,4 +1,5 @@
-"""Rotations (docs/physics.md#rotation-parameterizations): round trips, singular cases, composition, slerp.
+"""Rotations (docs/physics.md#rotation-parameterizations): round trips, singular cases,
+composition, slerp.
 
 Rotations are compared up to the quaternion sign (q and −q are one rotation). scipy's
 ``Rotation`` serves as an independent reference for the conventions (scalar-last there).
