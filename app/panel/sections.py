@@ -24,6 +24,7 @@ from app.panel.widgets import (
     RED,
     begin_table,
     ellipsis,
+    path_field,
     power_of_ten,
     row_label,
     text_row,
@@ -419,22 +420,14 @@ def scenes(panel: Panel, s: Snapshot) -> None:
         imgui.same_line()
     imgui.new_line()
     imgui.separator_text("Open a scene file")
-    imgui.set_next_item_width(-70)
-    entered, panel._scene_path = imgui.input_text_with_hint(
-        "##open", "path/to/scene.toml", panel._scene_path,
-        imgui.InputTextFlags_.enter_returns_true)
-    imgui.same_line()
-    if imgui.button("Open", (-1, 0)) or entered:
+    go, panel._scene_path = path_field("Open", "path/to/scene.toml", panel._scene_path)
+    if go:
         panel.open_files(panel._scene_path)
     imgui.separator_text("Save the current scene")
     if not panel._save_path and panel.state.scene_path is not None:
         panel._save_path = str(panel.state.scene_path)
-    imgui.set_next_item_width(-70)
-    entered, panel._save_path = imgui.input_text_with_hint(
-        "##save", "path/to/saved.toml", panel._save_path,
-        imgui.InputTextFlags_.enter_returns_true)
-    imgui.same_line()
-    if imgui.button("Save", (-1, 0)) or entered:
+    go, panel._save_path = path_field("Save", "path/to/saved.toml", panel._save_path)
+    if go:
         panel.save_scene(panel._save_path)
     imgui.text_colored(DIM, "Saves poses, velocities, materials and settings.")
 

@@ -76,3 +76,13 @@ def vec_row(label: str, values, unit: str = "", tooltip: str | None = None,
 
 def ellipsis(text: str, length: int) -> str:
     return text if len(text) <= length else "…" + text[-(length - 1):]
+
+
+def path_field(button: str, hint: str, text: str) -> tuple[bool, str]:
+    """A file path field with its button on the right: (go, text) — go when the button is
+    pressed or Enter is typed in the field."""
+    imgui.set_next_item_width(-70)
+    entered, text = imgui.input_text_with_hint(f"##{button}", hint, text,
+                                               imgui.InputTextFlags_.enter_returns_true)
+    imgui.same_line()
+    return imgui.button(button, (-1, 0)) or entered, text

@@ -16,6 +16,15 @@ _EMPTY = -1
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _root(parent, a):
+    """Union–find: the root of a's set, halving the path on the way (in place)."""
+    while parent[a] != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+    return a
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _hash3(x, y, z, mask):
     """Slot for the int64 triple (x, y, z) in a table of mask + 1 slots (a multiplicative mix)."""
     h = np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)
@@ -235,12 +244,7 @@ def face_components(m, first, second, counts):
         if counts[s] != 2:
             continue
         a, b = first[s] // 3, second[s] // 3
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        while parent[b] != b:
-            parent[b] = parent[parent[b]]
-            b = parent[b]
+        a, b = _root(parent, a), _root(parent, b)
         if a != b:
             if a < b:
                 parent[b] = a
@@ -304,12 +308,7 @@ def _closed_pieces(faces, n, link):
             if stamp[w] != u:
                 return False, np.empty(0, np.int64)  # w→u without u→w
             a, b = link[i, 2], face_of[w]
-            while parent[a] != a:
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            while parent[b] != b:
-                parent[b] = parent[parent[b]]
-                b = parent[b]
+            a, b = _root(parent, a), _root(parent, b)
             if a < b:
                 parent[b] = a
             elif b < a:
