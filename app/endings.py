@@ -6,7 +6,9 @@ did; three ways did not, and each left a broken video behind:
 - The window destroyed from outside (``xdotool windowclose``, a crashed window manager):
   pyglet has no handler for X's DestroyNotify, so the loop went on drawing into a window that no
   longer existed — llvmpipe failed with GL_OUT_OF_MEMORY and the process grew without end. The
-  handler ends the event loop instead, without touching GL (its drawable is gone).
+  handler ends the event loop instead, without touching GL (its drawable is gone). A draw under
+  way when the drawable went can block inside llvmpipe for good, before the loop sees the event:
+  a watchdog on its own X connection then saves the video and ends the process.
 - SIGTERM (a session logging out, ``kill``): Python's default ends the process at once. The
   handler ends the event loop, so ``main``'s shutdown runs and the exit status is 0.
 - The X server gone: Xlib calls its I/O error handler, then exit(1) if the handler returns.
@@ -18,10 +20,14 @@ did; three ways did not, and each left a broken video behind:
 
 from __future__ import annotations
 
+import ctypes
+import faulthandler
 import logging
 import os
 import signal
 import sys
+import threading
+import time
 
 import pyglet
 
@@ -32,6 +38,9 @@ def watch_endings(app) -> None:
     """Install the handlers above for ``app`` (has ``window``, ``closed`` and
     ``stop_recording``); call once, on the main thread, after the window exists."""
     signal.signal(signal.SIGTERM, lambda signum, frame: _end_loop(app, "SIGTERM"))
+    # ``kill -USR1`` prints every thread's stack to stderr: how a hang is found (the tests do it
+    # before they give up on an app that does not end)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     if sys.platform.startswith("linux"):
         _watch_destroy(app)
         _watch_server(app)
@@ -56,6 +65,44 @@ def _watch_destroy(app) -> None:
         _end_loop(app, "the window was destroyed")
 
     window._event_handlers[xlib.DestroyNotify] = destroyed
+    threading.Thread(target=_end_if_stuck, args=(app, window._window), name="ending watchdog",
+                     daemon=True).start()
+
+
+# s after the window was destroyed before a stuck process is ended: a draw under way when X
+# destroyed the drawable can block for good inside the software renderer (about 1 run in 20 under
+# load), and the event loop never sees the DestroyNotify; the promise is to end within 2 s
+STUCK_GRACE = 1.5
+# held by whoever ends the process from outside the event loop, so two endings at once cannot
+# cut each other's video short
+_final_exit = threading.Lock()
+
+
+def _end_if_stuck(app, window_id) -> None:
+    """Watch the window from a second X connection (the app's own may be blocked in GL); once it
+    is destroyed, give the event loop STUCK_GRACE s to end the app, else save the video and end
+    the process here. Runs on a daemon thread, so a normal ending never waits for it."""
+    from pyglet.libs.x11 import xlib
+
+    display = xlib.XOpenDisplay(None)
+    if not display:
+        return
+    xlib.XSelectInput(display, window_id, xlib.StructureNotifyMask)
+    xlib.XFlush(display)
+    event = xlib.XEvent()
+    while True:  # XNextEvent blocks in C, without the GIL
+        xlib.XNextEvent(display, ctypes.byref(event))
+        if event.type == xlib.DestroyNotify and event.xdestroywindow.window == window_id:
+            break
+    time.sleep(STUCK_GRACE)
+    log.error("the window was destroyed during a draw and the renderer did not return: "
+              "the app ends")
+    with _final_exit:
+        try:
+            app.stop_recording("the window was destroyed")  # the encoder only: no GL
+        finally:
+            logging.shutdown()
+            os._exit(0)
 
 
 _installed: list = []  # the ctypes callback, referenced for as long as Xlib may call it
@@ -65,12 +112,15 @@ def _watch_server(app) -> None:
     from pyglet.libs.x11 import xlib
 
     def server_gone(display) -> int:
-        log.error("the X server went away: the app ends")
-        try:
-            app.stop_recording("the X server went away")
-        finally:
-            logging.shutdown()
-            os._exit(0)  # returning would let Xlib exit(1) in the middle of an X call
+        # both X connections (the app's and the watchdog's) report it: the first one in saves
+        # the video and ends the process, the other waits here until it has
+        with _final_exit:
+            log.error("the X server went away: the app ends")
+            try:
+                app.stop_recording("the X server went away")
+            finally:
+                logging.shutdown()
+                os._exit(0)  # returning would let Xlib exit(1) in the middle of an X call
         return 0  # not reached
 
     handler = xlib.XIOErrorHandler(server_gone)

@@ -52,6 +52,8 @@ def test_every_ending_is_quick_clean_and_keeps_the_recording(ending, tmp_path):
         try:
             code = app.process.wait(ENDING_TIMEOUT + 1.0)
         except subprocess.TimeoutExpired:
+            app.process.send_signal(signal.SIGUSR1)  # its threads' stacks into the log
+            time.sleep(1.0)
             pytest.fail(f"the app was still running {ENDING_TIMEOUT + 1} s after {ending}:\n"
                         f"{app.log()}")
         assert time.monotonic() - start <= ENDING_TIMEOUT, app.log()
