@@ -253,6 +253,10 @@ class Model:
     box_axes: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
     box_half: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     box_centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    # made on first use after a body is added or removed, not on every step: building the
+    # records and their arrays cost more than the transform of a small scene's hulls
+    _hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
+    _world_hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -261,7 +265,26 @@ class Model:
     @property
     def hulls(self) -> HullSet:
         """The hulls and their topology, body frame, as one record for the kernels."""
-        return HullSet(*(getattr(self, name) for name in HullSet._fields))
+        if self._hulls is None:
+            self._hulls = HullSet(*(getattr(self, name) for name in HullSet._fields))
+        return self._hulls
+
+    @property
+    def world_hulls_buffer(self) -> HullSet:
+        """Room for the hulls in the world frame (collision/narrowphase.py ``world_hulls``):
+        the topology shared with ``hulls``, the coordinates to be filled in each step."""
+        if self._world_hulls is None:
+            body = self.hulls
+            self._world_hulls = body._replace(
+                hull_points=np.empty_like(body.hull_points),
+                face_normal=np.empty_like(body.face_normal),
+                face_offset=np.empty_like(body.face_offset),
+                box_axes=np.empty_like(body.box_axes),
+                box_centre=np.empty_like(body.box_centre))
+        return self._world_hulls
+
+    def _hulls_changed(self) -> None:
+        self._hulls = self._world_hulls = None
 
     def effective_restitution(self) -> np.ndarray:
         """(n,) per-body restitution with the world default filled in."""
@@ -273,6 +296,7 @@ class Model:
 
     def append(self, body_id: int, body: BodyDef) -> None:
         """Add one body row."""
+        self._hulls_changed()
         self.ids = np.append(self.ids, np.int64(body_id))
         self.mass = np.append(self.mass, body.mass)
         self.inv_mass = np.append(self.inv_mass, 1.0 / body.mass)
@@ -308,6 +332,7 @@ class Model:
 
     def delete(self, row: int) -> None:
         """Remove one body row (later rows move up by one)."""
+        self._hulls_changed()
         lo, hi = self.hull_start[row], self.hull_start[row + 1]
         for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius", "bound_radius",
                      "restitution", "friction", "box_axes", "box_half", "box_centre"):

@@ -33,11 +33,9 @@ import os
 
 import numba
 
-SPIN_COUNT = 10_000  # turns an OpenMP worker spins before it sleeps (libgomp reads it at load)
+from physics.settings import MMAP_THRESHOLD, SPIN_COUNT, TRIM_THRESHOLD
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
-MMAP_THRESHOLD = 32 << 20  # bytes: glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
-TRIM_THRESHOLD = 64 << 20  # bytes of free heap kept for the next step
 
 
 _configured = False

@@ -62,3 +62,56 @@ DEFAULT_DENSITY = 1000.0    # kg/m³ (water) for meshes and builtins without the
 
 # ---- the physics thread -------------------------------------------------------------------------
 MIN_TIME_SCALE, MAX_TIME_SCALE = 0.01, 4.0  # slow motion down to 1 %, fast forward up to 4×
+
+# ---- the physics thread's batches ---------------------------------------------------------------
+CATCH_UP = 4        # a batch may run up to this many times the steps of one publish interval
+ERROR_HISTORY = 32  # command errors kept in snapshots
+
+# ---- broad and narrow phase --------------------------------------------------------------------
+BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
+FAT_MARGIN = 0.02       # m a fat sphere is wider than the reach sphere it was made from
+MAX_REPLACED = 64       # more bodies leaving their fat spheres in one step: a fresh sweep
+PAIRS_PER_CHUNK = 256   # fewer pairs per thread are not worth a thread's start-up
+FACE_PREFERENCE = 1e-3  # m: an edge axis must separate this much more to beat a face axis
+BOX_TOLERANCE = 1e-9    # relative: how exactly a hull must be a box to be treated as one
+
+# ---- the contact solver -------------------------------------------------------------------------
+RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
+RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
+# The velocity sweeps of a large step run on two threads (sweep_groups): slabs, two per phase
+SWEEP_SLABS = 4
+PARALLEL_MIN_CONTACTS = 1024  # fewer are swept on one thread, in their own order: 20 thread
+# hand-overs a step cost more than they save below this (bench/pile.py, N = 100: 0.8×)
+
+# ---- heavy-on-light stacks (dynamics/stacks.py) -------------------------------------------------
+# Islands with a body–body contact whose masses differ by more than this are solved exactly;
+# below it ten sweeps with warm starting hold a stack (tests/physics/test_stacks.py: 10 : 1)
+STACK_MASS_RATIO = 5.0
+# At most this many contacts in one island are solved (a dense solve costs m³ / 3): a larger
+# island is left to the sweeps alone
+STACK_MAX_CONTACTS = 128
+# Work allowed per island and step, in p³ summed over the linear solves of p contacts each
+# (a solve costs p³ / 3 multiply-adds): a small stack's search always finishes (2 boxes: 8
+# contacts, 512 a solve), an island of 128 contacts gets two solves. A search cut short
+# leaves a feasible point with less kinetic energy than the warm start, and the next step goes
+# on from it
+STACK_SOLVE_BUDGET = 4.0e6
+STACK_REGULARIZATION = 1e-8  # relative to A's diagonal: the least-norm split of a singular A
+STACK_REFINEMENTS = 2         # solves against the true A after the regularized one
+STACK_TOLERANCE = 1e-12       # m/s (plus 1e-9 of the largest |b|): a contact that closes slower
+# is taken for at rest, and the search stops
+
+# ---- the rotation step (dynamics/integrator.py) -------------------------------------------------
+NEWTON_MAX_ITERATIONS = 12  # |h·ω| up to ~20 rad per step converges well inside this
+NEWTON_TOLERANCE = 4e-16    # relative to |L_b|; stops at rounding level
+
+# ---- mesh geometry -------------------------------------------------------------------------------
+EXTREMES_BY_GRID_ABOVE = 100_000  # points: a hull's candidates found by the grid search
+CELLS_PER_AXIS = 16               # grid of the points' bounding box; empty cells cost nothing
+COPLANAR_COS = 1.0 - 1e-9         # triangles whose normals agree this well lie in one face
+COPLANAR_OFFSET = 1e-9            # m, relative to the hull's size
+
+# ---- the process (physics/runtime.py sets these when the engine starts) --------------------------
+SPIN_COUNT = 10_000        # turns an OpenMP worker spins before it sleeps (libgomp reads it)
+MMAP_THRESHOLD = 32 << 20  # bytes: glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
+TRIM_THRESHOLD = 64 << 20  # bytes of free heap kept for the next step

@@ -45,13 +45,11 @@ import numpy as np
 
 from physics.model import BodyDef, check_number
 from physics.runtime import configure, use_threads
-from physics.settings import MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
+from physics.settings import CATCH_UP, ERROR_HISTORY, MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
 from physics.world import World
 
 log = logging.getLogger(__name__)
 
-CATCH_UP = 4        # a batch may run up to this many times the steps of one publish interval
-ERROR_HISTORY = 32  # command errors kept in snapshots
 
 _WAKE = object()  # queue token that only wakes the thread (stop() puts one)
 _short = reprlib.Repr()  # argument descriptions for error reports (keyword form needs 3.12)

@@ -8,31 +8,12 @@ The angular state is the world angular momentum ``L`` about the centre of mass, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
 from physics.collision.broadphase import SweptPairs
 from physics.collision.manifolds import ManifoldCache
 from physics.dynamics.warmstart import ContactCache
-
-
-class BodySet(NamedTuple):
-    """The n bodies as the collision kernels read them: what they are (from the ``Model``) and
-    where they are and go this step.
-
-    ids (n,) int64 stable ids; radius (n,) m (0 = hull shape); bound (n,) m bounding radius
-    about the centre of mass; pos (n, 3) m centre of mass; rotm (n, 3, 3) principal → world;
-    vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step will move with.
-    """
-
-    ids: np.ndarray
-    radius: np.ndarray
-    bound: np.ndarray
-    pos: np.ndarray
-    rotm: np.ndarray
-    vel: np.ndarray
-    omega: np.ndarray
 
 
 @dataclass

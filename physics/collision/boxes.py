@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from physics.geometry.polytope import Polytope
+from physics.settings import BOX_TOLERANCE
 
-BOX_TOLERANCE = 1e-9      # relative: how exactly the hull must be a box to be treated as one
 PARALLEL_SINE2 = 1e-12    # |A_i × B_j|² below this: parallel edges, whose axis is a face's
 
 

@@ -27,11 +27,13 @@ import numpy as np
 from numba import njit, prange
 
 from physics.runtime import parallel_threads
-from physics.settings import REACH_STEPS, SPECULATIVE_MARGIN
-
-BODIES_PER_CHUNK = 256  # fewer bodies per thread are not worth a thread's start-up
-FAT_MARGIN = 0.02       # m a fat sphere is wider than the reach sphere it was made from
-MAX_REPLACED = 64       # more bodies leaving their fat spheres in one step: a fresh sweep
+from physics.settings import (
+    BODIES_PER_CHUNK,
+    FAT_MARGIN,
+    MAX_REPLACED,
+    REACH_STEPS,
+    SPECULATIVE_MARGIN,
+)
 
 
 @dataclass
@@ -249,7 +251,9 @@ def candidate_pairs(pos, reach_radius) -> np.ndarray:
     order = np.lexsort((pos[:, 0] - radius, strip))
     pos, radius, strip = pos[order], radius[order], strip[order]
     end = _strip_ends(strip)
-    chunks = min(parallel_threads(), n // BODIES_PER_CHUNK)
+    chunks = n // BODIES_PER_CHUNK
+    if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
+        chunks = min(parallel_threads(), chunks)
     if chunks < 2:
         out = np.empty((16 * n, 2), dtype=np.int64)
         count = _sweep(pos, radius, strip, order, end, wide, 0, n, out)

@@ -1,5 +1,6 @@
 """The contacts of one step: the ``Contacts`` record every contact source fills (walls,
-body pairs) and the solver reads, and the friction tangents of a contact normal.
+body pairs) and the solver reads, the ``BodySet`` those sources read, and the friction
+tangents of a contact normal.
 """
 
 from __future__ import annotations
@@ -47,6 +48,24 @@ class Contacts(_ContactFields):
     def join(first: Contacts, second: Contacts) -> Contacts:
         """The contacts of both, first's then second's."""
         return Contacts(*(np.concatenate(pair) for pair in zip(first, second)))
+
+
+class BodySet(NamedTuple):
+    """The n bodies as the collision kernels read them: what they are (from the ``Model``) and
+    where they are and go this step.
+
+    ids (n,) int64 stable ids; radius (n,) m (0 = hull shape); bound (n,) m bounding radius
+    about the centre of mass; pos (n, 3) m centre of mass; rotm (n, 3, 3) principal → world;
+    vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step will move with.
+    """
+
+    ids: np.ndarray
+    radius: np.ndarray
+    bound: np.ndarray
+    pos: np.ndarray
+    rotm: np.ndarray
+    vel: np.ndarray
+    omega: np.ndarray
 
 
 class ContactBuffer(NamedTuple):

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import ContactBuffer, manifold_end
+from physics.collision.contact import BodySet, ContactBuffer, manifold_end
 from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
 from physics.settings import MANIFOLD_REUSE_SHIFT, MANIFOLD_REUSE_TURN
@@ -69,7 +69,7 @@ class ManifoldCache(NamedTuple):
     def of(found: ContactBuffer, bodies, old: ManifoldCache) -> ManifoldCache:
         """The cache of this step's body-pair contacts ``found`` (k of them, consecutive per
         pair), where found.source is the pair row of ``old`` a reused manifold came from (−1:
-        found this step); bodies the ``BodySet`` (physics/state.py) at the poses the contacts
+        found this step); bodies the ``BodySet`` (collision/contact.py) at the poses the contacts
         were found or carried at."""
         pairs = _count_pairs(found.body, found.other)
         k = len(found.body)
@@ -79,7 +79,8 @@ class ManifoldCache(NamedTuple):
             np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
             np.empty(pairs, dtype=np.int64), np.empty(k, dtype=bool),
             np.empty(k, dtype=np.int64), np.empty((k, 9)))
-        _store_kernel(found, bodies, old, cache)
+        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+        _store_kernel(tuple(found), tuple(bodies), tuple(old), tuple(cache))
         return cache
 
 
@@ -200,6 +201,7 @@ def emit_stored(row, a, b, bodies, manifolds, out, out_n):
 @njit(cache=True, nogil=True)
 def _store_kernel(found, bodies, old, cache):
     body, other, key, point, normal, sep, source = found
+    bodies, old = BodySet(*bodies), ManifoldCache(*old)
     ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
     old_pose, old_start, old_count = old.pose, old.start, old.size
     old_lower_first, old_key, old_local = old.lower_first, old.key, old.local

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from physics.collision.boxes import box_separations
-from physics.collision.contact import ContactBuffer, Contacts
+from physics.collision.contact import BodySet, ContactBuffer, Contacts
 from physics.collision.keys import (
     SPHERE,
     clip_tag,
@@ -49,13 +49,17 @@ from physics.collision.keys import (
 from physics.collision.manifolds import ManifoldCache, emit_stored, reusable_entry
 from physics.model import HullSet
 from physics.runtime import parallel_threads
-from physics.settings import MAX_HULL_VERTICES, MAX_MANIFOLD, REACH_STEPS, SPECULATIVE_MARGIN
-from physics.state import BodySet
+from physics.settings import (
+    FACE_PREFERENCE,
+    MAX_HULL_VERTICES,
+    MAX_MANIFOLD,
+    PAIRS_PER_CHUNK,
+    REACH_STEPS,
+    SPECULATIVE_MARGIN,
+)
 
-FACE_PREFERENCE = 1e-3     # m: an edge axis must separate this much more to beat a face axis
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
-PAIRS_PER_CHUNK = 256      # fewer pairs per thread are not worth a thread's start-up
 
 
 @njit(cache=True, inline='always')
@@ -515,6 +519,14 @@ def _box_edges(a, b, ie, je, hulls, axis, towards):
 
 @njit(cache=True, nogil=True)
 def _pair_kernel(pairs, bodies, hulls, h, manifolds, out):
+    """``_pairs_in`` called from Python: the records come as plain tuples
+    (docs/architecture.md#records)."""
+    return _pairs_in(pairs, BodySet(*bodies), HullSet(*hulls), h, ManifoldCache(*manifolds),
+                     ContactBuffer(*out))
+
+
+@njit(cache=True, nogil=True)
+def _pairs_in(pairs, bodies, hulls, h, manifolds, out):
     """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with world
     hulls ``hulls`` (a ``HullSet``) for a step of h s, the pairs whose manifold in
     ``manifolds`` (a ``ManifoldCache``) can be reused carried along, into the
@@ -626,22 +638,19 @@ def world_hulls(pos, rotm, model, rows) -> HullSet:
     """The model's hulls in the world (``HullSet``: vertices, face normals and offsets, the
     boxes' axes as rows and centres moved; the topology is the model's), only the bodies
     ``rows`` (k,) filled in (the rest is garbage), so a sparse scene transforms just the few
-    hulls the broad phase paired.
+    hulls the broad phase paired. The record is the model's buffer, valid until the next call.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
-    body = model.hulls
-    world = body._replace(hull_points=np.empty_like(body.hull_points),
-                          face_normal=np.empty_like(body.face_normal),
-                          face_offset=np.empty_like(body.face_offset),
-                          box_axes=np.empty_like(body.box_axes),
-                          box_centre=np.empty_like(body.box_centre))
-    _transform_hulls(rows, pos, rotm, body, world)
+    world = model.world_hulls_buffer
+    _transform_hulls(rows, pos, rotm, tuple(model.hulls), tuple(world))
     return world
 
 
 @njit(cache=True, nogil=True)
 def _transform_hulls(rows, pos, rotm, body, world):
-    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body."""
+    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body (both
+    as plain tuples, docs/architecture.md#records)."""
+    body, world = HullSet(*body), HullSet(*world)
     hull_start, hull_points, face_start = body.hull_start, body.hull_points, body.face_start
     face_normal, face_offset = body.face_normal, body.face_offset
     body_box_axes, body_box_centre = body.box_axes, body.box_centre
@@ -694,17 +703,21 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
         paired = np.zeros(len(pos), dtype=bool)
         paired[pairs.ravel()] = True
         hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
-        args = (np.ascontiguousarray(pairs), bodies, hulls, float(h), manifolds, out)
+        # the records cross into the kernels as plain tuples (docs/architecture.md#records)
+        args = (np.ascontiguousarray(pairs), tuple(bodies), tuple(hulls), float(h),
+                tuple(manifolds), tuple(out))
         # pairs are independent: chunks of them go to the threads, each chunk writing its
         # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
-        chunks = min(parallel_threads(), len(pairs) // PAIRS_PER_CHUNK)
+        chunks = len(pairs) // PAIRS_PER_CHUNK
+        if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
+            chunks = min(parallel_threads(), chunks)
         if chunks < 2:
             count = _pair_kernel(*args)
         else:
             bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
             counts = np.zeros(chunks, dtype=np.int64)
             _pair_chunks(bounds, *args, counts)
-            count = _pack(bounds, counts, out)
+            count = _pack(bounds, counts, tuple(out))
     found = ContactBuffer(*(column[:count] for column in out))
     return found.contacts(count), ManifoldCache.of(found, bodies, manifolds)
 
@@ -712,7 +725,10 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
 @njit(cache=True, nogil=True, parallel=True)
 def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, counts):
     """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
-    writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]."""
+    writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]. Records
+    as plain tuples (docs/architecture.md#records)."""
+    bodies, hulls, manifolds = BodySet(*bodies), HullSet(*hulls), ManifoldCache(*manifolds)
+    out = ContactBuffer(*out)
     for t in prange(len(bounds) - 1):
         lo, hi = bounds[t], bounds[t + 1]
         first, last = MAX_MANIFOLD * lo, MAX_MANIFOLD * hi
@@ -720,7 +736,7 @@ def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, counts):
                                 out.key[first:last], out.point[first:last],
                                 out.normal[first:last], out.sep[first:last],
                                 out.source[first:last])
-        counts[t] = _pair_kernel(pairs[lo:hi], bodies, hulls, h, manifolds, stretch)
+        counts[t] = _pairs_in(pairs[lo:hi], bodies, hulls, h, manifolds, stretch)
 
 
 @njit(cache=True, nogil=True)

@@ -14,16 +14,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import ContactBuffer, Contacts, tangent_pair
+from physics.collision.contact import BodySet, ContactBuffer, Contacts, tangent_pair
 from physics.collision.keys import wall_key
 from physics.settings import MAX_POINTS_PER_PLANE, REACH_STEPS, SPECULATIVE_MARGIN
-from physics.state import BodySet
 
 
 @njit(cache=True, nogil=True)
 def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out):
     """Fill the ``ContactBuffer`` out (capacity n·planes·MAX_POINTS_PER_PLANE; no sources)
-    with the contacts of ``bodies`` (a ``BodySet``); return the count."""
+    with the contacts of ``bodies`` (a ``BodySet``); return the count. Records as plain tuples
+    (docs/architecture.md#records)."""
+    bodies, out = BodySet(*bodies), ContactBuffer(*out)
     pos, rotm, vel, omega = bodies.pos, bodies.rotm, bodies.vel, bodies.omega
     ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
     out_body, out_other, out_key = out.body, out.other, out.key
@@ -155,9 +156,11 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     out = ContactBuffer.allocate(max(n * n_planes * MAX_POINTS_PER_PLANE, 1), sources=False)
     count = 0
     if n and n_planes:
+        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+        bodies = BodySet(ids, radius, bound, pos, rotm, vel, omega)
         count = _wall_contact_kernel(
-            BodySet(ids, radius, bound, pos, rotm, vel, omega), hull_points, hull_start, planes,
-            np.ones(n, dtype=bool) if awake is None else awake, float(h), out)
+            tuple(bodies), hull_points, hull_start, planes,
+            np.ones(n, dtype=bool) if awake is None else awake, float(h), tuple(out))
     return out.contacts(count)
 
 

@@ -13,9 +13,7 @@ import numpy as np
 from numba import njit
 
 from physics.geometry.rotation import quat_conj, quat_rotate
-
-NEWTON_MAX_ITERATIONS = 12  # |h·ω| up to ~20 rad per step converges well inside this
-NEWTON_TOLERANCE = 4e-16    # relative to |L_b|; stops at rounding level
+from physics.settings import NEWTON_MAX_ITERATIONS, NEWTON_TOLERANCE
 
 
 @njit(cache=True)

@@ -40,13 +40,12 @@ from numba import njit, prange
 
 from physics.collision.contact import Contacts, manifold_end
 from physics.dynamics.stacks import solve_stacks
-
-RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)
-RESTITUTION_TOLERANCE = 1e-15  # relative impulse change at which that pass has converged
-# The velocity sweeps of a large step run on two threads (sweep_groups): slabs, two per phase
-SWEEP_SLABS = 4
-PARALLEL_MIN_CONTACTS = 1024  # fewer are swept on one thread, in their own order: 20 thread
-# hand-overs a step cost more than they save below this (bench/pile.py, N = 100: 0.8×)
+from physics.settings import (
+    PARALLEL_MIN_CONTACTS,
+    RESTITUTION_MAX_SWEEPS,
+    RESTITUTION_TOLERANCE,
+    SWEEP_SLABS,
+)
 
 
 @dataclass
@@ -145,7 +144,9 @@ def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
 def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations):
     """The collision pass of the body pairs (``Contacts``, their ``ContactRows``; restitution
     (k,) per contact; threshold m/s) on the velocities of ``motion``; collision (k,) N·s
-    receives the impulses and rows.tau the pairs' impact times."""
+    receives the impulses and rows.tau the pairs' impact times. Records as plain tuples
+    (docs/architecture.md#records)."""
+    contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other, collide = contacts.body, contacts.other, rows.collide
     k = body.shape[0]
     # Body–body impacts first, from the velocities before any contact impulse (so a resting
@@ -346,7 +347,8 @@ def _sweep(contacts, body, other, axes, jac, sep, mass, mu, impulses, vel, omega
 @njit(cache=True, nogil=True)
 def _serial_sweeps(contacts, rows, mu, impulses, motion, h, iterations):
     """Warm start, then the velocity sweeps over every contact in order, on the calling
-    thread."""
+    thread. Records as plain tuples (docs/architecture.md#records)."""
+    contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other, sep = contacts.body, contacts.other, contacts.separation
     axes, jac, mass = rows.axes, rows.jac, rows.mass
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
@@ -360,7 +362,8 @@ def _serial_sweeps(contacts, rows, mu, impulses, motion, h, iterations):
 def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterations):
     """Warm start and the velocity sweeps with the contacts in groups (see ``sweep_groups``):
     the even slab groups side by side, then the odd ones, then the leftover group on this
-    thread."""
+    thread. Records as plain tuples (docs/architecture.md#records)."""
+    contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other, sep = contacts.body, contacts.other, contacts.separation
     axes, jac, mass = rows.axes, rows.jac, rows.mass
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
@@ -384,7 +387,9 @@ def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterati
 
 @njit(cache=True, nogil=True)
 def _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom):
-    """The wall restitution pass, then L += r × P into ang_mom (n, 3) for every contact."""
+    """The wall restitution pass, then L += r × P into ang_mom (n, 3) for every contact.
+    Records as plain tuples (docs/architecture.md#records)."""
+    contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
     axes, jac, mass, bounce, target = rows.axes, rows.jac, rows.mass, rows.bounce, rows.target
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
@@ -494,6 +499,9 @@ def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
 
 @njit(cache=True, nogil=True)
 def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
+    """The rows of every contact, on the calling thread. Records as plain tuples
+    (docs/architecture.md#records)."""
+    contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
     for c in range(contacts.body.shape[0]):
         bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
@@ -503,6 +511,7 @@ def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
 @njit(cache=True, nogil=True)
 def _prepare_parallel(contacts, restitution, motion, h, threshold, rows):
     """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     _prepare_threads(contacts, restitution, motion, h, threshold, rows, rows.bounce,
                      rows.collide, rows.target, rows.tau)
 
@@ -576,22 +585,25 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
     restitution = np.ascontiguousarray(restitution, dtype=float)
     # small steps stay on the calling thread: waking the others costs more than it saves
     prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    prepare(contacts, restitution, motion, float(h), float(threshold), rows)
+    # the records cross into the kernels as plain tuples (docs/architecture.md#records)
+    plain_contacts, plain_rows, plain_motion = tuple(contacts), tuple(rows), tuple(motion)
+    prepare(plain_contacts, restitution, plain_motion, float(h), float(threshold), plain_rows)
     collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
     friction = np.ascontiguousarray(friction, dtype=float)
-    _impact_kernel(contacts, rows, restitution, float(threshold), collision, motion, float(h),
-                   int(iterations))
+    _impact_kernel(plain_contacts, plain_rows, restitution, float(threshold), collision,
+                   plain_motion, float(h), int(iterations))
     # islands of very unequal masses: their normal impulses solved exactly, as the warm start
     solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
                  motion.omega, h, _ARM, _TURN, _OTHER)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
-        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, float(h),
-                     int(iterations))
+        _slab_sweeps(order, starts, plain_contacts, plain_rows, friction, impulses, plain_motion,
+                     float(h), int(iterations))
     else:
-        _serial_sweeps(contacts, rows, friction, impulses, motion, float(h), int(iterations))
-    _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom)
+        _serial_sweeps(plain_contacts, plain_rows, friction, impulses, plain_motion, float(h),
+                       int(iterations))
+    _restitution_kernel(plain_contacts, plain_rows, impulses, collision, plain_motion, ang_mom)
     n = len(motion.vel)
     result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
                            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))

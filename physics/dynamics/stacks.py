@@ -32,23 +32,14 @@ import numpy as np
 from numba import njit
 
 from physics.dynamics.islands import island_root
-
-# Islands with a body–body contact whose masses differ by more than this are solved exactly;
-# below it ten sweeps with warm starting hold a stack (tests/physics/test_stacks.py: 10 : 1)
-STACK_MASS_RATIO = 5.0
-# At most this many contacts in one island are solved (a dense solve costs m³ / 3): a larger
-# island is left to the sweeps alone
-STACK_MAX_CONTACTS = 128
-# Work allowed per island and step, in p³ summed over the linear solves of p contacts each
-# (a solve costs p³ / 3 multiply-adds): a small stack's search always finishes (2 boxes: 8
-# contacts, 512 a solve), an island of 128 contacts gets two solves. A search cut short
-# leaves a feasible point with less kinetic energy than the warm start, and the next step goes
-# on from it
-STACK_SOLVE_BUDGET = 4.0e6
-STACK_REGULARIZATION = 1e-8  # relative to A's diagonal: the least-norm split of a singular A
-STACK_REFINEMENTS = 2         # solves against the true A after the regularized one
-STACK_TOLERANCE = 1e-12       # m/s (plus 1e-9 of the largest |b|): a contact that closes slower
-# is taken for at rest, and the search stops
+from physics.settings import (
+    STACK_MASS_RATIO,
+    STACK_MAX_CONTACTS,
+    STACK_REFINEMENTS,
+    STACK_REGULARIZATION,
+    STACK_SOLVE_BUDGET,
+    STACK_TOLERANCE,
+)
 
 
 def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:

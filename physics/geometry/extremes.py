@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-CELLS_PER_AXIS = 16  # grid of the points' bounding box; empty cells cost nothing
+from physics.settings import CELLS_PER_AXIS
 
 
 def extreme_points(points: np.ndarray, directions: np.ndarray) -> np.ndarray:

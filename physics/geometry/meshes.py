@@ -61,6 +61,7 @@ from physics.geometry.surface import EdgeReport, solid_undefined
 from physics.model import BodyDef, check_vector
 from physics.settings import (
     DEFAULT_DENSITY,
+    EXTREMES_BY_GRID_ABOVE,
     INERTIA_MODES,
     MAX_FACES,
     MAX_HULL_VERTICES,
@@ -77,7 +78,6 @@ FORMATS = {".obj": "obj", ".stl": "stl", ".ply": "ply", ".off": "off", ".glb": "
 MERGE_TOLERANCE = 1e-8
 MERGE_DIGITS = 8
 _FLAT_RTOL = 1e-9  # singular value ratio below which a point set counts as flat (rank < 3)
-EXTREMES_BY_GRID_ABOVE = 100_000  # points: a hull's candidates found by the grid search
 
 
 class MeshError(ValueError):

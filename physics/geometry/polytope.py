@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-COPLANAR_COS = 1.0 - 1e-9   # triangles whose normals agree this well lie in one face
-COPLANAR_OFFSET = 1e-9      # m, relative to the hull's size
+from physics.settings import COPLANAR_COS, COPLANAR_OFFSET
 
 
 @dataclass

@@ -200,10 +200,10 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
         return ContactRows(np.zeros((k, 3, 3)), np.zeros((k, 12, 3)), np.zeros((k, 3)),
                            np.zeros(k, dtype=bool), np.zeros(k, dtype=bool), np.zeros(k),
                            np.zeros(k))
-    serial = rows()
-    _prepare_serial(contacts, restitution, motion, 0.01, 0.1, serial)
+    serial = rows()  # records as plain tuples, as solve_contacts passes them
+    _prepare_serial(tuple(contacts), restitution, tuple(motion), 0.01, 0.1, tuple(serial))
     assert serial.bounce.any() and serial.collide.any() and serial.target.any()
     threaded = rows()
-    _prepare_parallel(contacts, restitution, motion, 0.01, 0.1, threaded)
+    _prepare_parallel(tuple(contacts), restitution, tuple(motion), 0.01, 0.1, tuple(threaded))
     for field in ContactRows._fields:
         assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
