@@ -661,7 +661,12 @@ class App:
         except TimeoutError as e:
             log.error("%s", e)
         if not self.window.has_exit:
-            self.window.close()
+            try:
+                self.window.close()
+            except pyglet.gl.lib.GLException as e:
+                # an interrupt (Ctrl+C) that landed inside a GL call can leave the context
+                # unusable; the video is saved and the process ends anyway, with its own status
+                log.info("the window closed with its GL context already unusable (%s)", e)
 
     # ---- testing/diagnostics hook -------------------------------------------------------------
     def status(self) -> dict:

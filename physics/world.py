@@ -297,14 +297,15 @@ class World:
         acted = result.acted                                                  # (k,)
         island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
         if contacts.count:
-            pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, h, PENETRATION_SLOP,
-                                   PUSH_ITERATIONS)
+            pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
+                                   PENETRATION_SLOP, PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, rotm_end, planes)
             rows = np.flatnonzero(result.touched)
             allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
                                          m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
             remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
-                                      m.settings.gravity, rows, island[rows], result.walled[rows])
+                                      m.settings.gravity, rows, island[rows],
+                                      result.walled[rows] | s.asleep[rows])
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.dynamics.integrator import to_body_frame
+from physics.dynamics.integrator import vector_to_body_frame
+from physics.geometry.rotation import _matrix_kernel
 
 # Relative rounding allowance before an excess counts as a gain.
 ENERGY_ROUNDING = 1e-13
@@ -42,9 +43,8 @@ def _kinetic_kernel(mass, vel, quat, ang_mom, inv_inertia, out):
 @njit(cache=True, inline="always")
 def _kinetic(mass, vel, quat, ang_mom, inv_inertia, i):
     """``kinetic_energy`` of row i, J."""
-    lx, ly, lz = to_body_frame(quat, ang_mom, i)
-    return 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2) + 0.5 * (
-        inv_inertia[i, 0] * lx * lx + inv_inertia[i, 1] * ly * ly + inv_inertia[i, 2] * lz * lz)
+    return _motion_energy(mass, quat, inv_inertia, i, vel[i, 0], vel[i, 1], vel[i, 2],
+                          ang_mom[i, 0], ang_mom[i, 1], ang_mom[i, 2])
 
 
 def potential_energy(mass, pos, gravity) -> np.ndarray:
@@ -131,32 +131,54 @@ def _kinetic_scale(spare, kinetic):
 @njit(cache=True, nogil=True)
 def _island_guard_kernel(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gravity, rows,
                          island, walled, labels):
-    """Loop body of ``remove_island_energy_gain``; labels: 1 + the largest label."""
+    """Loop body of ``remove_island_energy_gain``; labels: 1 + the largest label.
+
+    Each island's motion is split into the part that is kept and the rest, which is scaled by
+    α: for a free island (several bodies, no wall) the kept part is the rigid motion with the
+    island's momentum P and angular momentum L about its centre of mass (every body moving with
+    V + Ω × (x − X), spinning I_w Ω, with Ω = I_island⁻¹ L), the least kinetic energy those P
+    and L allow, so scaling the rest keeps P and L exact and K = K_rigid + α² K_rest
+    (docs/physics.md#energy-guard); for a walled or lone body nothing is kept."""
     size = np.zeros(labels, dtype=np.int64)
     total_mass = np.zeros(labels)
-    v_cm = np.zeros((labels, 3))   # momentum, then the centre-of-mass velocity
+    centre = np.zeros((labels, 3))   # m·x summed, then the centre of mass X
+    v_cm = np.zeros((labels, 3))     # momentum, then the centre-of-mass velocity V
     touches_wall = np.zeros(labels, dtype=np.bool_)
     for i in range(rows.shape[0]):
         r, g = rows[i], island[i]
         size[g] += 1
         total_mass[g] += mass[r]
         for a in range(3):
+            centre[g, a] += mass[r] * pos[r, a]
             v_cm[g, a] += mass[r] * vel[r, a]
         touches_wall[g] |= walled[i]
+    free = np.zeros(labels, dtype=np.bool_)
     for g in range(labels):
-        # walled or alone: scale the velocities themselves
-        if size[g] == 1 or touches_wall[g] or total_mass[g] <= 0.0:
-            v_cm[g] = 0.0
-        else:
+        free[g] = size[g] > 1 and not touches_wall[g] and total_mass[g] > 0.0
+        if free[g]:
+            centre[g] /= total_mass[g]
             v_cm[g] /= total_mass[g]
-    k_rel, potential, limit = np.zeros(labels), np.zeros(labels), np.zeros(labels)
+        else:
+            centre[g] = 0.0
+            v_cm[g] = 0.0
+    spin = np.zeros((labels, 3))
+    if free.any():
+        spin = _island_spin(mass, vel, quat, ang_mom, inv_inertia, pos, rows, island, free,
+                            centre, v_cm, labels)
+    k_rest, potential, limit, k_kept = (np.zeros(labels), np.zeros(labels), np.zeros(labels),
+                                        np.zeros(labels))
+    keep_v, keep_l = np.zeros((rows.shape[0], 3)), np.zeros((rows.shape[0], 3))
     for i in range(rows.shape[0]):
         r, g = rows[i], island[i]
-        lx, ly, lz = to_body_frame(quat, ang_mom, r)
-        relative2 = ((vel[r, 0] - v_cm[g, 0]) ** 2 + (vel[r, 1] - v_cm[g, 1]) ** 2
-                     + (vel[r, 2] - v_cm[g, 2]) ** 2)
-        k_rel[g] += 0.5 * mass[r] * relative2 + 0.5 * (
-            inv_inertia[r, 0] * lx * lx + inv_inertia[r, 1] * ly * ly + inv_inertia[r, 2] * lz * lz)
+        if free[g]:
+            _kept_motion(r, g, quat, inv_inertia, pos, centre, v_cm, spin, keep_v[i], keep_l[i])
+            k_kept[g] += _motion_energy(mass, quat, inv_inertia, r, keep_v[i, 0],
+                                        keep_v[i, 1], keep_v[i, 2], keep_l[i, 0], keep_l[i, 1],
+                                        keep_l[i, 2])
+        k_rest[g] += _motion_energy(mass, quat, inv_inertia, r, vel[r, 0] - keep_v[i, 0],
+                                    vel[r, 1] - keep_v[i, 1], vel[r, 2] - keep_v[i, 2],
+                                    ang_mom[r, 0] - keep_l[i, 0], ang_mom[r, 1] - keep_l[i, 1],
+                                    ang_mom[r, 2] - keep_l[i, 2])
         potential[g] -= mass[r] * (pos[r, 0] * gravity[0] + pos[r, 1] * gravity[1]
                                    + pos[r, 2] * gravity[2])
         limit[g] += allowed[r]
@@ -166,20 +188,67 @@ def _island_guard_kernel(allowed, mass, vel, quat, ang_mom, inv_inertia, pos, gr
     for g in range(labels):
         if size[g] == 0:
             continue
-        k_cm = 0.5 * total_mass[g] * (v_cm[g, 0] ** 2 + v_cm[g, 1] ** 2 + v_cm[g, 2] ** 2)
-        excess = k_rel[g] + k_cm + potential[g] - limit[g]
-        if excess <= ENERGY_ROUNDING * (abs(limit[g]) + k_rel[g] + k_cm):
+        excess = k_rest[g] + k_kept[g] + potential[g] - limit[g]
+        if excess <= ENERGY_ROUNDING * (abs(limit[g]) + k_rest[g] + k_kept[g]):
             continue
         gained[g] = True
-        # ½ m (αv)² + ½ (αL)·(αω) = α² K: α² K_rel + K_cm + U = allowed (α = 0 if U is over)
-        alpha[g] = _kinetic_scale(limit[g] - potential[g] - k_cm, k_rel[g])
+        # α² K_rest + K_kept + U = allowed (α = 0 if K_kept + U is over)
+        alpha[g] = _kinetic_scale(limit[g] - potential[g] - k_kept[g], k_rest[g])
         if g2 > 0.0 and total_mass[g] > 0.0:  # m along gravity/g that pays for the rest
-            drop[g] = max(potential[g] + k_cm - limit[g], 0.0) / (total_mass[g] * g2)
+            drop[g] = max(potential[g] + k_kept[g] - limit[g], 0.0) / (total_mass[g] * g2)
     for i in range(rows.shape[0]):
         r, g = rows[i], island[i]
         if not gained[g]:
             continue
         for a in range(3):
-            vel[r, a] = v_cm[g, a] + alpha[g] * (vel[r, a] - v_cm[g, a])
-            ang_mom[r, a] *= alpha[g]
+            vel[r, a] = keep_v[i, a] + alpha[g] * (vel[r, a] - keep_v[i, a])
+            ang_mom[r, a] = keep_l[i, a] + alpha[g] * (ang_mom[r, a] - keep_l[i, a])
             pos[r, a] += drop[g] * gravity[a]
+
+
+@njit(cache=True, nogil=True)
+def _island_spin(mass, vel, quat, ang_mom, inv_inertia, pos, rows, island, free, centre, v_cm,
+                 labels):
+    """Ω (labels, 3) rad/s of each free island's rigid motion: I_island⁻¹ L, both about the
+    island's centre of mass (zero for the others)."""
+    moment = np.zeros((labels, 3))
+    inertia = np.zeros((labels, 3, 3))
+    for i in range(rows.shape[0]):
+        r, g = rows[i], island[i]
+        if not free[g]:
+            continue
+        arm = pos[r] - centre[g]
+        relative = vel[r] - v_cm[g]
+        moment[g] += np.cross(arm, mass[r] * relative) + ang_mom[r]
+        inertia[g] += _world_inertia(quat, inv_inertia, r)
+        inertia[g] += mass[r] * (np.dot(arm, arm) * np.eye(3) - np.outer(arm, arm))
+    spin = np.zeros((labels, 3))
+    for g in range(labels):
+        if free[g]:
+            spin[g] = np.linalg.solve(inertia[g], moment[g])
+    return spin
+
+
+@njit(cache=True, inline='always')
+def _kept_motion(r, g, quat, inv_inertia, pos, centre, v_cm, spin, keep_v, keep_l):
+    """Body r's share of its island's rigid motion: keep_v = V + Ω × (x − X), keep_l = I_w Ω."""
+    arm = pos[r] - centre[g]
+    keep_v[:] = v_cm[g] + np.cross(spin[g], arm)
+    keep_l[:] = _world_inertia(quat, inv_inertia, r) @ spin[g]
+
+
+@njit(cache=True, inline='always')
+def _world_inertia(quat, inv_inertia, r):
+    """I_w = R diag(1 / inv_inertia) Rᵀ (3, 3) kg·m² of body r."""
+    rot = np.empty((1, 3, 3))
+    _matrix_kernel(quat[r:r + 1], rot)
+    return rot[0] @ np.diag(1.0 / inv_inertia[r]) @ rot[0].T
+
+
+@njit(cache=True, inline='always')
+def _motion_energy(mass, quat, inv_inertia, r, vx, vy, vz, mx, my, mz):
+    """½ m v² + ½ L_b·I⁻¹ L_b J of body r moving with v = (vx, vy, vz) m/s and the world
+    angular momentum (mx, my, mz) kg·m²/s."""
+    lx, ly, lz = vector_to_body_frame(quat, r, mx, my, mz)
+    return 0.5 * (mass[r] * (vx * vx + vy * vy + vz * vz) + inv_inertia[r, 0] * lx * lx
+                  + inv_inertia[r, 1] * ly * ly + inv_inertia[r, 2] * lz * lz)

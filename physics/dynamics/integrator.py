@@ -33,10 +33,15 @@ def _solve3(a, b, x):
 
 @njit(cache=True, inline='always')
 def to_body_frame(quat, vec, i):
-    """Rᵀ v for row i of quat (n, 4) and vec (n, 3), as three floats: the rotation by the
-    conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""
+    """Rᵀ v for row i of quat (n, 4) and vec (n, 3), as three floats."""
+    return vector_to_body_frame(quat, i, vec[i, 0], vec[i, 1], vec[i, 2])
+
+
+@njit(cache=True, inline='always')
+def vector_to_body_frame(quat, i, lx, ly, lz):
+    """Rᵀ v for row i of quat (n, 4) and the vector v = (lx, ly, lz), as three floats: the
+    rotation by the conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""
     w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
-    lx, ly, lz = vec[i, 0], vec[i, 1], vec[i, 2]
     tx = 2.0 * (-y * lz + z * ly)
     ty = 2.0 * (-z * lx + x * lz)
     tz = 2.0 * (-x * ly + y * lx)

@@ -386,9 +386,8 @@ def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterati
 
 
 @njit(cache=True, nogil=True)
-def _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom):
-    """The wall restitution pass, then L += r × P into ang_mom (n, 3) for every contact.
-    Records as plain tuples (docs/architecture.md#records)."""
+def _restitution_kernel(contacts, rows, impulses, collision, motion):
+    """The wall restitution pass. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
     axes, jac, mass, bounce, target = rows.axes, rows.jac, rows.mass, rows.bounce, rows.target
@@ -415,16 +414,50 @@ def _restitution_kernel(contacts, rows, impulses, collision, motion, ang_mom):
             total = max(total, new)
         if change <= RESTITUTION_TOLERANCE * total:
             break
-    # L += r × P for the whole impulse each contact gave: the collision pass's, then the
-    # accumulated one (which includes the warm start)
-    for c in range(k):
+
+
+@njit(cache=True, nogil=True)
+def _angular_impulse_kernel(body, other, point, axes, impulses, collision, pos, vel_forces,
+                            accel, impact_fraction, h, ang_mom):
+    """L += r × P into ang_mom (n, 3) for the whole impulse P each contact gave (the collision
+    pass's and the accumulated one, which includes the warm start), r from the body's centre at
+    the moment ``drift`` (dynamics/integrator.py) lets the impulse act: at the impact
+    x + tv₀ + ½at², t = impact_fraction·h, for a body that bounced (v₀ = vel_forces − ah, the
+    velocity before this step's forces); at the step's start for one in resting contact (drift
+    moves it by h·v₁ from x). The orbital momentum x × mv then changes by exactly c × P, and
+    c × P + (p − c) × P = p × P cancels between the two bodies of a contact: total angular
+    momentum is kept (docs/physics.md#angular-momentum-of-impacts)."""
+    for c in range(body.shape[0]):
         b, o = body[c], other[c]
-        for j in range(3):
-            p = impulses[c, j] + (collision[c] if j == 0 else 0.0)
-            for a in range(3):
-                ang_mom[b, a] += p * jac[c, _ARM + j, a]
-                if o >= 0:
-                    ang_mom[o, a] -= p * jac[c, _OTHER + _ARM + j, a]
+        normal, first, second = impulses[c, 0] + collision[c], impulses[c, 1], impulses[c, 2]
+        impulse = (normal * axes[c, 0, 0] + first * axes[c, 1, 0] + second * axes[c, 2, 0],
+                   normal * axes[c, 0, 1] + first * axes[c, 1, 1] + second * axes[c, 2, 1],
+                   normal * axes[c, 0, 2] + first * axes[c, 1, 2] + second * axes[c, 2, 2])
+        _add_moment(ang_mom, b, point[c], pos, vel_forces, accel, impact_fraction, h, impulse,
+                    1.0)
+        if o >= 0:
+            _add_moment(ang_mom, o, point[c], pos, vel_forces, accel, impact_fraction, h,
+                        impulse, -1.0)
+
+
+@njit(cache=True, inline='always')
+def _add_moment(ang_mom, row, point, pos, vel_forces, accel, impact_fraction, h, impulse, sign):
+    """ang_mom[row] += sign · (point − c) × P for the impulse P (a 3-tuple), c the body's
+    centre when its impulses act (see ``_angular_impulse_kernel``)."""
+    t = impact_fraction[row] * h if impact_fraction[row] < 1.0 else 0.0
+    rx = point[0] - _centre(row, 0, pos, vel_forces, accel, t, h)
+    ry = point[1] - _centre(row, 1, pos, vel_forces, accel, t, h)
+    rz = point[2] - _centre(row, 2, pos, vel_forces, accel, t, h)
+    px, py, pz = impulse
+    ang_mom[row, 0] += sign * (ry * pz - rz * py)
+    ang_mom[row, 1] += sign * (rz * px - rx * pz)
+    ang_mom[row, 2] += sign * (rx * py - ry * px)
+
+
+@njit(cache=True, inline='always')
+def _centre(row, a, pos, vel_forces, accel, t, h):
+    """Coordinate a of x + t v₀ + ½ a t², v₀ = vel_forces − a h (before the step's forces)."""
+    return pos[row, a] + t * (vel_forces[row, a] - accel[row, a] * h) + 0.5 * accel[row, a] * t * t
 
 
 @njit(cache=True, inline='always')
@@ -587,6 +620,7 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
     prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
     # the records cross into the kernels as plain tuples (docs/architecture.md#records)
     plain_contacts, plain_rows, plain_motion = tuple(contacts), tuple(rows), tuple(motion)
+    vel_forces = motion.vel.copy()  # (n, 3) m/s before any impulse (the sweeps change vel)
     prepare(plain_contacts, restitution, plain_motion, float(h), float(threshold), plain_rows)
     collision = np.zeros(k)
     impulses = np.array(warm, dtype=float)
@@ -603,13 +637,16 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
     else:
         _serial_sweeps(plain_contacts, plain_rows, friction, impulses, plain_motion, float(h),
                        int(iterations))
-    _restitution_kernel(plain_contacts, plain_rows, impulses, collision, plain_motion, ang_mom)
+    _restitution_kernel(plain_contacts, plain_rows, impulses, collision, plain_motion)
     n = len(motion.vel)
     result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
                            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
     _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
                     result.loaded, result.acted, result.touched, result.walled,
                     result.impact_fraction)
+    _angular_impulse_kernel(contacts.body, contacts.other, contacts.point, rows.axes, impulses,
+                            collision, motion.pos, vel_forces, motion.accel,
+                            result.impact_fraction, float(h), ang_mom)
     return result
 
 
@@ -725,7 +762,8 @@ def _push_kernel(body, other, point, n, sep, pos, vel, omega, inv_mass, h, slop,
                 shift[o, a] -= left * inv_mass[o] / w * n[c, a]
 
 
-def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, h, slop, iterations) -> np.ndarray:
+def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, ang_mom, h, slop,
+               iterations) -> np.ndarray:
     """(n, 3) m: translations that remove body–body penetration deeper than ``slop`` m.
 
     The depth at the end of the step is predicted from each contact's gap and its solved
@@ -733,10 +771,28 @@ def push_apart(contacts: Contacts, pos, vel, omega, inv_mass, h, slop, iteration
     proportion to their masses, by Gauss–Seidel sweeps over the contacts (Box2D v2's position
     pass, without rotation). A position pass moves bodies but gives them no velocity, so it
     cannot make them fly apart the way a velocity bias would. pos, vel, omega (n, 3) solved.
+    Moving a body by s moves its orbital angular momentum by s × mv; that much is taken from
+    its spin ang_mom (n, 3) (in place), so the pass keeps total angular momentum
+    (docs/physics.md#position-projection). The centre of mass stays where it was: the moves are
+    in inverse proportion to the masses.
     """
     shift = np.zeros((len(pos), 3))
     if contacts.count:
         _push_kernel(contacts.body, contacts.other, contacts.point, contacts.normal,
                      contacts.separation, pos, vel, omega, inv_mass, float(h), float(slop),
                      shift, int(iterations))
+        _spin_back_kernel(shift, vel, inv_mass, ang_mom)
     return shift
+
+
+@njit(cache=True, nogil=True)
+def _spin_back_kernel(shift, vel, inv_mass, ang_mom):
+    """ang_mom[i] −= shift[i] × m vel[i] for every body moved (inv_mass > 0)."""
+    for i in range(shift.shape[0]):
+        sx, sy, sz = shift[i, 0], shift[i, 1], shift[i, 2]
+        if inv_mass[i] <= 0.0 or (sx == 0.0 and sy == 0.0 and sz == 0.0):
+            continue
+        m = 1.0 / inv_mass[i]
+        ang_mom[i, 0] -= m * (sy * vel[i, 2] - sz * vel[i, 1])
+        ang_mom[i, 1] -= m * (sz * vel[i, 0] - sx * vel[i, 2])
+        ang_mom[i, 2] -= m * (sx * vel[i, 1] - sy * vel[i, 0])
