@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.dynamics.integrator import vector_to_body_frame
+from physics.dynamics.integrator import vector_to_body_frame, vector_to_world_frame
 from physics.geometry.rotation import _matrix_kernel
 
 # Relative rounding allowance before an excess counts as a gain.
@@ -213,15 +213,28 @@ def _island_spin(mass, vel, quat, ang_mom, inv_inertia, pos, rows, island, free,
     island's centre of mass (zero for the others)."""
     moment = np.zeros((labels, 3))
     inertia = np.zeros((labels, 3, 3))
+    rot = np.empty((1, 3, 3))
     for i in range(rows.shape[0]):
         r, g = rows[i], island[i]
         if not free[g]:
             continue
-        arm = pos[r] - centre[g]
-        relative = vel[r] - v_cm[g]
-        moment[g] += np.cross(arm, mass[r] * relative) + ang_mom[r]
-        inertia[g] += _world_inertia(quat, inv_inertia, r)
-        inertia[g] += mass[r] * (np.dot(arm, arm) * np.eye(3) - np.outer(arm, arm))
+        ax, ay, az = pos[r, 0] - centre[g, 0], pos[r, 1] - centre[g, 1], pos[r, 2] - centre[g, 2]
+        px = mass[r] * (vel[r, 0] - v_cm[g, 0])
+        py = mass[r] * (vel[r, 1] - v_cm[g, 1])
+        pz = mass[r] * (vel[r, 2] - v_cm[g, 2])
+        moment[g, 0] += ay * pz - az * py + ang_mom[r, 0]
+        moment[g, 1] += az * px - ax * pz + ang_mom[r, 1]
+        moment[g, 2] += ax * py - ay * px + ang_mom[r, 2]
+        _matrix_kernel(quat[r:r + 1], rot)
+        arm = (ax, ay, az)
+        arm2 = ax * ax + ay * ay + az * az
+        for a in range(3):
+            for b in range(3):
+                own = 0.0  # (R diag(I) Rᵀ)[a, b]
+                for k in range(3):
+                    own += rot[0, a, k] * rot[0, b, k] / inv_inertia[r, k]
+                parallel = mass[r] * ((arm2 if a == b else 0.0) - arm[a] * arm[b])
+                inertia[g, a, b] += own + parallel
     spin = np.zeros((labels, 3))
     for g in range(labels):
         if free[g]:
@@ -231,18 +244,16 @@ def _island_spin(mass, vel, quat, ang_mom, inv_inertia, pos, rows, island, free,
 
 @njit(cache=True, inline='always')
 def _kept_motion(r, g, quat, inv_inertia, pos, centre, v_cm, spin, keep_v, keep_l):
-    """Body r's share of its island's rigid motion: keep_v = V + Ω × (x − X), keep_l = I_w Ω."""
-    arm = pos[r] - centre[g]
-    keep_v[:] = v_cm[g] + np.cross(spin[g], arm)
-    keep_l[:] = _world_inertia(quat, inv_inertia, r) @ spin[g]
-
-
-@njit(cache=True, inline='always')
-def _world_inertia(quat, inv_inertia, r):
-    """I_w = R diag(1 / inv_inertia) Rᵀ (3, 3) kg·m² of body r."""
-    rot = np.empty((1, 3, 3))
-    _matrix_kernel(quat[r:r + 1], rot)
-    return rot[0] @ np.diag(1.0 / inv_inertia[r]) @ rot[0].T
+    """Body r's share of its island's rigid motion: keep_v = V + Ω × (x − X), keep_l = I_w Ω
+    (= R I Rᵀ Ω)."""
+    ax, ay, az = pos[r, 0] - centre[g, 0], pos[r, 1] - centre[g, 1], pos[r, 2] - centre[g, 2]
+    wx, wy, wz = spin[g, 0], spin[g, 1], spin[g, 2]
+    keep_v[0] = v_cm[g, 0] + wy * az - wz * ay
+    keep_v[1] = v_cm[g, 1] + wz * ax - wx * az
+    keep_v[2] = v_cm[g, 2] + wx * ay - wy * ax
+    bx, by, bz = vector_to_body_frame(quat, r, wx, wy, wz)
+    keep_l[0], keep_l[1], keep_l[2] = vector_to_world_frame(
+        quat, r, bx / inv_inertia[r, 0], by / inv_inertia[r, 1], bz / inv_inertia[r, 2])
 
 
 @njit(cache=True, inline='always')

@@ -38,6 +38,18 @@ def to_body_frame(quat, vec, i):
 
 
 @njit(cache=True, inline='always')
+def vector_to_world_frame(quat, i, bx, by, bz):
+    """R v for row i of quat (n, 4) and the body-frame vector v = (bx, by, bz), as three
+    floats: the rotation by q = (w, u), v + w t + u × t with t = 2 u × v."""
+    w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+    tx = 2.0 * (y * bz - z * by)
+    ty = 2.0 * (z * bx - x * bz)
+    tz = 2.0 * (x * by - y * bx)
+    return (bx + w * tx + (y * tz - z * ty), by + w * ty + (z * tx - x * tz),
+            bz + w * tz + (x * ty - y * tx))
+
+
+@njit(cache=True, inline='always')
 def vector_to_body_frame(quat, i, lx, ly, lz):
     """Rᵀ v for row i of quat (n, 4) and the vector v = (lx, ly, lz), as three floats: the
     rotation by the conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""

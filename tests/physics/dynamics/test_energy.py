@@ -44,12 +44,22 @@ def test_only_bodies_that_gained_energy_are_scaled_down_to_the_limit():
     assert np.allclose(vel[0] / np.linalg.norm(vel[0]), [0, 1, 0])  # direction kept
 
 
-def test_free_island_keeps_its_momentum_while_its_excess_is_removed():
-    mass, q = np.array([1.0, 3.0, 2.0]), np.array([[1.0, 0, 0, 0]] * 3)
+def test_free_island_keeps_both_momenta_while_its_excess_is_removed():
+    """Only the motion the island's rigid motion does not carry is scaled
+    (docs/physics.md#energy-guard): P and L about the origin stay, to rounding."""
+    rng = np.random.default_rng(3)
+    mass = np.array([1.0, 3.0, 2.0])
+    q = quat_normalize(rng.normal(size=(3, 4)))
     vel = np.array([[4.0, 0.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 5.0]])
     ang_mom = np.array([[0.0, 0.0, 1.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.0]])
-    inv_inertia, pos = np.ones((3, 3)), np.zeros((3, 3))
-    momentum = (mass[:2, None] * vel[:2]).sum(axis=0)
+    inv_inertia = 1.0 / np.sort(rng.uniform(0.5, 2.0, (3, 3)), axis=1)
+    pos = rng.uniform(-1.0, 1.0, (3, 3))
+
+    def momenta():
+        linear = mass[:2, None] * vel[:2]
+        return linear.sum(axis=0), (np.cross(pos[:2], linear) + ang_mom[:2]).sum(axis=0)
+
+    momentum, angular = momenta()
     before = kinetic_energy(mass, vel, q, ang_mom, inv_inertia)
     # bodies 0 and 1 form an island allowed 1 J less than they have; body 2 is alone and fine
     allowed = np.array([before[0] + before[1] - 1.0, 0.0, before[2] + 1.0])
@@ -57,7 +67,9 @@ def test_free_island_keeps_its_momentum_while_its_excess_is_removed():
                               np.arange(3), np.array([0, 0, 2]), np.zeros(3, dtype=bool))
     after = kinetic_energy(mass, vel, q, ang_mom, inv_inertia)
     assert after[0] + after[1] == pytest.approx(before[0] + before[1] - 1.0, rel=1e-12)
-    assert np.allclose((mass[:2, None] * vel[:2]).sum(axis=0), momentum, rtol=0, atol=1e-13)
+    momentum_after, angular_after = momenta()
+    assert np.allclose(momentum_after, momentum, rtol=0, atol=1e-13)
+    assert np.allclose(angular_after, angular, rtol=0, atol=1e-13)
     assert after[2] == before[2]
 
 
