@@ -88,11 +88,13 @@ PARALLEL_MIN_CONTACTS = 1024  # fewer are swept on one thread, in their own orde
 # below it ten sweeps with warm starting hold a stack (tests/physics/test_stacks.py: 10 : 1)
 STACK_MASS_RATIO = 5.0
 # At most this many contacts in one island are solved (a dense solve costs m³ / 3): a larger
-# island is left to the sweeps alone
-STACK_MAX_CONTACTS = 128
+# island is left to the sweeps alone. A table top on four legs has 32; at 128, the islands of a
+# falling heap of mixed sizes (bench/frame.py's 500 builtins, ratios up to ~15) cost 0.5 ms a
+# step, a quarter of the whole step, for heaps the sweeps hold anyway (0.12 ms at 48)
+STACK_MAX_CONTACTS = 48
 # Work allowed per island and step, in p³ summed over the linear solves of p contacts each
 # (a solve costs p³ / 3 multiply-adds): a small stack's search always finishes (2 boxes: 8
-# contacts, 512 a solve), an island of 128 contacts gets two solves. A search cut short
+# contacts, 512 a solve), an island of 48 contacts about 36. A search cut short
 # leaves a feasible point with less kinetic energy than the warm start, and the next step goes
 # on from it
 STACK_SOLVE_BUDGET = 4.0e6
