@@ -16,6 +16,16 @@ from physics.collision.broadphase import pairs_within_reach, reach
 from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
+from physics.constraints.joint import WORLD, JointDef
+from physics.constraints.solve import solve_velocities
+from physics.constraints.table import (
+    JointTable,
+    frames_of,
+    project,
+    reactions,
+    solve_joint_velocities,
+    violations,
+)
 from physics.dynamics.energy import (
     free_flight_energy,
     kinetic_energy,
@@ -74,6 +84,9 @@ class World:
         # they fell asleep
         self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._grab: Grab | None = None
+        self.joints = JointTable()
+        # ids of the joints that broke in the steps since the last ``take_broken_joints``
+        self._broken: list[int] = []
 
     # ---- bodies -------------------------------------------------------------------------
     @property
@@ -112,6 +125,8 @@ class World:
         first, second = self._last_pairs
         touching = np.concatenate((second[first == body_id], first[second == body_id]))
         self.state.asleep[np.isin(self.model.ids, touching)] = False
+        for joint_id in self.joints.touching(body_id):
+            self.joints.remove(joint_id)
         self.model.delete(row)
         self.state.delete(row)
         if self._grab is not None and self._grab.body_id == body_id:
@@ -133,7 +148,68 @@ class World:
         self.model = Model(self.model.settings)
         self.state = State(time=self.state.time)
         self._grab = None
+        self.joints = JointTable(next_id=self.joints.next_id)
         self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+    # ---- joints -------------------------------------------------------------------------
+    def add_joint(self, joint: JointDef) -> int:
+        """Add a joint between two bodies (or a body and ``WORLD``), its frames taken from the
+        bodies' present poses; returns its stable id."""
+        if not isinstance(joint, JointDef):
+            raise ValueError(f"add_joint needs a JointDef, got {type(joint).__name__}")
+        joint = dataclasses.replace(joint)  # validates again, on a copy
+        poses = []
+        for body_id in (joint.first, joint.second):
+            if body_id == WORLD:
+                poses.append((np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])))
+                continue
+            if not np.any(self.model.ids == body_id):
+                raise ValueError(f"joint body {body_id} does not exist")
+            row = self.index_of(body_id)
+            poses.append((self.state.pos[row], self.state.quat[row]))
+        joint_id = self.joints.add(joint, frames_of(joint, *poses))
+        self._wake_joint(joint)
+        return joint_id
+
+    def remove_joint(self, joint_id: int) -> None:
+        if joint_id not in self.joints.defs:
+            raise ValueError(f"no joint with id {joint_id}")
+        joint = self.joints.defs[joint_id]
+        self.joints.remove(joint_id)
+        self._wake_joint(joint)
+
+    def edit_joint(self, joint_id: int, **changes) -> None:
+        """Change a joint's limits, motor_speed, motor_max or break_force live (validated; on a
+        bad value nothing changes)."""
+        if joint_id not in self.joints.defs:
+            raise ValueError(f"no joint with id {joint_id}")
+        allowed = {"limits", "motor_speed", "motor_max", "break_force"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise ValueError(f"joint setting {sorted(unknown)[0]!r} cannot be edited; "
+                             f"editable: {', '.join(sorted(allowed))}")
+        joint = dataclasses.replace(self.joints.defs[joint_id], **changes)
+        self.joints.defs[joint_id] = joint
+        self._wake_joint(joint)
+
+    def _wake_joint(self, joint: JointDef) -> None:
+        for body_id in (joint.first, joint.second):
+            if body_id != WORLD:
+                self.wake(body_id)
+
+    def joint_reactions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Force (m, 3) N and torque (m, 3) N·m of the last step on each joint's first body at
+        its anchor (world frame, joints in ``joints.ids`` order)."""
+        return self.joints.force.copy(), self.joints.torque.copy()
+
+    def joint_errors(self) -> np.ndarray:
+        """(m, 2): each joint's present position (m) and angle (rad) violation."""
+        return violations(self.joints.arrays(self.model.ids), self.state.pos, self.state.quat)
+
+    def take_broken_joints(self) -> list[int]:
+        """Ids of the joints that broke since the last call (they are removed)."""
+        broken, self._broken = self._broken, []
+        return broken
 
     # ---- settings and commands ----------------------------------------------------------
     def set_gravity(self, gravity) -> None:
@@ -259,6 +335,8 @@ class World:
         if not (np.isfinite(h) and 0.0 < h <= MAX_STEP):
             raise ValueError(f"time step must be in (0, {MAX_STEP}] s, got {dt}")
         m, s = self.model, self.state
+        joints = self.joints.arrays(m.ids)
+        self._wake_joined(joints)
         if m.count == 0 or s.asleep.all():  # nothing moves (the last contacts still hold)
             s.time += h
             return
@@ -282,14 +360,33 @@ class World:
         inv_iw = world_inverse_inertia(rotm, inv_inertia)                    # (n,3,3) R I⁻¹ Rᵀ
         restitution, friction = contact_materials(contacts, m.effective_restitution(),
                                                   m.effective_friction())
+        # joints are swept before the contacts and again after them, so each sees the other
+        joint_rows = solve_joint_velocities(joints, self.joints.impulses, s.pos, s.quat, vel,
+                                            omega, ang_mom, inv_mass, inv_iw, h,
+                                            m.settings.solver_iterations)
         result = solve_contacts(
             contacts, Motion(s.pos, vel, omega, accel, inv_mass, inv_iw), ang_mom, restitution,
             friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
             m.settings.restitution_threshold)
+        if len(joints.kind):
+            solve_velocities(joints, joint_rows, self.joints.impulses, vel, omega, ang_mom,
+                             inv_mass, inv_iw, h, m.settings.solver_iterations)
 
         # 4. move: positions per contact regime, orientations by the rotation step
-        pos = drift(s.pos, s.vel, vel, accel, result.touched, result.impact_fraction, h)
+        # a jointed body away from contacts moves as if its end velocity, which the joint solve
+        # made honour the joint, had been reached at the step's start: x + h v₁ − ½ a h² (the
+        # free-flight parabola from the end), so gravity neither adds nor removes energy
+        touched, impact_fraction = result.touched, result.impact_fraction
+        if len(joints.kind):
+            free = np.zeros(m.count, dtype=bool)
+            free[joints.first] = True
+            free[joints.second[joints.second >= 0]] = True
+            free &= ~touched
+            touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
+        pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
+        if len(joints.kind):  # Newton steps back onto the joints (no velocity is added)
+            project(joints, joint_rows, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
         rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls),
@@ -309,10 +406,43 @@ class World:
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
+        if len(joints.kind):
+            self._joint_results(joints, joint_rows, h)
+            island = island_labels(m.count, np.concatenate((contacts.body[acted], joints.first)),
+                                   np.concatenate((contacts.other[acted], joints.second)))
         # 7. islands at rest fall asleep
         self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
         s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
         self._last_contacts = (contacts.point, contacts.normal, acted)
+
+    def _wake_joined(self, joints) -> None:
+        """A sleeping body joined to an awake one wakes (until both rest together)."""
+        s = self.state
+        for _ in range(len(joints.kind)):
+            both = joints.second >= 0
+            first_awake = ~s.asleep[joints.first]
+            second_awake = np.where(both, ~s.asleep[np.maximum(joints.second, 0)], False)
+            waking = np.concatenate((joints.first[second_awake & ~first_awake],
+                                     joints.second[first_awake & both & ~second_awake]))
+            waking = waking[s.asleep[waking]]
+            if len(waking) == 0:
+                return
+            s.asleep[waking] = False
+            s.slow_time[waking] = 0.0
+
+    def _joint_results(self, joints, rows, h) -> None:
+        """Reactions and violations of the step; joints past their break force break."""
+        table, s = self.joints, self.state
+        table.force, table.torque = reactions(joints, rows, table.impulses, s.pos, s.quat, h)
+        table.error = violations(joints, s.pos, s.quat)
+        limit = np.array([np.inf if d.break_force is None else d.break_force
+                          for d in table.defs.values()])
+        broken = np.flatnonzero(np.linalg.norm(table.force, axis=1) > limit)
+        for joint_id in [table.ids[k] for k in broken]:
+            joint = table.defs[joint_id]
+            table.remove(joint_id)
+            self._wake_joint(joint)
+            self._broken.append(joint_id)
 
     def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
@@ -325,8 +455,21 @@ class World:
                                                   reach(vel, omega, m.bound_radius, h))
         if not awake.all():
             pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
+        pairs = self._without_joined(pairs)
         found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
         return Contacts.join(walls, found) if found.count else walls
+
+    def _without_joined(self, pairs) -> np.ndarray:
+        """Candidate pairs (p, 2) of rows, less those two bodies joined without ``collide``."""
+        joined = [(d.first, d.second) for d in self.joints.defs.values()
+                  if not d.collide and d.second != WORLD]
+        if not joined or len(pairs) == 0:
+            return pairs
+        n = np.int64(self.model.count)
+        rows = np.searchsorted(self.model.ids, np.array(joined, dtype=np.int64))
+        banned = np.minimum(rows[:, 0], rows[:, 1]) * n + np.maximum(rows[:, 0], rows[:, 1])
+        keys = pairs.min(axis=1).astype(np.int64) * n + pairs.max(axis=1)
+        return pairs[~np.isin(keys, banned)]
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to

@@ -1,0 +1,481 @@
+"""The joints' velocity solve (sequential impulses, each joint's equality rows as one small
+linear system) and position projection (Newton steps on the same rows).
+
+Every joint j has up to ROWS rows, each a Jacobian row (12,) = [linear A, angular A, linear B,
+angular B] so that J v is the rate of the row's position error Φ (B relative to A):
+  rows 0 … nblock−1  equalities (Φ = 0), solved together: (J M⁻¹ Jᵀ) λ = −J v, one small
+                     (≤ 6×6) solve per joint, so a single joint to the world is exact at once;
+  row LOWER, UPPER   one-sided (Φ ≥ 0, λ ≥ 0): limits and distance min/max, speculative so a
+                     fast approach stops at the limit within the step;
+  row DRIVE          a motor (J v → speed, |λ| ≤ max·h) or a spring-damper (soft row).
+Impulses on A are +Jᵀλ over its columns, on B likewise; the world (index < 0) takes none.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+BALL, HINGE, PRISMATIC, FIXED, DISTANCE = 0, 1, 2, 3, 4
+ROWS = 9
+LOWER, UPPER, DRIVE = 6, 7, 8
+NO_MOTOR = -1.0
+
+
+class JointSet(NamedTuple):
+    """The static joints of a world, m of them, frames fixed at creation.
+
+    kind (m,) int64 (BALL…DISTANCE); first, second (m,) int64 body rows (second < 0: world);
+    local_a, local_b (m, 3) anchor in each body's principal frame (world frame for the world), m;
+    axis_a, perp_a (m, 3) joint axis and a perpendicular in A's frame; axis_b, perp_b (m, 3) the
+    same two directions in B's frame; rel_quat (m, 4) B's orientation in A's frame at creation;
+    limited (m,) bool, lo, hi (m,) rad or m; motor_speed (m,) rad/s or m/s, motor_max (m,)
+    N·m or N (NO_MOTOR: none); min_length, max_length, rest_length (m,) m; stiffness (m,) N/m,
+    damping (m,) N·s/m.
+    """
+
+    kind: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    local_a: np.ndarray
+    local_b: np.ndarray
+    axis_a: np.ndarray
+    perp_a: np.ndarray
+    axis_b: np.ndarray
+    perp_b: np.ndarray
+    rel_quat: np.ndarray
+    limited: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    motor_speed: np.ndarray
+    motor_max: np.ndarray
+    min_length: np.ndarray
+    max_length: np.ndarray
+    rest_length: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+
+
+class JointRows(NamedTuple):
+    """One step's rows (see the module docstring), m joints: jac (m, ROWS, 12); phi (m, ROWS)
+    position error, m or rad; active (m, ROWS) bool; nblock (m,) int64; block_inv (m, 6, 6)
+    (J M⁻¹ Jᵀ)⁻¹ of the equalities; row_mass (m, ROWS) 1/(J M⁻¹ Jᵀ) of the other rows (softened
+    for springs); soft (m,) the spring's γ, 1/(N·s/m); target (m, ROWS) velocity bias."""
+
+    jac: np.ndarray
+    phi: np.ndarray
+    active: np.ndarray
+    nblock: np.ndarray
+    block_inv: np.ndarray
+    row_mass: np.ndarray
+    soft: np.ndarray
+    target: np.ndarray
+
+
+def empty_rows(m: int) -> JointRows:
+    return JointRows(np.zeros((m, ROWS, 12)), np.zeros((m, ROWS)), np.zeros((m, ROWS), np.bool_),
+                     np.zeros(m, np.int64), np.zeros((m, 6, 6)), np.zeros((m, ROWS)),
+                     np.zeros(m), np.zeros((m, ROWS)))
+
+
+@njit(cache=True, inline='always')
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def quat_matrix(q, out):
+    """out (3, 3) ← rotation matrix of the unit quaternion q (w, x, y, z)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - w * z)
+    out[0, 2] = 2 * (x * z + w * y)
+    out[1, 0] = 2 * (x * y + w * z)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - w * x)
+    out[2, 0] = 2 * (x * z - w * y)
+    out[2, 1] = 2 * (y * z + w * x)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _qmul(a, b, out):
+    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+
+
+@njit(cache=True)
+def _pose(row, pos, quat, p, q):
+    """p (3,), q (4,) ← the pose of body row (the world's identity if row < 0)."""
+    if row < 0:
+        p[:] = 0.0
+        q[0], q[1], q[2], q[3] = 1.0, 0.0, 0.0, 0.0
+    else:
+        p[:] = pos[row]
+        q[:] = quat[row]
+
+
+@njit(cache=True)
+def _point_row(jac, r, ra, rb, d, n):
+    """Row r of jac for the separation rate n·(ṗB − ṗA) of the anchors: ra, rb their arms,
+    d = pB − pA (A's direction n turns with A, so A's arm reaches to pB)."""
+    t = np.empty(3)
+    arm = ra + d
+    _cross(arm, n, t)
+    jac[r, 0:3] = -n
+    jac[r, 3:6] = -t
+    _cross(rb, n, t)
+    jac[r, 6:9] = n
+    jac[r, 9:12] = t
+
+
+@njit(cache=True)
+def joint_rows(j, joints, pos, quat, jac, phi, active):
+    """Rows of joint j at the poses pos (n, 3), quat (n, 4): fills jac (ROWS, 12), phi (ROWS,),
+    active (ROWS,) and returns the number of equality rows."""
+    a, b, kind = joints.first[j], joints.second[j], joints.kind[j]
+    pa, qa, pb, qb = np.empty(3), np.empty(4), np.empty(3), np.empty(4)
+    _pose(a, pos, quat, pa, qa)
+    _pose(b, pos, quat, pb, qb)
+    ra_m, rb_m = np.empty((3, 3)), np.empty((3, 3))
+    quat_matrix(qa, ra_m)
+    quat_matrix(qb, rb_m)
+    ra = ra_m @ joints.local_a[j]
+    rb = rb_m @ joints.local_b[j]
+    d = (pb + rb) - (pa + ra)
+    jac[:, :] = 0.0
+    phi[:] = 0.0
+    active[:] = False
+    zero = np.zeros(3)
+    e = np.eye(3)
+    n = 0
+    if kind == BALL or kind == HINGE or kind == FIXED:
+        for k in range(3):  # the anchors coincide
+            _point_row(jac, n, ra, rb, zero, e[k])
+            phi[n] = d[k]
+            n += 1
+    if kind == HINGE:  # A's axis stays perpendicular to two directions of B's
+        ha = ra_m @ joints.axis_a[j]
+        b1 = rb_m @ joints.perp_b[j]
+        b2 = np.empty(3)
+        _cross(rb_m @ joints.axis_b[j], b1, b2)
+        t = np.empty(3)
+        for bk in (b1, b2):
+            _cross(ha, bk, t)
+            jac[n, 3:6] = t
+            jac[n, 9:12] = -t
+            phi[n] = ha @ bk
+            n += 1
+    if kind == PRISMATIC or kind == FIXED:  # no relative rotation: θ of q_A q_rel q_B*
+        qt, qe = np.empty(4), np.empty(4)
+        _qmul(qa, joints.rel_quat[j], qt)
+        qb_conj = np.array([qb[0], -qb[1], -qb[2], -qb[3]])
+        _qmul(qt, qb_conj, qe)
+        sign = 1.0 if qe[0] >= 0.0 else -1.0
+        for k in range(3):
+            jac[n, 3 + k] = 1.0
+            jac[n, 9 + k] = -1.0
+            phi[n] = 2.0 * sign * qe[1 + k]
+            n += 1
+    if kind == PRISMATIC:  # the anchors stay on A's axis
+        ha = ra_m @ joints.axis_a[j]
+        n1 = ra_m @ joints.perp_a[j]
+        n2 = np.empty(3)
+        _cross(ha, n1, n2)
+        for nk in (n1, n2):
+            _point_row(jac, n, ra, rb, d, nk)
+            phi[n] = nk @ d
+            n += 1
+    drive = -1.0  # position of the driven coordinate along its row, or none
+    if kind == HINGE:
+        ha = ra_m @ joints.axis_a[j]
+        pa_w, pb_w, t = ra_m @ joints.perp_a[j], rb_m @ joints.perp_b[j], np.empty(3)
+        _cross(pa_w, pb_w, t)
+        angle = np.arctan2(ha @ t, pa_w @ pb_w)
+        jac[DRIVE, 3:6] = -ha
+        jac[DRIVE, 9:12] = ha
+        drive = angle
+    elif kind == PRISMATIC:
+        ha = ra_m @ joints.axis_a[j]
+        _point_row(jac, DRIVE, ra, rb, d, ha)
+        drive = ha @ d
+    elif kind == DISTANCE:
+        length = np.sqrt(d @ d)
+        u = d / length if length > 1e-12 else e[1]
+        _point_row(jac, DRIVE, ra, rb, zero, u)
+        drive = length
+        equal = (joints.min_length[j] == joints.max_length[j]
+                 and joints.stiffness[j] == 0.0 and joints.damping[j] == 0.0)
+        if equal:  # a rigid rod: one equality row
+            jac[0] = jac[DRIVE]
+            phi[0] = length - joints.min_length[j]
+            n = 1
+    if kind == HINGE or kind == PRISMATIC or kind == DISTANCE:
+        phi[DRIVE] = drive
+        lo, hi = joints.lo[j], joints.hi[j]
+        if kind == DISTANCE:
+            lo, hi = joints.min_length[j], joints.max_length[j]
+        if (kind == DISTANCE and n == 0) or joints.limited[j]:
+            jac[LOWER] = jac[DRIVE]
+            phi[LOWER] = drive - lo
+            active[LOWER] = True
+            jac[UPPER] = -jac[DRIVE]
+            phi[UPPER] = hi - drive
+            active[UPPER] = True
+        active[DRIVE] = (joints.motor_max[j] >= 0.0
+                         or (kind == DISTANCE and n == 0
+                             and (joints.stiffness[j] > 0.0 or joints.damping[j] > 0.0)))
+    return n
+
+
+@njit(cache=True)
+def _effective(jr, a, b, inv_mass, inv_iw):
+    """J M⁻¹ Jᵀ of one row jr (12,)."""
+    out = 0.0
+    if a >= 0:
+        out += inv_mass[a] * (jr[0:3] @ jr[0:3]) + jr[3:6] @ (inv_iw[a] @ jr[3:6])
+    if b >= 0:
+        out += inv_mass[b] * (jr[6:9] @ jr[6:9]) + jr[9:12] @ (inv_iw[b] @ jr[9:12])
+    return out
+
+
+@njit(cache=True)
+def _block_matrix(jac, nb, a, b, inv_mass, inv_iw, out):
+    """out[:nb, :nb] ← J M⁻¹ Jᵀ of the first nb rows of jac (ROWS, 12)."""
+    for r in range(nb):
+        for c in range(nb):
+            s = 0.0
+            if a >= 0:
+                s += inv_mass[a] * (jac[r, 0:3] @ jac[c, 0:3])
+                s += jac[r, 3:6] @ (inv_iw[a] @ jac[c, 3:6])
+            if b >= 0:
+                s += inv_mass[b] * (jac[r, 6:9] @ jac[c, 6:9])
+                s += jac[r, 9:12] @ (inv_iw[b] @ jac[c, 9:12])
+            out[r, c] = s
+
+
+@njit(cache=True)
+def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
+    """Fill rows (JointRows) for the step of h s from the start poses; inv_mass (n,) 1/kg and
+    inv_iw (n, 3, 3) world inverse inertia (zero for bodies held still)."""
+    for j in range(len(joints.kind)):
+        a, b = joints.first[j], joints.second[j]
+        nb = joint_rows(j, joints, pos, quat, rows.jac[j], rows.phi[j], rows.active[j])
+        rows.nblock[j] = nb
+        mat = np.zeros((nb, nb))
+        _block_matrix(rows.jac[j], nb, a, b, inv_mass, inv_iw, mat)
+        rows.block_inv[j, :, :] = 0.0
+        if nb > 0 and np.abs(np.linalg.det(mat)) > 1e-300:
+            rows.block_inv[j, :nb, :nb] = np.linalg.inv(mat)
+        rows.target[j, :] = 0.0
+        for r in (LOWER, UPPER, DRIVE):
+            if not rows.active[j, r]:
+                continue
+            k = _effective(rows.jac[j, r], a, b, inv_mass, inv_iw)
+            rows.row_mass[j, r] = 1.0 / k if k > 0.0 else 0.0
+            if r != DRIVE:  # may close the gap within the step, not more
+                rows.target[j, r] = -max(rows.phi[j, r], 0.0) / h
+        rows.soft[j] = 0.0
+        if rows.active[j, DRIVE]:
+            if joints.motor_max[j] >= 0.0:
+                rows.target[j, DRIVE] = joints.motor_speed[j]
+            else:  # implicit spring-damper: Box2D's soft row
+                k = _effective(rows.jac[j, DRIVE], a, b, inv_mass, inv_iw)
+                gamma = 1.0 / (h * (joints.damping[j] + h * joints.stiffness[j]))
+                stretch = rows.phi[j, DRIVE] - joints.rest_length[j]
+                rows.target[j, DRIVE] = -stretch * h * joints.stiffness[j] * gamma
+                rows.soft[j] = gamma
+                rows.row_mass[j, DRIVE] = 1.0 / (k + gamma)
+
+
+@njit(cache=True, inline='always')
+def _rate(jr, a, b, vel, omega):
+    u = 0.0
+    if a >= 0:
+        u += jr[0:3] @ vel[a] + jr[3:6] @ omega[a]
+    if b >= 0:
+        u += jr[6:9] @ vel[b] + jr[9:12] @ omega[b]
+    return u
+
+
+@njit(cache=True)
+def _apply(jr, lam, a, b, vel, omega, ang_mom, inv_mass, inv_iw):
+    """Impulse Jᵀλ of one row on both bodies: v += λ J_lin / m, L += λ J_ang, ω += I_w⁻¹ λ J_ang."""
+    if a >= 0:
+        vel[a] += inv_mass[a] * lam * jr[0:3]
+        ang_mom[a] += lam * jr[3:6]
+        omega[a] += inv_iw[a] @ (lam * jr[3:6])
+    if b >= 0:
+        vel[b] += inv_mass[b] * lam * jr[6:9]
+        ang_mom[b] += lam * jr[9:12]
+        omega[b] += inv_iw[b] @ (lam * jr[9:12])
+
+
+@njit(cache=True)
+def warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw):
+    """Apply last step's impulses (m, ROWS) N·s (zeroed where a row is not in use)."""
+    for j in range(len(joints.kind)):
+        a, b = joints.first[j], joints.second[j]
+        for r in range(ROWS):
+            if r >= rows.nblock[j] and not rows.active[j, r]:
+                impulses[j, r] = 0.0
+            elif impulses[j, r] != 0.0:
+                _apply(rows.jac[j, r], impulses[j, r], a, b, vel, omega, ang_mom, inv_mass,
+                       inv_iw)
+
+
+@njit(cache=True)
+def solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw, h,
+                     iterations):
+    """Gauss–Seidel sweeps over the joints: in each, the one-sided and drive rows one by one,
+    then the equality rows together. Accumulates the step's impulses (m, ROWS) N·s."""
+    for _ in range(iterations):
+        for j in range(len(joints.kind)):
+            a, b = joints.first[j], joints.second[j]
+            for r in (DRIVE, LOWER, UPPER):
+                if not rows.active[j, r]:
+                    continue
+                jr = rows.jac[j, r]
+                old = impulses[j, r]
+                lam = -rows.row_mass[j, r] * (_rate(jr, a, b, vel, omega) - rows.target[j, r]
+                                              + rows.soft[j] * old * (r == DRIVE))
+                new = old + lam
+                if r != DRIVE:
+                    new = max(new, 0.0)
+                elif joints.motor_max[j] >= 0.0:
+                    limit = joints.motor_max[j] * h
+                    new = min(max(new, -limit), limit)
+                if new != old:
+                    _apply(jr, new - old, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+                    impulses[j, r] = new
+            nb = rows.nblock[j]
+            if nb == 0:
+                continue
+            rate = np.empty(nb)
+            for r in range(nb):
+                rate[r] = _rate(rows.jac[j, r], a, b, vel, omega)
+            lam = -(np.ascontiguousarray(rows.block_inv[j, :nb, :nb]) @ rate)
+            for r in range(nb):
+                _apply(rows.jac[j, r], lam[r], a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+                impulses[j, r] += lam[r]
+
+
+@njit(cache=True)
+def _turn(quat, row, dtheta):
+    """Rotate body row by the small world rotation vector dtheta (3,) rad, renormalised."""
+    q = quat[row]
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    ox, oy, oz = 0.5 * dtheta[0], 0.5 * dtheta[1], 0.5 * dtheta[2]
+    nw = w - ox * x - oy * y - oz * z
+    nx = x + ox * w + oy * z - oz * y
+    ny = y - ox * z + oy * w + oz * x
+    nz = z + ox * y - oy * x + oz * w
+    norm = np.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+    q[0], q[1], q[2], q[3] = nw / norm, nx / norm, ny / norm, nz / norm
+
+
+@njit(cache=True)
+def _world_inv_inertia(quat, inv_inertia, row, out):
+    rot = np.empty((3, 3))
+    quat_matrix(quat[row], rot)
+    for r in range(3):
+        for c in range(3):
+            s = 0.0
+            for k in range(3):
+                s += rot[r, k] * inv_inertia[row, k] * rot[c, k]
+            out[r, c] = s
+
+
+@njit(cache=True)
+def _move(jac, dlam, a, b, pos, quat, inv_mass, iw_a, iw_b, vel, ang_mom, inv_h):
+    """Position step M⁻¹ Jᵀ Δλ of all rows: centres move, orientations turn; the velocities take
+    the matching impulse Jᵀ Δλ · inv_h (inv_h = 1/h: the step's own motion is corrected, as in
+    SHAKE, so the motion stays on the joint without gaining or losing energy; 0: none)."""
+    lin_a, ang_a, lin_b, ang_b = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
+    for r in range(len(dlam)):
+        lin_a += dlam[r] * jac[r, 0:3]
+        ang_a += dlam[r] * jac[r, 3:6]
+        lin_b += dlam[r] * jac[r, 6:9]
+        ang_b += dlam[r] * jac[r, 9:12]
+    if a >= 0:
+        pos[a] += inv_mass[a] * lin_a
+        _turn(quat, a, iw_a @ ang_a)
+        vel[a] += inv_h * inv_mass[a] * lin_a
+        ang_mom[a] += inv_h * ang_a
+    if b >= 0:
+        pos[b] += inv_mass[b] * lin_b
+        _turn(quat, b, iw_b @ ang_b)
+        vel[b] += inv_h * inv_mass[b] * lin_b
+        ang_mom[b] += inv_h * ang_b
+
+
+@njit(cache=True)
+def project_positions(joints, start_jac, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h,
+                      sweeps):
+    """Newton steps on each joint's equality rows (then on its violated limits), Gauss–Seidel
+    over the joints, ``sweeps`` times: Δλ = −(J M⁻¹ J₀ᵀ)⁻¹ Φ with J at the present poses and
+    J₀ = start_jac (m, ROWS, 12) the rows at the step's start, and the bodies move by M⁻¹ J₀ᵀ Δλ.
+    Moving along the start rows, like the joint's impulses in the step (SHAKE), keeps the
+    correction from pulling against the motion; along the present rows it would brake every
+    swing by O(h²v⁴/r²) a step. pos (n, 3), quat (n, 4) in place,
+    vel (n, 3) and ang_mom (n, 3) corrected with the equality steps (see ``_move``).
+    inv_mass (n,), inv_inertia (n, 3) principal (zero for bodies held still)."""
+    jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
+    active = np.zeros(ROWS, np.bool_)
+    iw = np.zeros((2, 3, 3))
+    for _ in range(sweeps):
+        for j in range(len(joints.kind)):
+            a, b = joints.first[j], joints.second[j]
+            nb = joint_rows(j, joints, pos, quat, jac, phi, active)
+            iw[:] = 0.0
+            if a >= 0:
+                _world_inv_inertia(quat, inv_inertia, a, iw[0])
+            if b >= 0:
+                _world_inv_inertia(quat, inv_inertia, b, iw[1])
+            stack = np.empty((2, 3, 3))
+            stack[:] = iw
+            if nb > 0:
+                mat = np.zeros((nb, nb))
+                _block_mat_pair(jac, start_jac[j], nb, a, b, inv_mass, stack, mat)
+                if np.abs(np.linalg.det(mat)) > 1e-300:
+                    dlam = -np.linalg.solve(mat, phi[:nb].copy())
+                    _move(start_jac[j, :nb], dlam, a, b, pos, quat, inv_mass, iw[0], iw[1], vel, ang_mom,
+                          1.0 / h)
+            for r in (LOWER, UPPER):
+                if not active[r] or phi[r] >= 0.0:
+                    continue
+                k = _effective_pair(jac[r], a, b, inv_mass, stack)
+                if k > 0.0:
+                    _move(jac[r:r + 1], np.array([-phi[r] / k]), a, b, pos, quat, inv_mass,
+                          iw[0], iw[1], vel, ang_mom, 0.0)
+
+
+@njit(cache=True)
+def _block_mat_pair(jac, move, nb, a, b, inv_mass, iw, out):
+    """out[:nb, :nb] ← J M⁻¹ Kᵀ of the first nb rows of jac (J) and move (K), iw (2, 3, 3)."""
+    for r in range(nb):
+        for c in range(nb):
+            s = 0.0
+            if a >= 0:
+                s += inv_mass[a] * (jac[r, 0:3] @ move[c, 0:3])
+                s += jac[r, 3:6] @ (iw[0] @ move[c, 3:6])
+            if b >= 0:
+                s += inv_mass[b] * (jac[r, 6:9] @ move[c, 6:9])
+                s += jac[r, 9:12] @ (iw[1] @ move[c, 9:12])
+            out[r, c] = s
+
+
+@njit(cache=True)
+def _effective_pair(jr, a, b, inv_mass, iw):
+    out = 0.0
+    if a >= 0:
+        out += inv_mass[a] * (jr[0:3] @ jr[0:3]) + jr[3:6] @ (iw[0] @ jr[3:6])
+    if b >= 0:
+        out += inv_mass[b] * (jr[6:9] @ jr[6:9]) + jr[9:12] @ (iw[1] @ jr[9:12])
+    return out

@@ -1,0 +1,207 @@
+"""The world's joints: definitions by stable id, their frames in the bodies, and per-step state
+(warm-start impulses, reactions, violations)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from physics.constraints.joint import KIND, WORLD, JointDef
+from physics.constraints.solve import (
+    NO_MOTOR,
+    ROWS,
+    JointRows,
+    JointSet,
+    empty_rows,
+    joint_rows,
+    project_positions,
+    prepare_rows,
+    solve_velocities,
+    warm_start,
+)
+from physics.geometry.rotation import quat_rotate
+
+PROJECTION_SWEEPS = 4  # Gauss–Seidel sweeps of the Newton position projection
+
+
+def _perpendicular(axis: np.ndarray) -> np.ndarray:
+    """A unit vector perpendicular to the unit vector axis (3,)."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    perp = np.cross(axis, helper)
+    return perp / np.linalg.norm(perp)
+
+
+def _conj(q: np.ndarray) -> np.ndarray:
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+@dataclass
+class Frames:
+    """A joint's frames in its bodies (see ``JointSet``): fixed when the joint is made."""
+
+    local_a: np.ndarray
+    local_b: np.ndarray
+    axis_a: np.ndarray
+    perp_a: np.ndarray
+    axis_b: np.ndarray
+    perp_b: np.ndarray
+    rel_quat: np.ndarray
+    rest_length: float
+    min_length: float
+    max_length: float
+
+
+def frames_of(joint: JointDef, pose_a, pose_b) -> Frames:
+    """Frames of a joint from the poses (pos (3,), quat (4,)) of its bodies at creation."""
+    (pa, qa), (pb, qb) = pose_a, pose_b
+
+    def to_body(q, v):
+        return quat_rotate(_conj(q)[None], v)[0]
+
+    axis = joint.axis if joint.axis is not None else np.array([0.0, 1.0, 0.0])
+    perp = _perpendicular(axis)
+    length = 0.0
+    local_a = to_body(qa, joint.anchor - pa)
+    if joint.kind == "distance":  # from A's centre of mass to the anchor, fixed in B
+        local_a = np.zeros(3)
+        length = float(np.linalg.norm(joint.anchor - pa))
+    hi = length if joint.max_length is None else joint.max_length
+    lo = length if joint.min_length is None else joint.min_length
+    if joint.min_length is None and joint.max_length is not None:  # a rope
+        lo = 0.0
+    if lo > hi:
+        raise ValueError(f"joint min must be ≤ max, got min {lo} > max {hi} (start distance "
+                         f"{length:g} m)")
+    return Frames(local_a, to_body(qb, joint.anchor - pb), to_body(qa, axis), to_body(qa, perp),
+                  to_body(qb, axis), to_body(qb, perp), _qmul(_conj(qa), qb),
+                  float(np.clip(length, lo, hi)), lo, hi)
+
+
+@dataclass
+class JointTable:
+    """Joints by stable id, in creation order, with the state the steps carry.
+
+    impulses (m, ROWS) N·s last step's (warm start); force, torque (m, 3) N, N·m the reaction
+    on the first body at the anchor in the last step (λ/h, world); error (m, 2) m and rad the
+    largest position and angle violations after the last step."""
+
+    defs: dict[int, JointDef] = field(default_factory=dict)
+    frames: dict[int, Frames] = field(default_factory=dict)
+    next_id: int = 0
+    impulses: np.ndarray = field(default_factory=lambda: np.zeros((0, ROWS)))
+    force: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    error: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+
+    @property
+    def ids(self) -> list[int]:
+        return list(self.defs)
+
+    def add(self, joint: JointDef, frames: Frames) -> int:
+        joint_id = self.next_id
+        self.next_id += 1
+        self.defs[joint_id] = joint
+        self.frames[joint_id] = frames
+        self.impulses = np.vstack((self.impulses, np.zeros((1, ROWS))))
+        self.force = np.vstack((self.force, np.zeros((1, 3))))
+        self.torque = np.vstack((self.torque, np.zeros((1, 3))))
+        self.error = np.vstack((self.error, np.zeros((1, 2))))
+        return joint_id
+
+    def remove(self, joint_id: int) -> None:
+        row = self.ids.index(joint_id)
+        del self.defs[joint_id]
+        del self.frames[joint_id]
+        for name in ("impulses", "force", "torque", "error"):
+            setattr(self, name, np.delete(getattr(self, name), row, axis=0))
+
+    def touching(self, body_id: int) -> list[int]:
+        return [k for k, d in self.defs.items() if body_id in (d.first, d.second)]
+
+    def arrays(self, ids: np.ndarray) -> JointSet:
+        """The joints as kernel arrays, bodies as rows of ids (n,) (sorted, stable)."""
+        defs, frames = list(self.defs.values()), list(self.frames.values())
+        m = len(defs)
+
+        def row(body_id):
+            return -1 if body_id == WORLD else int(np.searchsorted(ids, body_id))
+
+        def stack(name, width):
+            return np.array([getattr(f, name) for f in frames], dtype=float).reshape(m, width)
+
+        limits = [d.limits if d.limits is not None else (0.0, 0.0) for d in defs]
+        return JointSet(
+            np.array([KIND[d.kind] for d in defs], dtype=np.int64),
+            np.array([row(d.first) for d in defs], dtype=np.int64),
+            np.array([row(d.second) for d in defs], dtype=np.int64),
+            stack("local_a", 3), stack("local_b", 3), stack("axis_a", 3), stack("perp_a", 3),
+            stack("axis_b", 3), stack("perp_b", 3), stack("rel_quat", 4),
+            np.array([d.limits is not None for d in defs], dtype=np.bool_),
+            np.array([lim[0] for lim in limits], dtype=float).reshape(m),
+            np.array([lim[1] for lim in limits], dtype=float).reshape(m),
+            np.array([d.motor_speed for d in defs], dtype=float).reshape(m),
+            np.array([NO_MOTOR if d.motor_max is None else d.motor_max for d in defs],
+                     dtype=float).reshape(m),
+            stack("min_length", 1).reshape(m), stack("max_length", 1).reshape(m),
+            stack("rest_length", 1).reshape(m),
+            np.array([d.stiffness for d in defs], dtype=float).reshape(m),
+            np.array([d.damping for d in defs], dtype=float).reshape(m))
+
+
+def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, ang_mom, inv_mass,
+                           inv_iw, h, iterations, rows: JointRows | None = None) -> JointRows:
+    """Prepare (unless rows are given), warm-start and sweep; vel, omega, ang_mom (n, 3) and
+    impulses (m, ROWS) in place."""
+    if rows is None:
+        rows = empty_rows(len(joints.kind))
+        prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
+        warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
+    solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw, float(h),
+                     int(iterations))
+    return rows
+
+
+def project(joints: JointSet, rows: JointRows, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+            h) -> None:
+    """Newton projection of every joint back onto Φ = 0 along its rows at the step's start
+    (``rows``); pos, quat, vel, ang_mom in place."""
+    project_positions(joints, rows.jac, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h),
+                      PROJECTION_SWEEPS)
+
+
+def violations(joints: JointSet, pos, quat) -> np.ndarray:
+    """(m, 2): largest |Φ| of each joint's position rows (m) and of its angle rows (rad),
+    counting violated limits."""
+    m = len(joints.kind)
+    out = np.zeros((m, 2))
+    jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
+    active = np.zeros(ROWS, np.bool_)
+    for j in range(m):
+        nb = joint_rows(j, joints, pos, quat, jac, phi, active)
+        for r in range(ROWS):
+            if r < nb:
+                value = abs(phi[r])
+            elif r in (6, 7) and active[r]:
+                value = max(-phi[r], 0.0)
+            else:
+                continue
+            angular = not jac[r, 0:3].any() and not jac[r, 6:9].any()
+            out[j, int(angular)] = max(out[j, int(angular)], value)
+    return out
+
+
+def reactions(joints: JointSet, rows: JointRows, impulses, pos, quat, h):
+    """Force and torque (m, 3) N, N·m on each joint's first body at its anchor: λ/h summed over
+    rows, the torque about the anchor."""
+    lin = np.einsum("mr,mra->ma", impulses, rows.jac[:, :, 0:3]) / h
+    ang = np.einsum("mr,mra->ma", impulses, rows.jac[:, :, 3:6]) / h
+    arm = quat_rotate(quat[joints.first], joints.local_a)
+    return lin, ang - np.cross(arm, lin)
