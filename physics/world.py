@@ -17,6 +17,7 @@ from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
+from physics.constraints.projection import project_velocities
 from physics.constraints.solve import solve_velocities
 from physics.constraints.table import (
     JointTable,
@@ -371,6 +372,11 @@ class World:
         if len(joints.kind):
             solve_velocities(joints, joint_rows, self.joints.impulses, vel, omega, ang_mom,
                              inv_mass, inv_iw, h, m.settings.solver_iterations)
+            # the sweeps leave a long chain's rows unsettled; one solve over all the joints'
+            # equality rows makes J v = 0 exact (docs/physics.md#joint-projection)
+            project_velocities(joints, self.joints.impulses, s.pos, s.quat, vel, ang_mom,
+                               inv_mass, inv_inertia)
+            omega = world_omega(rotm, m.inv_inertia, ang_mom)
 
         # 4. move: positions per contact regime, orientations by the rotation step
         # a jointed body away from contacts moves as if its end velocity, which the joint solve
@@ -385,18 +391,23 @@ class World:
             touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
-        if len(joints.kind):  # Newton steps back onto the joints (no velocity is added)
-            project(joints, joint_rows, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
         rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
-        # 5. penetration is projected out (bodies apart, then out of the walls),
-        # 6. contacts stay passive: no island ends the step above its free-flight energy
+        # 5. penetration is projected out (bodies apart, then out of the walls), then the joints
+        # are projected back onto Φ = 0 last: a link pushed out of its neighbour must not leave
+        # its joint open (docs/physics.md#joint-projection)
         acted = result.acted                                                  # (k,)
         island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
         if contacts.count:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
                                    PENETRATION_SLOP, PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, rotm_end, planes)
+        if len(joints.kind):
+            project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
+                    inv_inertia, h)
+            rotm_end = quat_to_matrix(quat)
+        # 6. contacts stay passive: no island ends the step above its free-flight energy
+        if contacts.count:
             rows = np.flatnonzero(result.touched)
             allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
                                          m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J

@@ -22,6 +22,9 @@ BALL, HINGE, PRISMATIC, FIXED, DISTANCE = 0, 1, 2, 3, 4
 ROWS = 9
 LOWER, UPPER, DRIVE = 6, 7, 8
 NO_MOTOR = -1.0
+# below this det(J M⁻¹ J₀ᵀ) / det(J M⁻¹ Jᵀ) the projection moves along the present rows J,
+# not the step's start rows J₀ (docs/physics.md#joint-projection)
+SHAKE_DETERMINANT_RATIO = 0.5
 
 
 class JointSet(NamedTuple):
@@ -416,14 +419,15 @@ def _move(jac, dlam, a, b, pos, quat, inv_mass, iw_a, iw_b, vel, ang_mom, inv_h)
 
 
 @njit(cache=True)
-def project_positions(joints, start_jac, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h,
-                      sweeps):
+def project_positions(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                      h, sweeps):
     """Newton steps on each joint's equality rows (then on its violated limits), Gauss–Seidel
     over the joints, ``sweeps`` times: Δλ = −(J M⁻¹ J₀ᵀ)⁻¹ Φ with J at the present poses and
     J₀ = start_jac (m, ROWS, 12) the rows at the step's start, and the bodies move by M⁻¹ J₀ᵀ Δλ.
     Moving along the start rows, like the joint's impulses in the step (SHAKE), keeps the
     correction from pulling against the motion; along the present rows it would brake every
-    swing by O(h²v⁴/r²) a step. pos (n, 3), quat (n, 4) in place,
+    swing by O(h²v⁴/r²) a step. The corrections' impulses Δλ/h add to impulses (m, ROWS).
+    pos (n, 3), quat (n, 4) in place,
     vel (n, 3) and ang_mom (n, 3) corrected with the equality steps (see ``_move``).
     inv_mass (n,), inv_inertia (n, 3) principal (zero for bodies held still)."""
     jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
@@ -441,12 +445,21 @@ def project_positions(joints, start_jac, pos, quat, vel, ang_mom, inv_mass, inv_
             stack = np.empty((2, 3, 3))
             stack[:] = iw
             if nb > 0:
-                mat = np.zeros((nb, nb))
-                _block_mat_pair(jac, start_jac[j], nb, a, b, inv_mass, stack, mat)
-                if np.abs(np.linalg.det(mat)) > 1e-300:
+                present = np.zeros((nb, nb))
+                _block_mat_pair(jac, jac, nb, a, b, inv_mass, stack, present)
+                mixed = np.zeros((nb, nb))
+                _block_mat_pair(jac, start_jac[j], nb, a, b, inv_mass, stack, mixed)
+                scale = np.abs(np.linalg.det(present))
+                move, mat, inv_h = start_jac[j, :nb], mixed, 1.0 / h
+                if np.abs(np.linalg.det(mixed)) < SHAKE_DETERMINANT_RATIO * scale:
+                    # the rows turned too far within the step (a whipping chain's tip): the
+                    # start rows no longer reach Φ = 0, so move along the present ones
+                    move, mat, inv_h = jac[:nb], present, 0.0
+                if scale > 1e-300:
                     dlam = -np.linalg.solve(mat, phi[:nb].copy())
-                    _move(start_jac[j, :nb], dlam, a, b, pos, quat, inv_mass, iw[0], iw[1], vel, ang_mom,
-                          1.0 / h)
+                    _move(move, dlam, a, b, pos, quat, inv_mass, iw[0], iw[1], vel, ang_mom,
+                          inv_h)
+                    impulses[j, :nb] += dlam * inv_h
             for r in (LOWER, UPPER):
                 if not active[r] or phi[r] >= 0.0:
                     continue
@@ -479,3 +492,48 @@ def _effective_pair(jr, a, b, inv_mass, iw):
     if b >= 0:
         out += inv_mass[b] * (jr[6:9] @ jr[6:9]) + jr[9:12] @ (iw[1] @ jr[9:12])
     return out
+
+
+@njit(cache=True)
+def project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, sweeps):
+    """Make the end velocities honour the equality rows at the end poses, J v = 0 (the second
+    half of RATTLE: with ``project_positions`` the step is symplectic, so energy does not
+    drift), Gauss–Seidel over the joints ``sweeps`` times; vel, ang_mom (n, 3) in place, the
+    impulses added to impulses (m, ROWS)."""
+    jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
+    active = np.zeros(ROWS, np.bool_)
+    iw = np.zeros((2, 3, 3))
+    omega = np.zeros((2, 3))
+    for _ in range(sweeps):
+        for j in range(len(joints.kind)):
+            a, b = joints.first[j], joints.second[j]
+            nb = joint_rows(j, joints, pos, quat, jac, phi, active)
+            if nb == 0:
+                continue
+            iw[:] = 0.0
+            omega[:] = 0.0
+            if a >= 0:
+                _world_inv_inertia(quat, inv_inertia, a, iw[0])
+                omega[0] = iw[0] @ ang_mom[a]
+            if b >= 0:
+                _world_inv_inertia(quat, inv_inertia, b, iw[1])
+                omega[1] = iw[1] @ ang_mom[b]
+            mat = np.zeros((nb, nb))
+            _block_mat_pair(jac, jac, nb, a, b, inv_mass, iw, mat)
+            if np.abs(np.linalg.det(mat)) <= 1e-300:
+                continue
+            rate = np.zeros(nb)
+            for r in range(nb):
+                if a >= 0:
+                    rate[r] += jac[r, 0:3] @ vel[a] + jac[r, 3:6] @ omega[0]
+                if b >= 0:
+                    rate[r] += jac[r, 6:9] @ vel[b] + jac[r, 9:12] @ omega[1]
+            lam = -np.linalg.solve(mat, rate)
+            for r in range(nb):
+                impulses[j, r] += lam[r]
+                if a >= 0:
+                    vel[a] += inv_mass[a] * lam[r] * jac[r, 0:3]
+                    ang_mom[a] += lam[r] * jac[r, 3:6]
+                if b >= 0:
+                    vel[b] += inv_mass[b] * lam[r] * jac[r, 6:9]
+                    ang_mom[b] += lam[r] * jac[r, 9:12]

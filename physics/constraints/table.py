@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physics.constraints.joint import KIND, WORLD, JointDef
+from physics.constraints.projection import project_positions, project_velocities
 from physics.constraints.solve import (
     NO_MOTOR,
     ROWS,
@@ -15,15 +16,11 @@ from physics.constraints.solve import (
     JointSet,
     empty_rows,
     joint_rows,
-    project_positions,
     prepare_rows,
     solve_velocities,
     warm_start,
 )
 from physics.geometry.rotation import quat_rotate
-
-PROJECTION_SWEEPS = 4  # Gauss–Seidel sweeps of the Newton position projection
-
 
 def _perpendicular(axis: np.ndarray) -> np.ndarray:
     """A unit vector perpendicular to the unit vector axis (3,)."""
@@ -169,12 +166,14 @@ def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, an
     return rows
 
 
-def project(joints: JointSet, rows: JointRows, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h) -> None:
-    """Newton projection of every joint back onto Φ = 0 along its rows at the step's start
-    (``rows``); pos, quat, vel, ang_mom in place."""
-    project_positions(joints, rows.jac, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h),
-                      PROJECTION_SWEEPS)
+def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
+            inv_inertia, h) -> None:
+    """Every joint back onto Φ = 0 (Newton steps along the step's start rows ``rows``), then the
+    end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place
+    (docs/physics.md#joint-projection)."""
+    project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                      float(h))
+    project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
@@ -205,3 +204,4 @@ def reactions(joints: JointSet, rows: JointRows, impulses, pos, quat, h):
     ang = np.einsum("mr,mra->ma", impulses, rows.jac[:, :, 3:6]) / h
     arm = quat_rotate(quat[joints.first], joints.local_a)
     return lin, ang - np.cross(arm, lin)
+

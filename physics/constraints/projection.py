@@ -1,0 +1,227 @@
+"""Joints back onto Φ = 0 after the move: Newton steps on every joint's equality rows at once,
+then the end velocities onto J v = 0 (docs/physics.md#joint-projection).
+
+Both are one sparse linear system over all the joints' equality rows together, not a sweep
+joint by joint: in a chain a Gauss–Seidel sweep carries a correction one link further per sweep,
+so a 30-link chain needs hundreds of sweeps to settle, while its system J M⁻¹ Jᵀ is
+block-tridiagonal and a sparse factorisation solves it exactly in O(links).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sparse
+from numba import njit
+from scipy.sparse.linalg import splu
+
+from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet, joint_rows
+from physics.dynamics.integrator import world_inverse_inertia
+from physics.geometry.rotation import quat_to_matrix
+
+NEWTON_STEPS = 4          # global Newton steps on Φ = 0 per step (quadratic: 3 reach rounding)
+JOINT_TOLERANCE = 1e-9    # m or rad: a joint this close to Φ = 0 is closed (far below 1 mm)
+# how much the SHAKE velocity correction may raise the kinetic energy (relative) before the
+# step is redone along the present rows: a curved path turns the velocity, it does not speed it
+SHAKE_ENERGY_ALLOWANCE = 1e-6
+# regularisation of J M⁻¹ Jᵀ, relative to its largest diagonal: redundant rows (a closed loop of
+# joints) make it singular; this picks the least-norm impulses without changing a regular solve
+REGULARISATION = 1e-12
+
+
+class EqualityRows(NamedTuple):
+    """All joints' equality rows at one pose, R rows in all: jac (R, 12) [lin A, ang A, lin B,
+    ang B]; phi (R,) m or rad; joint, row (R,) which joint and which of its rows; first, second
+    (R,) body rows (second < 0: world)."""
+
+    jac: np.ndarray
+    phi: np.ndarray
+    joint: np.ndarray
+    row: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+
+
+@njit(cache=True)
+def _rows_kernel(joints, pos, quat, jac, phi, active, nblock):
+    for j in range(len(joints.kind)):
+        nblock[j] = joint_rows(j, joints, pos, quat, jac[j], phi[j], active[j])
+
+
+def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every joint's rows at poses pos (n, 3), quat (n, 4): jac (m, ROWS, 12), phi (m, ROWS),
+    active (m, ROWS) and nblock (m,) (see ``solve.joint_rows``)."""
+    m = len(joints.kind)
+    jac, phi = np.zeros((m, ROWS, 12)), np.zeros((m, ROWS))
+    active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
+    _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
+    return jac, phi, active, nblock
+
+
+def equality_rows(joints: JointSet, jac, phi, nblock) -> EqualityRows:
+    """The equality rows out of ``all_rows``' arrays, joint by joint."""
+    use = np.arange(ROWS)[None, :] < nblock[:, None]                          # (m, ROWS)
+    joint, row = np.nonzero(use)
+    return EqualityRows(jac[use], phi[use], joint, row, joints.first[joint],
+                        joints.second[joint])
+
+
+def _jacobian(rows: EqualityRows, jac: np.ndarray, n: int) -> sparse.csr_matrix:
+    """(R, 6n) sparse: row k has jac[k, 0:6] at body first's six columns (v, ω) and jac[k, 6:12]
+    at second's; the world has none."""
+    count = len(rows.first)
+    cols, data, owner = [], [], []
+    for side, body in ((0, rows.first), (1, rows.second)):
+        keep = body >= 0
+        k = np.flatnonzero(keep)
+        cols.append((6 * body[keep])[:, None] + np.arange(6)[None, :])
+        data.append(jac[keep, 6 * side:6 * side + 6])
+        owner.append(np.repeat(k, 6).reshape(-1, 6))
+    return sparse.csr_matrix((np.concatenate(data).ravel(), (np.concatenate(owner).ravel(),
+                              np.concatenate(cols).ravel())), shape=(count, 6 * n))
+
+
+def _inverse_mass(inv_mass, inv_iw) -> sparse.bsr_matrix:
+    """(6n, 6n) block-diagonal M⁻¹: 1/m on the velocity block, R I⁻¹ Rᵀ on the spin block."""
+    n = len(inv_mass)
+    blocks = np.zeros((n, 6, 6))
+    blocks[:, 0, 0] = blocks[:, 1, 1] = blocks[:, 2, 2] = inv_mass
+    blocks[:, 3:, 3:] = inv_iw
+    return sparse.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(6 * n, 6 * n))
+
+
+def _solve(matrix: sparse.csr_matrix, rhs: np.ndarray) -> np.ndarray | None:
+    """matrix⁻¹ rhs by sparse LU with a tiny regularisation, or None if that fails."""
+    diagonal = matrix.diagonal()
+    scale = float(diagonal.max()) if len(diagonal) else 0.0
+    if not np.isfinite(scale) or scale <= 0.0:
+        return None
+    regular = (matrix + sparse.identity(matrix.shape[0]) * (REGULARISATION * scale)).tocsc()
+    try:
+        out = splu(regular).solve(rhs)
+    except RuntimeError:  # exactly singular even so
+        return None
+    return out if np.isfinite(out).all() else None
+
+
+def _turn(quat, dtheta):
+    """quat (k, 4) turned by small world rotation vectors dtheta (k, 3) rad, renormalised."""
+    w, v = quat[:, :1], quat[:, 1:]
+    half = 0.5 * dtheta
+    new_w = w - np.sum(half * v, axis=1, keepdims=True)
+    new_v = v + half * w + np.cross(half, v)
+    out = np.concatenate((new_w, new_v), axis=1)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
+                      inv_inertia, h) -> None:
+    """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, then
+    violated limits back along their rows. pos, quat, vel, ang_mom (n, …) and impulses (m, ROWS)
+    N·s in place; inv_mass (n,), inv_inertia (n, 3) zero for bodies held still.
+
+    First as SHAKE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
+    velocities taking the matching impulse): the correction is the part of the joints' impulse
+    that the step's curved path needs, so a pendulum keeps its energy and period. Where the rows
+    turned too far within the step (a whipping chain) that correction would pump energy in: if it
+    raised the kinetic energy, the step is redone moving along the present rows with no velocity
+    change, which is always safe and loses a little energy (docs/physics.md#joint-projection)."""
+    saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
+    before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
+    converged = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
+                        inv_inertia, h)
+    after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
+    if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
+        for array, kept in zip((pos, quat, vel, ang_mom, impulses), saved):
+            array[:] = kept
+        _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
+    _push_limits(joints, pos, quat, inv_mass, inv_inertia)
+
+
+def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
+    """Kinetic energy of the bodies that can move, J (the mass-weighted sum ½ v²/m⁻¹ + ½ L·ω)."""
+    movable = inv_mass > 0.0
+    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    spin = np.einsum("ni,nij,nj->n", ang_mom, inv_iw, ang_mom)
+    linear = np.sum(vel**2, axis=1)[movable] / inv_mass[movable]
+    return 0.5 * float(linear.sum() + spin.sum())
+
+
+def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+            h) -> bool:
+    """NEWTON_STEPS global Newton steps Δλ = −(J M⁻¹ Kᵀ)⁻¹ Φ, the bodies moving by M⁻¹ Kᵀ Δλ:
+    K the start rows with the impulse Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None,
+    K = J the present rows and no velocity change. True if Φ reached JOINT_TOLERANCE."""
+    n = len(pos)
+    for _ in range(NEWTON_STEPS + 1):
+        jac, phi, active, nblock = all_rows(joints, pos, quat)
+        rows = equality_rows(joints, jac, phi, nblock)
+        if len(rows.phi) == 0 or np.abs(rows.phi).max() < JOINT_TOLERANCE:
+            return True
+        if _ == NEWTON_STEPS:
+            return False
+        inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+        inverse_mass = _inverse_mass(inv_mass, inv_iw)
+        present = _jacobian(rows, rows.jac, n)
+        along = present if start_jac is None else _jacobian(
+            rows, start_jac[rows.joint, rows.row], n)
+        dlam = _solve((present @ inverse_mass @ along.T).tocsr(), -rows.phi)
+        if dlam is None:
+            return False
+        impulse = (along.T @ dlam).reshape(n, 6)                              # N·s·s
+        move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
+        pos += move[:, 0:3]
+        quat[:] = _turn(quat, move[:, 3:6])
+        if start_jac is not None:
+            vel += move[:, 0:3] / h
+            ang_mom += impulse[:, 3:6] / h
+            np.add.at(impulses, (rows.joint, rows.row), dlam / h)
+    return False
+
+
+def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
+    """Each violated limit (a one-sided row with Φ < 0) back to Φ = 0 along its row, joint by
+    joint; velocities untouched (the velocity solve already stopped the approach)."""
+    jac, phi, active, _ = all_rows(joints, pos, quat)
+    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    for j, r in zip(*np.nonzero(active[:, [LOWER, UPPER]] & (phi[:, [LOWER, UPPER]] < 0.0))):
+        r = (LOWER, UPPER)[r]
+        row = jac[j, r]
+        moves = []
+        for side, body in ((0, joints.first[j]), (1, joints.second[j])):
+            if body >= 0:
+                lin, ang = row[6 * side:6 * side + 3], row[6 * side + 3:6 * side + 6]
+                moves.append((body, inv_mass[body] * lin, inv_iw[body] @ ang))
+        k = sum(lin @ row[6 * s:6 * s + 3] + ang @ row[6 * s + 3:6 * s + 6]
+                for s, (_, lin, ang) in enumerate(moves))
+        if k <= 0.0:
+            continue
+        step = -phi[j, r] / k
+        for body, lin, ang in moves:
+            pos[body] += step * lin
+            quat[body] = _turn(quat[body][None], step * ang[None])[0]
+
+
+def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_mass,
+                       inv_inertia) -> None:
+    """The end velocities onto J v = 0 at the end poses, all equality rows at once (the second
+    half of RATTLE): λ = −(J M⁻¹ Jᵀ)⁻¹ J v, an M-orthogonal projection, so it can only take
+    kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place."""
+    n = len(pos)
+    jac, phi, active, nblock = all_rows(joints, pos, quat)
+    rows = equality_rows(joints, jac, phi, nblock)
+    if len(rows.phi) == 0:
+        return
+    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    inverse_mass = _inverse_mass(inv_mass, inv_iw)
+    present = _jacobian(rows, rows.jac, n)
+    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
+    rate = present @ np.concatenate((vel, omega), axis=1).ravel()
+    lam = _solve((present @ inverse_mass @ present.T).tocsr(), -rate)
+    if lam is None:
+        return
+    impulse = (present.T @ lam).reshape(n, 6)
+    vel += impulse[:, 0:3] * inv_mass[:, None]
+    ang_mom += impulse[:, 3:6]
+    np.add.at(impulses, (rows.joint, rows.row), lam)
