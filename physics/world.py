@@ -402,10 +402,6 @@ class World:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
                                    PENETRATION_SLOP, PUSH_ITERATIONS)
             pos = self._project_out_of_walls(pos, rotm_end, planes)
-        if len(joints.kind):
-            project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
-                    inv_inertia, h)
-            rotm_end = quat_to_matrix(quat)
         # 6. contacts stay passive: no island ends the step above its free-flight energy
         if contacts.count:
             rows = np.flatnonzero(result.touched)
@@ -414,6 +410,12 @@ class World:
             remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
                                       m.settings.gravity, rows, island[rows],
                                       result.walled[rows] | s.asleep[rows])
+        # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
+        # leave its joint open
+        if len(joints.kind):
+            project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
+                    inv_inertia, h)
+            rotm_end = quat_to_matrix(quat)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h

@@ -117,25 +117,30 @@ def _turn(quat, dtheta):
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                       inv_inertia, h) -> None:
-    """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, then
-    violated limits back along their rows. pos, quat, vel, ang_mom (n, …) and impulses (m, ROWS)
-    N·s in place; inv_mass (n,), inv_inertia (n, 3) zero for bodies held still.
+    """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
+    end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
+    ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
+    for bodies held still.
 
-    First as SHAKE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
-    velocities taking the matching impulse): the correction is the part of the joints' impulse
-    that the step's curved path needs, so a pendulum keeps its energy and period. Where the rows
-    turned too far within the step (a whipping chain) that correction would pump energy in: if it
-    raised the kinetic energy, the step is redone moving along the present rows with no velocity
-    change, which is always safe and loses a little energy (docs/physics.md#joint-projection)."""
+    First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
+    velocities taking the matching impulse, then ``project_velocities``): the correction is the
+    part of the joints' impulse that the step's curved path needs, so a pendulum keeps its
+    energy and period. Where the rows turned too far within the step (a whipping chain) that
+    correction would pump energy in: if the two together raised the kinetic energy, the step is
+    redone moving along the present rows with no velocity change, which is always safe and loses
+    a little energy (docs/physics.md#joint-projection)."""
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     converged = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                         inv_inertia, h)
+    if converged:
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
     after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
         for array, kept in zip((pos, quat, vel, ang_mom, impulses), saved):
             array[:] = kept
         _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
     _push_limits(joints, pos, quat, inv_mass, inv_inertia)
 
 

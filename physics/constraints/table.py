@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physics.constraints.joint import KIND, WORLD, JointDef
-from physics.constraints.projection import project_positions, project_velocities
+from physics.constraints.projection import project_positions
 from physics.constraints.solve import (
     NO_MOTOR,
     ROWS,
@@ -21,6 +21,7 @@ from physics.constraints.solve import (
     warm_start,
 )
 from physics.geometry.rotation import quat_rotate
+
 
 def _perpendicular(axis: np.ndarray) -> np.ndarray:
     """A unit vector perpendicular to the unit vector axis (3,)."""
@@ -173,7 +174,6 @@ def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom
     (docs/physics.md#joint-projection)."""
     project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
                       float(h))
-    project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
