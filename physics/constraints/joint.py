@@ -61,7 +61,8 @@ class JointDef:
 
     def __post_init__(self) -> None:
         if self.kind not in JOINT_TYPES:
-            raise ValueError(f"joint type must be one of {', '.join(JOINT_TYPES)}, got {self.kind!r}")
+            raise ValueError(f"joint type must be one of {', '.join(JOINT_TYPES)}, "
+                             f"got {self.kind!r}")
         if self.first == self.second:
             raise ValueError(f"a joint needs two different bodies, got {self.first} twice")
         if self.first == WORLD:  # the world is always second

@@ -227,7 +227,9 @@ def joint_rows(j, joints, pos, quat, jac, phi, active):
         if (kind == DISTANCE and n == 0) or joints.limited[j]:
             jac[LOWER] = jac[DRIVE]
             phi[LOWER] = drive - lo
-            active[LOWER] = True
+            # a rope (min 0) has no lower row: its direction is undefined at zero length, and a
+            # speculative row there would stop the body at the anchor
+            active[LOWER] = not (kind == DISTANCE and lo <= 0.0)
             jac[UPPER] = -jac[DRIVE]
             phi[UPPER] = hi - drive
             active[UPPER] = True
@@ -280,8 +282,9 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
         for r in (LOWER, UPPER, DRIVE):
             if not rows.active[j, r]:
                 continue
-            k = _effective(rows.jac[j, r], a, b, inv_mass, inv_iw)
-            rows.row_mass[j, r] = 1.0 / k if k > 0.0 else 0.0
+            k = _through_equalities(rows.jac[j], nb, r, a, b, inv_mass, inv_iw,
+                                    rows.block_inv[j])
+            rows.row_mass[j, r] = 1.0 / k if k > 1e-300 else 0.0
             if r != DRIVE:  # may close the gap within the step, not more
                 rows.target[j, r] = -max(rows.phi[j, r], 0.0) / h
         rows.soft[j] = 0.0
@@ -289,12 +292,41 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
             if joints.motor_max[j] >= 0.0:
                 rows.target[j, DRIVE] = joints.motor_speed[j]
             else:  # implicit spring-damper: Box2D's soft row
-                k = _effective(rows.jac[j, DRIVE], a, b, inv_mass, inv_iw)
+                k = _through_equalities(rows.jac[j], nb, DRIVE, a, b, inv_mass, inv_iw,
+                                        rows.block_inv[j])
                 gamma = 1.0 / (h * (joints.damping[j] + h * joints.stiffness[j]))
                 stretch = rows.phi[j, DRIVE] - joints.rest_length[j]
                 rows.target[j, DRIVE] = -stretch * h * joints.stiffness[j] * gamma
                 rows.soft[j] = gamma
                 rows.row_mass[j, DRIVE] = 1.0 / (k + gamma)
+
+
+@njit(cache=True)
+def _pair_effective(jr, jc, a, b, inv_mass, inv_iw):
+    """jr M⁻¹ jcᵀ of two rows (12,) of the same joint."""
+    out = 0.0
+    if a >= 0:
+        out += inv_mass[a] * (jr[0:3] @ jc[0:3]) + jr[3:6] @ (inv_iw[a] @ jc[3:6])
+    if b >= 0:
+        out += inv_mass[b] * (jr[6:9] @ jc[6:9]) + jr[9:12] @ (inv_iw[b] @ jc[9:12])
+    return out
+
+
+@njit(cache=True)
+def _through_equalities(jac, nb, r, a, b, inv_mass, inv_iw, block_inv):
+    """The effective mass's inverse of row r of jac (ROWS, 12) with the joint's nb equality rows
+    held (a Schur complement): k − cᵀ (J_eq M⁻¹ J_eqᵀ)⁻¹ c, c = J_eq M⁻¹ J_rᵀ. A limit or motor
+    row's impulse followed by the equality block's re-solve changes the row's rate by exactly
+    this per unit impulse, so a lone joint's limit holds in one sweep even when the equality
+    rows carry a much larger mass than the row itself (a bob on a hinge: its spin is light, its
+    orbit heavy; docs/physics.md#joints)."""
+    k = _effective(jac[r], a, b, inv_mass, inv_iw)
+    if nb == 0:
+        return k
+    c = np.empty(nb)
+    for q in range(nb):
+        c[q] = _pair_effective(jac[q], jac[r], a, b, inv_mass, inv_iw)
+    return k - c @ (np.ascontiguousarray(block_inv[:nb, :nb]) @ c)
 
 
 @njit(cache=True, inline='always')
@@ -357,16 +389,24 @@ def solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_
                 if new != old:
                     _apply(jr, new - old, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
                     impulses[j, r] = new
-            nb = rows.nblock[j]
-            if nb == 0:
-                continue
-            rate = np.empty(nb)
-            for r in range(nb):
-                rate[r] = _rate(rows.jac[j, r], a, b, vel, omega)
-            lam = -(np.ascontiguousarray(rows.block_inv[j, :nb, :nb]) @ rate)
-            for r in range(nb):
-                _apply(rows.jac[j, r], lam[r], a, b, vel, omega, ang_mom, inv_mass, inv_iw)
-                impulses[j, r] += lam[r]
+                    # the equality rows at once after each: the row's mass assumed they hold
+                    _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+            _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+
+
+@njit(cache=True)
+def _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw):
+    """Joint j's equality rows solved together (the seed's A x = b): J v = 0 for all of them."""
+    nb = rows.nblock[j]
+    if nb == 0:
+        return
+    rate = np.empty(nb)
+    for r in range(nb):
+        rate[r] = _rate(rows.jac[j, r], a, b, vel, omega)
+    lam = -(np.ascontiguousarray(rows.block_inv[j, :nb, :nb]) @ rate)
+    for r in range(nb):
+        _apply(rows.jac[j, r], lam[r], a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+        impulses[j, r] += lam[r]
 
 
 @njit(cache=True)
