@@ -10,12 +10,14 @@ did; three ways did not, and each left a broken video behind:
   way when the drawable went can block inside llvmpipe for good, before the loop sees the event:
   a watchdog on its own X connection then saves the video and ends the process.
 - SIGTERM (a session logging out, ``kill``): Python's default ends the process at once. The
-  handler ends the event loop, so ``main``'s shutdown runs and the exit status is 0.
+  handler ends the event loop, so ``main``'s shutdown runs and the exit status is 0. For SIGTERM
+  and Ctrl+C alike, a watchdog ends the process itself (video saved, status 0 or 130) if the
+  main thread, blocked in the renderer, has not ended it within STUCK_GRACE s.
 - The X server gone: Xlib calls its I/O error handler, then exit(1) if the handler returns.
   The handler finishes the video being recorded and ends the process with status 0 itself
   (nothing else can run: every X call would fail).
 
-``watch_endings(app)`` installs all three for an ``App`` (app/window.py).
+``watch_endings(app)`` installs all of these for an ``App`` (app/window.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def watch_endings(app) -> None:
     """Install the handlers above for ``app`` (has ``window``, ``closed`` and
     ``stop_recording``); call once, on the main thread, after the window exists."""
     signal.signal(signal.SIGTERM, lambda signum, frame: _end_loop(app, "SIGTERM"))
+    _watch_signals(app)
     # ``kill -USR1`` prints every thread's stack to stderr: how a hang is found (the tests do it
     # before they give up on an app that does not end)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -103,6 +106,42 @@ def _end_if_stuck(app, window_id) -> None:
         finally:
             logging.shutdown()
             os._exit(0)
+
+
+# status the process ends with when the watchdog ends it after a signal (as main's would)
+_SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 0}
+
+
+def _watch_signals(app) -> None:
+    """Python runs a signal's handler (Ctrl+C's KeyboardInterrupt, SIGTERM's loop exit) on the
+    main thread only, between bytecodes: a main thread blocked in the software renderer (a
+    buffer swap under load) would not see it for seconds. The C-level handler also writes the
+    signal's number to a wakeup pipe at once; a daemon thread reads it, gives the main thread
+    STUCK_GRACE s to end the app as usual, else saves the video and ends the process with the
+    status main would have returned."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+
+    def watch() -> None:
+        while True:
+            number = os.read(read, 1)  # blocks without the GIL
+            if number and number[0] in _SIGNAL_STATUS:
+                break
+        time.sleep(STUCK_GRACE)
+        if getattr(app, "shutting_down", False):  # main got there: its shutdown saves the video
+            return
+        name = signal.Signals(number[0]).name
+        log.error("%s arrived while the main thread was busy in the renderer: the app ends",
+                  name)
+        with _final_exit:
+            try:
+                app.stop_recording(f"the app ended ({name})")  # the encoder only: no GL
+            finally:
+                logging.shutdown()
+                os._exit(_SIGNAL_STATUS[number[0]])
+
+    threading.Thread(target=watch, name="signal watchdog", daemon=True).start()
 
 
 _installed: list = []  # the ctypes callback, referenced for as long as Xlib may call it

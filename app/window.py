@@ -243,6 +243,7 @@ class App:
         self.polhode = PolhodeTrail()
         self.status_path = status_path
         self.closed = False
+        self.shutting_down = False  # set when shutdown() begins (app/endings.py reads it)
         self._view: FrameView | None = None
         self._shapes_in_use: frozenset = frozenset()
         self._seen_ids: set[int] = set()
@@ -653,6 +654,7 @@ class App:
 
     def shutdown(self) -> None:
         """Stop the loader and the physics thread (after the event loop ended)."""
+        self.shutting_down = True  # the signal watchdog (app/endings.py) leaves it to us
         pyglet.clock.unschedule(self._write_status)
         self.stop_recording("the app ended")
         self.loader.close(timeout=1.0)  # a file still being read is abandoned (daemon thread)

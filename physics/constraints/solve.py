@@ -240,14 +240,20 @@ def joint_rows(j, joints, pos, quat, jac, phi, active):
 
 
 @njit(cache=True)
-def _effective(jr, a, b, inv_mass, inv_iw):
-    """J M⁻¹ Jᵀ of one row jr (12,)."""
+def _pair_effective(jr, jc, a, b, inv_mass, inv_iw):
+    """jr M⁻¹ jcᵀ of two rows (12,) of the same joint."""
     out = 0.0
     if a >= 0:
-        out += inv_mass[a] * (jr[0:3] @ jr[0:3]) + jr[3:6] @ (inv_iw[a] @ jr[3:6])
+        out += inv_mass[a] * (jr[0:3] @ jc[0:3]) + jr[3:6] @ (inv_iw[a] @ jc[3:6])
     if b >= 0:
-        out += inv_mass[b] * (jr[6:9] @ jr[6:9]) + jr[9:12] @ (inv_iw[b] @ jr[9:12])
+        out += inv_mass[b] * (jr[6:9] @ jc[6:9]) + jr[9:12] @ (inv_iw[b] @ jc[9:12])
     return out
+
+
+@njit(cache=True)
+def _effective(jr, a, b, inv_mass, inv_iw):
+    """J M⁻¹ Jᵀ of one row jr (12,)."""
+    return _pair_effective(jr, jr, a, b, inv_mass, inv_iw)
 
 
 @njit(cache=True)
@@ -255,14 +261,7 @@ def _block_matrix(jac, nb, a, b, inv_mass, inv_iw, out):
     """out[:nb, :nb] ← J M⁻¹ Jᵀ of the first nb rows of jac (ROWS, 12)."""
     for r in range(nb):
         for c in range(nb):
-            s = 0.0
-            if a >= 0:
-                s += inv_mass[a] * (jac[r, 0:3] @ jac[c, 0:3])
-                s += jac[r, 3:6] @ (inv_iw[a] @ jac[c, 3:6])
-            if b >= 0:
-                s += inv_mass[b] * (jac[r, 6:9] @ jac[c, 6:9])
-                s += jac[r, 9:12] @ (inv_iw[b] @ jac[c, 9:12])
-            out[r, c] = s
+            out[r, c] = _pair_effective(jac[r], jac[c], a, b, inv_mass, inv_iw)
 
 
 @njit(cache=True)
@@ -299,17 +298,6 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
                 rows.target[j, DRIVE] = -stretch * h * joints.stiffness[j] * gamma
                 rows.soft[j] = gamma
                 rows.row_mass[j, DRIVE] = 1.0 / (k + gamma)
-
-
-@njit(cache=True)
-def _pair_effective(jr, jc, a, b, inv_mass, inv_iw):
-    """jr M⁻¹ jcᵀ of two rows (12,) of the same joint."""
-    out = 0.0
-    if a >= 0:
-        out += inv_mass[a] * (jr[0:3] @ jc[0:3]) + jr[3:6] @ (inv_iw[a] @ jc[3:6])
-    if b >= 0:
-        out += inv_mass[b] * (jr[6:9] @ jc[6:9]) + jr[9:12] @ (inv_iw[b] @ jc[9:12])
-    return out
 
 
 @njit(cache=True)
