@@ -40,6 +40,9 @@ def watch_endings(app) -> None:
     """Install the handlers above for ``app`` (has ``window``, ``closed`` and
     ``stop_recording``); call once, on the main thread, after the window exists."""
     signal.signal(signal.SIGTERM, lambda signum, frame: _end_loop(app, "SIGTERM"))
+    # a shell that starts a program in the background without job control leaves SIGINT
+    # ignored, and Python then keeps it ignored: Ctrl+C and `kill -INT` must end the app anyway
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     _watch_signals(app)
     # ``kill -USR1`` prints every thread's stack to stderr: how a hang is found (the tests do it
     # before they give up on an app that does not end)
