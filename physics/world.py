@@ -407,15 +407,19 @@ class World:
         if contacts.count:
             pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
                                    PENETRATION_SLOP, PUSH_ITERATIONS)
-            pos = self._project_out_of_walls(pos, rotm_end, planes)
+            projected = self._project_out_of_walls(pos, rotm_end, planes)
+            # a body lifted out of a wall gains m g Δy whether or not a contact acted on it (a
+            # vertex the wall contacts did not keep): the guard sees it like a walled body
+            lifted = np.any(projected != pos, axis=1)                           # (n,)
+            pos = projected
         # 6. contacts stay passive: no island ends the step above its free-flight energy
         if contacts.count:
-            rows = np.flatnonzero(result.touched)
+            rows = np.flatnonzero(result.touched | lifted)
             allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
                                          m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
             remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
                                       m.settings.gravity, rows, island[rows],
-                                      result.walled[rows] | s.asleep[rows])
+                                      (result.walled | lifted | s.asleep)[rows])
         # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
         # leave its joint open
         if jointed:
