@@ -98,7 +98,7 @@ def test_impacts_in_zero_gravity_keep_both_momenta(first, second, restitution, f
 
 
 def test_a_spinning_cylinder_bouncing_at_e_1_never_gains_energy():
-    """Issue 14's case: a cylinder spun about its axis, e = 1 and μ = 0, a minute in a 2 m box.
+    """A cylinder spun about its axis, e = 1 and μ = 0, a minute in a 2 m box.
     It once gained 0.28 J at 2.39 s: a vertex the wall contacts did not keep sank into the floor
     and the projection lifted the body by m g Δy where the energy guard did not look."""
     world = World(WorldDef(restitution=1.0, friction=0.0, container_size=[2.0, 2.0, 2.0]))
