@@ -14,7 +14,6 @@ import numpy as np
 from numba import njit
 
 from physics.dynamics.integrator import vector_to_body_frame, vector_to_world_frame
-from physics.geometry.rotation import _matrix_kernel
 
 # Relative rounding allowance before an excess counts as a gain.
 ENERGY_ROUNDING = 1e-13
@@ -213,7 +212,7 @@ def _island_spin(mass, vel, quat, ang_mom, inv_inertia, pos, rows, island, free,
     island's centre of mass (zero for the others)."""
     moment = np.zeros((labels, 3))
     inertia = np.zeros((labels, 3, 3))
-    rot = np.empty((1, 3, 3))
+    rot = np.empty((3, 3))  # columns: the body axes in the world
     for i in range(rows.shape[0]):
         r, g = rows[i], island[i]
         if not free[g]:
@@ -225,14 +224,16 @@ def _island_spin(mass, vel, quat, ang_mom, inv_inertia, pos, rows, island, free,
         moment[g, 0] += ay * pz - az * py + ang_mom[r, 0]
         moment[g, 1] += az * px - ax * pz + ang_mom[r, 1]
         moment[g, 2] += ax * py - ay * px + ang_mom[r, 2]
-        _matrix_kernel(quat[r:r + 1], rot)
+        for k in range(3):
+            rot[0, k], rot[1, k], rot[2, k] = vector_to_world_frame(
+                quat, r, 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
         arm = (ax, ay, az)
         arm2 = ax * ax + ay * ay + az * az
         for a in range(3):
             for b in range(3):
                 own = 0.0  # (R diag(I) Rᵀ)[a, b]
                 for k in range(3):
-                    own += rot[0, a, k] * rot[0, b, k] / inv_inertia[r, k]
+                    own += rot[a, k] * rot[b, k] / inv_inertia[r, k]
                 parallel = mass[r] * ((arm2 if a == b else 0.0) - arm[a] * arm[b])
                 inertia[g, a, b] += own + parallel
     spin = np.zeros((labels, 3))
