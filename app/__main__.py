@@ -13,6 +13,7 @@ parts not in this build. Every error is ONE line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import logging
 import math
@@ -28,6 +29,8 @@ COMMANDS = ("inertia", "simulate", "record")
 CSV_COLUMNS = ("t", "body", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz",
                "wx", "wy", "wz", "lx", "ly", "lz", "w1", "w2", "w3", "ke", "pe")
 # %r is repr(float): the shortest text that reads back as the same float (full precision)
+JOINT_CSV_COLUMNS = ("t", "joint", "type", "error_m", "error_rad", "fx", "fy", "fz", "tx", "ty",
+                     "tz")
 _ROW_FORMAT = ",".join(["%r", "%d"] + ["%r"] * (len(CSV_COLUMNS) - 2)) + "\n"
 _CHUNK_ROWS = 20_000  # rows formatted and written at once (memory stays small for any run)
 SIMULATE_PROGRESS_DELAY = 2.0  # s: a run that ends sooner shows no progress bar
@@ -129,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--every", metavar="K", type=_positive_int, default=1,
                    help="write every K-th step (the first, t = 0, always); default 1")
     p.add_argument("--out", metavar="FILE.csv", required=True, help="output CSV file")
+    p.add_argument("--joints", metavar="FILE.csv", default=None,
+                   help="also write one row per joint per sampled step, columns "
+                        f"{','.join(JOINT_CSV_COLUMNS)} (position and angle violation in m and "
+                        "rad; reaction force N and torque N·m on the joint's first body at its "
+                        "anchor, world frame)")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     p.set_defaults(run=cmd_simulate)
 
@@ -323,24 +331,29 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except SceneError as e:
         raise _Failure(str(e), 1) from None
     steps = round(args.seconds * scene.hz)
-    try:
-        out = open(args.out, "w", encoding="ascii", newline="")
-    except OSError as e:
-        raise _Failure(f"{args.out}: cannot write the output ({e.strerror})", 2) from None
+    out = _open_output(args.out)
+    joints_out = None if args.joints is None else _open_output(args.joints)
     if not scene.bodies:
         log.warning("%s: the scene has no bodies, so %s holds only the header; add [[body]] "
                     "tables", args.scene, args.out)
     progress = Progress(steps, sys.stderr, unit="steps", rate_unit="steps/s",
                         delay=SIMULATE_PROGRESS_DELAY)
-    with out:
+    with out, joints_out or contextlib.nullcontext():
         out.write(",".join(CSV_COLUMNS) + "\n")
+        if joints_out is not None:
+            joints_out.write(",".join(JOINT_CSV_COLUMNS) + "\n")
         pending: list[np.ndarray] = []
         rows = 0
         for k in range(steps + 1):
             if k:
                 world.step(scene.dt)
                 progress.update(k)
+                for joint_id, joint in world.take_broken_joints():
+                    log.info("t = %.6g s: joint %d (%s) broke past its break force",
+                             k / scene.hz, joint_id, joint.kind)
             if k % args.every == 0:
+                if joints_out is not None:
+                    _write_joint_rows(joints_out, world.joint_view(), k / scene.hz)
                 pending.append(_sample(world, k / scene.hz))
                 rows += world.count
                 if len(pending) * world.count >= _CHUNK_ROWS:
@@ -349,6 +362,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     progress.finish()
     log.info("%s: %d steps of %g s, %d rows → %s", args.scene, steps, scene.dt, rows, args.out)
     return 0
+
+
+def _open_output(path: str):
+    try:
+        return open(path, "w", encoding="ascii", newline="")
+    except OSError as e:
+        raise _Failure(f"{path}: cannot write the output ({e.strerror})", 2) from None
+
+
+def _write_joint_rows(out, view, t: float) -> None:
+    """One row per joint of ``view`` (physics.constraints.view.JointView) at time t."""
+    for k, joint in enumerate(view.defs):
+        numbers = (*view.error[k], *view.force[k], *view.torque[k])
+        out.write(f"{t!r},{int(view.ids[k])},{joint.kind},"
+                  + ",".join(repr(float(v)) for v in numbers) + "\n")
 
 
 def _sample(world, t: float) -> np.ndarray:

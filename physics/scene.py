@@ -16,6 +16,7 @@ them
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import math
@@ -28,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
+from physics.constraints.joint import JOINT_TYPES, WORLD, JointDef
+from physics.constraints.view import def_at_present
 from physics.files import why_missing
 from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
@@ -48,8 +51,12 @@ from physics.world import World
 WORLD_KEYS = ("gravity", "hz", "restitution", "friction")
 CONTAINER_KEYS = ("size",)
 BODY_KEYS = ("mesh", "shape", "size", "scale", "density", "inertia", "position", "orientation",
-             "velocity", "angular_velocity", "restitution", "friction", "color")
-TOP_KEYS = ("world", "container", "body")
+             "velocity", "angular_velocity", "restitution", "friction", "color", "name")
+JOINT_KEYS = ("type", "bodies", "anchor", "axis", "limits", "motor", "min", "max", "rest_length",
+              "stiffness", "damping", "break_force", "collide")
+MOTOR_KEYS = {"hinge": ("speed", "max_torque"), "prismatic": ("speed", "max_force")}
+TOP_KEYS = ("world", "container", "body", "joint")
+WORLD_NAME = "world"  # what joints call the fixed world in a scene file
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +69,7 @@ class SceneError(ValueError):
 class BodyEntry:
     """One ``[[body]]`` of a scene file (values as in the file; vectors as tuples of floats).
 
+    name              what joints call the body (unique in the file), or None
     mesh              absolute path of the mesh file (the file holds it relative to itself), or
     scale             meshes: the factor the file's coordinates are multiplied by (0.001 reads a
                       file in millimetres as metres); 1 for builtins
@@ -78,6 +86,7 @@ class BodyEntry:
     """
 
     mesh: Path | None = None
+    name: str | None = None
     scale: float = 1.0
     shape: str | None = None
     size: tuple[float, ...] | None = None
@@ -94,12 +103,21 @@ class BodyEntry:
 
 
 @dataclass(frozen=True)
+class JointEntry:
+    """One ``[[joint]]`` of a scene file: its definition with ``first`` and ``second`` as
+    indices into the scene's bodies (``WORLD`` for the world), and the line of its header."""
+
+    joint: JointDef
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class Scene:
     """World settings and bodies of a scene file.
 
     gravity (3,) m/s²; hz fixed physics rate (steps per second); restitution, friction: world
-    defaults; container_size (3,) m or None (no walls); bodies in file order; source: the file it
-    was read from (messages and relative paths only).
+    defaults; container_size (3,) m or None (no walls); bodies in file order; joints in file
+    order; source: the file it was read from (messages and relative paths only).
     """
 
     gravity: tuple[float, float, float] = STANDARD_GRAVITY
@@ -108,6 +126,7 @@ class Scene:
     friction: float = DEFAULT_FRICTION
     container_size: tuple[float, float, float] | None = None
     bodies: tuple[BodyEntry, ...] = ()
+    joints: tuple[JointEntry, ...] = ()
     source: Path | None = field(default=None, compare=False)
 
     @property
@@ -125,7 +144,8 @@ class BodyRecord:
     """Bookkeeping for one body of a built world (not solver data): its stable id, a display
     name (mesh file name or builtin kind), the mesh file (None for builtins), colour (None → the
     renderer chooses), the ``Shape`` (mesh for drawing, mass properties, hull) and the inertia
-    mode asked for (``auto`` stays ``auto`` when the scene is saved, whatever it chose)."""
+    mode asked for (``auto`` stays ``auto`` when the scene is saved, whatever it chose);
+    ``scene_name`` is the scene's name for it (what joints call it), or None."""
 
     body_id: int
     name: str
@@ -133,6 +153,7 @@ class BodyRecord:
     color: tuple[float, float, float] | None
     shape: Shape
     inertia: str = "auto"
+    scene_name: str | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,11 +196,15 @@ def _syntax_message(name: str, text: str, message: str) -> str:
     return f"{name}: TOML syntax error: {message}"
 
 
+_ARRAYS = ("body", "joint")  # the arrays of tables a scene holds
+
+
 class _KeyLines:
     """Line numbers of table headers and keys, from a scan of the TOML text.
 
     Tables are ``()`` (top level), ``("world",)``, ``("container",)``, ``("body", i)`` for the
-    i-th ``[[body]]`` (0-based), or the dotted name of any other header. A key spanning several
+    i-th ``[[body]]`` (0-based; ``("joint", i)`` likewise), or the dotted name of any other
+    header. A key spanning several
     lines (a multi-line array) is found at its first line; text inside multi-line strings is
     skipped.
     """
@@ -191,7 +216,7 @@ class _KeyLines:
         self.headers: dict[tuple, int] = {}
         self.keys: dict[tuple[tuple, str], int] = {}
         table: tuple = ()
-        bodies = 0
+        counts = {name: 0 for name in _ARRAYS}  # [[body]] and [[joint]] tables so far
         in_string = False
         for number, line in enumerate(text.splitlines(), start=1):
             quotes = line.count('"""') + line.count("'''")
@@ -202,13 +227,14 @@ class _KeyLines:
             key = self._KEY.match(line)
             if header:
                 parts = tuple(p.strip().strip("\"'") for p in header[2].split("."))
-                if parts == ("body",) and header[1] == "[[":
-                    table = ("body", bodies)
-                    bodies += 1
+                if len(parts) == 1 and parts[0] in counts and header[1] == "[[":
+                    table = (parts[0], counts[parts[0]])
+                    counts[parts[0]] += 1
                 else:
                     table = parts
                     # a sub-table header such as [body.extra] is a key of its parent table
-                    parent = ("body", bodies - 1) if parts[0] == "body" and bodies else parts[:1]
+                    seen = counts.get(parts[0], 0)
+                    parent = (parts[0], seen - 1) if parts[0] in counts and seen else parts[:1]
                     if len(parts) > 1:
                         self.keys.setdefault((parent, parts[1]), number)
                     self.keys.setdefault(((), parts[0]), number)
@@ -225,11 +251,11 @@ class _KeyLines:
 
 
 def _table_label(table: tuple) -> str:
-    """``[world]``, ``[[body]] #2`` … for messages (body numbers are 1-based)."""
+    """``[world]``, ``[[body]] #2``, ``[[joint]] #1`` … for messages (numbers are 1-based)."""
     if not table:
         return ""
-    if table[0] == "body" and len(table) == 2:
-        return f"[[body]] #{table[1] + 1}"
+    if table[0] in _ARRAYS and len(table) == 2:
+        return f"[[{table[0]}]] #{table[1] + 1}"
     return f"[{'.'.join(map(str, table))}]"
 
 
@@ -259,6 +285,11 @@ class _Reader:
         bodies = data.get("body", [])
         if not (isinstance(bodies, list) and all(isinstance(b, dict) for b in bodies)):
             raise self.error((), "body", "bodies are written as [[body]] tables, one per body")
+        joints = data.get("joint", [])
+        if not (isinstance(joints, list) and all(isinstance(j, dict) for j in joints)):
+            raise self.error((), "joint", "joints are written as [[joint]] tables, one per joint")
+        body_entries = tuple(self.body(i, b) for i, b in enumerate(bodies))
+        names = self.body_names(body_entries)
         w = ("world",)
         hz = self.number(w, "hz", world.get("hz", DEFAULT_HZ))
         if not MIN_HZ <= hz <= MAX_HZ:  # the same limits as the physics thread's set_hz
@@ -278,9 +309,93 @@ class _Reader:
             else self.positive_vector(
                 ("container",), "size", container.get("size", DEFAULT_CONTAINER), 3
             ),
-            bodies=tuple(self.body(i, b) for i, b in enumerate(bodies)),
+            bodies=body_entries,
+            joints=tuple(self.joint(i, j, names) for i, j in enumerate(joints)),
             source=self.path,
         )
+
+    def body_names(self, bodies: tuple[BodyEntry, ...]) -> dict[str, int]:
+        """Body index by name; names are unique and none is the world's."""
+        names: dict[str, int] = {}
+        for index, body in enumerate(bodies):
+            if body.name is None:
+                continue
+            if body.name in names:
+                raise self.error(("body", index), "name", f"name {body.name!r} is already the "
+                                 f"name of [[body]] #{names[body.name] + 1}; names are unique")
+            names[body.name] = index
+        return names
+
+    def joint(self, index: int, values: dict, names: dict[str, int]) -> JointEntry:
+        t = ("joint", index)
+        self.check_keys(t, values, JOINT_KEYS)
+        for key, example in (("type", '"hinge" (' + ", ".join(JOINT_TYPES) + ")"),
+                             ("bodies", '["bob", "world"] (two body names; "world" is the '
+                              "fixed world)"),
+                             ("anchor", "[x, y, z] (a world point at the scene's start, m)")):
+            if key not in values:
+                raise self.error(t, None, f"needs {key} = {example}")
+        kind = self.choice(t, "type", values["type"], JOINT_TYPES)
+        first, second = self.joint_bodies(t, values["bodies"], names)
+        numbers = {key: self.number(t, key, values[key]) for key in
+                   ("min", "max", "rest_length", "stiffness", "damping", "break_force")
+                   if key in values}
+        collide = values.get("collide", False)
+        if not isinstance(collide, bool):
+            raise self.error(t, "collide", f"collide must be true or false, got {_toml(collide)}")
+        motor_speed, motor_max = self.motor(t, kind, values.get("motor"))
+        try:
+            joint = JointDef(
+                kind, first, second, anchor=self.vector(t, "anchor", values["anchor"], 3),
+                axis=self.vector(t, "axis", values["axis"], 3) if "axis" in values else None,
+                limits=self.vector(t, "limits", values["limits"], 2) if "limits" in values
+                else None,
+                motor_speed=motor_speed, motor_max=motor_max, min_length=numbers.get("min"),
+                max_length=numbers.get("max"), rest_length=numbers.get("rest_length"),
+                stiffness=numbers.get("stiffness", 0.0), damping=numbers.get("damping", 0.0),
+                break_force=numbers.get("break_force"), collide=collide)
+        except ValueError as e:
+            key = next((k for k in JOINT_KEYS if k in values and re.search(rf"\b{k}\b", str(e))),
+                       None)
+            raise self.error(t, key, str(e)) from None
+        return JointEntry(joint, line=self.lines.line(t))
+
+    def joint_bodies(self, table: tuple, value, names: dict[str, int]) -> tuple[int, int]:
+        """The two body indices (``WORLD`` for the world) a joint's ``bodies`` names."""
+        if not (isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, str) for v in value)):
+            raise self.error(table, "bodies", 'bodies must be two names in quotes such as '
+                             f'["bob", "world"], got {_toml(value)}')
+        if value[0] == value[1]:
+            raise self.error(table, "bodies", f"a joint needs two different bodies, got "
+                             f"{value[0]!r} twice")
+        indices = []
+        for name in value:
+            if name == WORLD_NAME:
+                indices.append(WORLD)
+                continue
+            if name not in names:
+                known = [WORLD_NAME, *names]
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = (f" (did you mean '{close[0]}'?)" if close else
+                        f"; give a [[body]] name = {name!r}, or use one of: {', '.join(known)}")
+                raise self.error(table, "bodies", f"no body is named {name!r}{hint}")
+            indices.append(names[name])
+        return indices[0], indices[1]
+
+    def motor(self, table: tuple, kind: str, value) -> tuple[float, float | None]:
+        """(speed, max torque or force) of a joint's ``motor`` table, or (0, None) without."""
+        if value is None:
+            return 0.0, None
+        if kind not in MOTOR_KEYS:
+            raise self.error(table, "motor", f"a {kind} joint takes no motor (hinge and "
+                             "prismatic joints do)")
+        speed_key, max_key = MOTOR_KEYS[kind]
+        if not isinstance(value, dict) or set(value) != {speed_key, max_key}:
+            raise self.error(table, "motor", f"a {kind} joint's motor is written "
+                             f"{{ {speed_key} = 2.0, {max_key} = 5.0 }}, got {_toml(value)}")
+        return (self.number(table, "motor", value[speed_key]),
+                self.number(table, "motor", value[max_key]))
 
     def table(self, data: dict, key: str) -> dict:
         value = data.get(key, {})
@@ -299,6 +414,11 @@ class _Reader:
     def body(self, index: int, values: dict) -> BodyEntry:
         t = ("body", index)
         self.check_keys(t, values, BODY_KEYS)
+        name = values.get("name")
+        if name is not None and not (isinstance(name, str) and name.strip()
+                                     and name != WORLD_NAME):
+            raise self.error(t, "name", f"name must be a non-empty text in quotes other than "
+                             f"{WORLD_NAME!r} (joints call the fixed world so), got {_toml(name)}")
         if ("mesh" in values) == ("shape" in values):
             problem = ("has both 'mesh' and 'shape'; give one of them" if "mesh" in values else
                        "needs 'mesh = \"file\"' or 'shape = \"box\"' (box, sphere, cylinder, "
@@ -347,7 +467,8 @@ class _Reader:
                 raise self.error(t, "color", f"color components must be in [0, 1], got "
                                  f"{list(color)}")
         return BodyEntry(
-            mesh=mesh, scale=scale, shape=shape, size=size, density=density, inertia=inertia,
+            mesh=mesh, name=name, scale=scale, shape=shape, size=size, density=density,
+            inertia=inertia,
             position=self.vector(t, "position", values.get("position", (0, 0, 0)), 3),
             orientation=orientation,
             velocity=self.vector(t, "velocity", values.get("velocity", (0, 0, 0)), 3),
@@ -439,6 +560,8 @@ def save_scene(scene: Scene, path) -> None:
         out += ["\n[container]\n", _toml_line("size", scene.container_size)]
     for body in scene.bodies:
         out.append("\n[[body]]\n")
+        if body.name is not None:
+            out.append(_toml_line("name", body.name))
         if body.mesh is not None:
             out.append(_toml_line("mesh", _relative(Path(body.mesh), folder)))
             if body.scale != 1.0:
@@ -452,22 +575,70 @@ def save_scene(scene: Scene, path) -> None:
             value = getattr(body, key)
             if value is not None:
                 out.append(_toml_line(key, value))
+    for entry in scene.joints:
+        out.append("\n[[joint]]\n")
+        out += _joint_lines(entry.joint, scene.bodies)
     path.write_text("".join(out), encoding="utf-8")
+
+
+def _joint_lines(joint: JointDef, bodies: tuple[BodyEntry, ...]) -> list[str]:
+    """The lines of one ``[[joint]]`` (first and second: indices into ``bodies``)."""
+    def name(index):
+        if index == WORLD:
+            return WORLD_NAME
+        if bodies[index].name is None:
+            raise ValueError(f"[[body]] #{index + 1} is in a joint but has no name")
+        return bodies[index].name
+
+    out = [_toml_line("type", joint.kind),
+           f"bodies = [{_toml_text(name(joint.first))}, {_toml_text(name(joint.second))}]\n",
+           _toml_line("anchor", joint.anchor)]
+    if joint.axis is not None:
+        out.append(_toml_line("axis", joint.axis))
+    if joint.limits is not None:
+        out.append(_toml_line("limits", joint.limits))
+    if joint.motor_max is not None:
+        speed_key, max_key = MOTOR_KEYS[joint.kind]
+        out.append(f"motor = {{ {speed_key} = {joint.motor_speed!r}, "
+                   f"{max_key} = {joint.motor_max!r} }}\n")
+    for key, value in (("min", joint.min_length), ("max", joint.max_length),
+                       ("rest_length", joint.rest_length), ("break_force", joint.break_force)):
+        if value is not None:
+            out.append(_toml_line(key, float(value)))
+    for key in ("stiffness", "damping"):
+        if getattr(joint, key):
+            out.append(_toml_line(key, float(getattr(joint, key))))
+    if joint.collide:
+        out.append(_toml_line("collide", True))
+    return out
+
+
+def _toml_text(text: str) -> str:
+    return tomli_w.dumps({"k": text})[4:].strip()
 
 
 def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> Scene:
     """The world of a snapshot as a ``Scene``: its settings and, for each body with a record,
     shape, density, inertia mode, mesh-origin pose, velocities, own materials and colour.
-    Bodies still loading (no record yet) are left out."""
-    entries = []
+    Bodies still loading (no record yet) are left out, and so are the joints touching them.
+    Joints are defined anew at the present poses (``def_at_present``); a jointed body without
+    a scene name is given one (``body<id>``)."""
+    view = snapshot.joints
+    jointed = {int(b) for b in np.concatenate((view.first, view.second)) if b != WORLD}
+    entries, index_of, taken = [], {}, {r.scene_name for r in records.values()}
     for row, body_id in enumerate(snapshot.ids):
         record = records.get(int(body_id))
         if record is None:
             continue
+        name = record.scene_name
+        if name is None and int(body_id) in jointed:
+            name = _free_name(f"body{int(body_id)}", taken)
+            taken.add(name)
+        index_of[int(body_id)] = len(entries)
         shape = record.shape
         position, orientation = shape.mesh_pose(snapshot.pos[row], snapshot.quat[row])
         entries.append(BodyEntry(
-            mesh=None if shape.kind else Path(record.source or shape.source),
+            mesh=None if shape.kind else Path(record.source or shape.source), name=name,
             scale=shape.scale, shape=shape.kind, size=shape.size,
             # 12 digits: 1000, not 1000.0000000000001 from mass/volume (tidier file, and the
             # same eigen-decomposition when moments are equal, e.g. a cylinder's I2 = I3)
@@ -477,11 +648,28 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
             restitution=_own(snapshot.body_restitution[row]),
             friction=_own(snapshot.body_friction[row]),
             color=None if record.color is None else _floats(record.color)))
+    index_of[WORLD] = WORLD
+    joints = []
+    for k in range(len(view.ids)):
+        first, second = int(view.first[k]), int(view.second[k])
+        if first in index_of and second in index_of:
+            joint = dataclasses.replace(def_at_present(view, k), first=index_of[first],
+                                        second=index_of[second])
+            joints.append(JointEntry(joint))
     return Scene(gravity=_floats(snapshot.gravity), hz=float(snapshot.hz),
                  restitution=snapshot.restitution, friction=snapshot.friction,
                  container_size=(None if snapshot.container_size is None
                                  else _floats(snapshot.container_size)),
-                 bodies=tuple(entries))
+                 bodies=tuple(entries), joints=tuple(joints))
+
+
+def _free_name(name: str, taken: set) -> str:
+    """``name``, or ``name-2``, ``name-3`` … the first not in ``taken``."""
+    candidate, number = name, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{name}-{number}"
+    return candidate
 
 
 def _floats(values) -> tuple[float, ...]:
@@ -509,7 +697,7 @@ def _relative(mesh: Path, folder: Path) -> str:
 def _toml_line(key: str, value) -> str:
     """``key = value``: number vectors on one line (tomli_w would spread them over lines,
     harder to read and edit); everything else formatted by tomli_w."""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, np.ndarray)):
         return f"{key} = [{', '.join(repr(float(v)) for v in value)}]\n"
     return tomli_w.dumps({key: value})
 
@@ -548,7 +736,15 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
             body_id = world.add_body(body_def)
         except ValueError as e:  # MeshError, or a bad value in a Scene built in code
             raise SceneError(f"{where}{e}") from e
-        records.append(BodyRecord(body_id, display, source, body.color, shape, body.inertia))
+        records.append(BodyRecord(body_id, display, source, body.color, shape, body.inertia,
+                                  body.name))
+    for index, entry in enumerate(scene.joints):
+        joint = entry.joint
+        ids = [WORLD if i == WORLD else records[i].body_id for i in (joint.first, joint.second)]
+        try:
+            world.add_joint(dataclasses.replace(joint, first=ids[0], second=ids[1]))
+        except ValueError as e:
+            raise SceneError(f"{_where(name, entry.line, ('joint', index))}{e}") from e
     return world, records
 
 

@@ -43,6 +43,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from physics.constraints.joint import JointDef
+from physics.constraints.view import JointView
 from physics.model import BodyDef, check_number
 from physics.runtime import configure, use_threads
 from physics.settings import CATCH_UP, ERROR_HISTORY, MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
@@ -74,6 +76,18 @@ class CommandError:
     message: str
 
 
+@dataclass(frozen=True)
+class BrokenJoint:
+    """A joint that broke past its break force: ``number`` counts breaks from 0 (a reader
+    tells new ones by it), ``step`` is the step count of the first snapshot without it, and
+    ``joint`` its definition (``JointDef``) when it broke."""
+
+    number: int
+    step: int
+    joint_id: int
+    joint: JointDef
+
+
 @dataclass(frozen=True, eq=False)
 class Snapshot:
     """Immutable state of the world after one batch of steps; every array is a read-only copy
@@ -103,6 +117,9 @@ class Snapshot:
     behind          the last batch ended with whole steps still owed (sim time lags wall time)
     time_dropped    s of sim time given up so far to stay real-time (see module docstring)
     errors          the most recent failed commands, oldest first
+    joints          ``JointView``: every joint now (anchors, axes, reactions, violations), its
+                    arrays read-only
+    broken_joints   the most recent joints broken by their break force, oldest first
     """
 
     time: float
@@ -133,6 +150,8 @@ class Snapshot:
     behind: bool
     time_dropped: float
     errors: tuple[CommandError, ...]
+    joints: JointView
+    broken_joints: tuple[BrokenJoint, ...]
 
     @property
     def dt(self) -> float:
@@ -151,6 +170,12 @@ class _Command:
 
 def _frozen(values) -> np.ndarray:
     arr = np.array(values, dtype=float, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    arr = np.array(values, copy=True)
     arr.flags.writeable = False
     return arr
 
@@ -218,6 +243,8 @@ class Simulation:
         self._behind = False
         self._time_dropped = 0.0
         self._errors: collections.deque[CommandError] = collections.deque(maxlen=ERROR_HISTORY)
+        self._broken: collections.deque[BrokenJoint] = collections.deque(maxlen=ERROR_HISTORY)
+        self._broken_count = 0
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._submit_lock = threading.Lock()  # keeps seq numbers in queue (arrival) order
@@ -315,6 +342,21 @@ class Simulation:
     def clear(self) -> Future[None]:
         """Remove every body (settings stay)."""
         return self._world_command("clear")
+
+    def add_joint(self, joint: JointDef) -> Future[int]:
+        """The future's result is the new joint's id; its frames are taken from the bodies'
+        poses when the command is applied."""
+        return self._world_command("add_joint", joint)
+
+    def remove_joint(self, joint_id: int) -> Future[None]:
+        return self._world_command("remove_joint", joint_id)
+
+    def edit_joint(self, joint_id: int, **changes) -> Future[None]:
+        """Change a joint's limits, motor_speed, motor_max or break_force."""
+        changes = copy.deepcopy(changes)
+        text = f"edit_joint({_describe(joint_id)}, {_describe(changes)})"
+        return self._submit(text, lambda: self._world.edit_joint(joint_id, **changes),
+                            touches_world=True)
 
     def set_gravity(self, gravity) -> Future[None]:
         return self._world_command("set_gravity", gravity)
@@ -460,6 +502,9 @@ class Simulation:
         w = self._world
         s, settings = w.state, w.model.settings
         points, normals = w.contact_points()
+        joints = w.joint_view()
+        joints = joints._replace(**{name: _read_only(getattr(joints, name))
+                                    for name in joints._fields if name != "defs"})
         ids = np.array(w.ids, copy=True)
         ids.flags.writeable = False
         return Snapshot(
@@ -476,13 +521,18 @@ class Simulation:
             restitution=float(settings.restitution), friction=float(settings.friction),
             solver_iterations=int(settings.solver_iterations), asleep=_frozen(w.asleep()),
             paused=self._paused, time_scale=self._time_scale, hz=self._hz,
-            behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors))
+            behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors),
+            joints=joints, broken_joints=tuple(self._broken))
 
     def _publish(self, wall_time: float) -> None:
         for body_id in self._world.remove_non_finite():
             message = f"body #{body_id} became non-finite (NaN or Inf) and was removed"
             log.error("physics thread: %s", message)
             self._errors.append(CommandError(-1, self._step, "step", message))
+        for joint_id, joint in self._world.take_broken_joints():
+            log.info("joint #%d (%s) broke past its break force", joint_id, joint.kind)
+            self._broken.append(BrokenJoint(self._broken_count, self._step, joint_id, joint))
+            self._broken_count += 1
         snapshot = self._make_snapshot(wall_time)  # built outside the lock: readers never wait
         with self._snapshot_lock:
             self._snapshots = (self._snapshots[1], snapshot)

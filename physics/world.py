@@ -27,6 +27,7 @@ from physics.constraints.table import (
     solve_joint_velocities,
     violations,
 )
+from physics.constraints.view import JointView, joint_view
 from physics.dynamics.energy import (
     free_flight_energy,
     kinetic_energy,
@@ -86,8 +87,8 @@ class World:
         self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._grab: Grab | None = None
         self.joints = JointTable()
-        # ids of the joints that broke in the steps since the last ``take_broken_joints``
-        self._broken: list[int] = []
+        # (id, definition) of the joints that broke since the last ``take_broken_joints``
+        self._broken: list[tuple[int, JointDef]] = []
 
     # ---- bodies -------------------------------------------------------------------------
     @property
@@ -207,8 +208,15 @@ class World:
         """(m, 2): each joint's present position (m) and angle (rad) violation."""
         return violations(self.joints.arrays(self.model.ids), self.state.pos, self.state.quat)
 
-    def take_broken_joints(self) -> list[int]:
-        """Ids of the joints that broke since the last call (they are removed)."""
+    def joint_view(self) -> JointView:
+        """Every joint where it is now, with its last reactions and violations."""
+        table = self.joints
+        return joint_view(table.ids, list(table.defs.values()), table.arrays(self.model.ids),
+                          self.state.pos, self.state.quat, table.force, table.torque,
+                          table.error)
+
+    def take_broken_joints(self) -> list[tuple[int, JointDef]]:
+        """(id, definition) of each joint that broke since the last call (they are removed)."""
         broken, self._broken = self._broken, []
         return broken
 
@@ -465,7 +473,7 @@ class World:
             joint = table.defs[joint_id]
             table.remove(joint_id)
             self._wake_joint(joint)
-            self._broken.append(joint_id)
+            self._broken.append((joint_id, joint))
 
     def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have

@@ -5,6 +5,7 @@ A joint links body ``first`` to body ``second`` (ids), or to the fixed world (``
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,7 @@ def _finite(name: str, value, minimum: float | None = None) -> float:
     return number
 
 
-@dataclass
+@dataclass(eq=False)
 class JointDef:
     """One joint, as created.
 
@@ -39,7 +40,9 @@ class JointDef:
     limits       (lo, hi) rad (hinge) or m (prismatic), or None
     motor_speed  rad/s or m/s target, with motor_max N·m or N (> 0), or motor_max None: no motor
     min_length, max_length  distance only, m (None: the distance at creation)
-    stiffness    N/m, damping N·s/m: distance only, a spring towards the creation distance
+    stiffness    N/m, damping N·s/m: distance only, a spring towards rest_length
+    rest_length  distance only, m: the spring's rest length (None: the distance at creation,
+                 kept within [min_length, max_length])
     break_force  N: past it the joint breaks; None: never
     collide      the two bodies collide with each other
     """
@@ -54,6 +57,7 @@ class JointDef:
     motor_max: float | None = None
     min_length: float | None = None
     max_length: float | None = None
+    rest_length: float | None = None
     stiffness: float = 0.0
     damping: float = 0.0
     break_force: float | None = None
@@ -86,6 +90,12 @@ class JointDef:
             raise ValueError(f"joint collide must be true or false, got {self.collide!r}")
         self.collide = bool(self.collide)
 
+    def __eq__(self, other) -> bool:  # field by field: anchor and axis are arrays
+        if not isinstance(other, JointDef):
+            return NotImplemented
+        return all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+                   for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(other)))
+
     def _check_limits_and_motor(self) -> None:
         if self.kind not in AXIS_TYPES and (self.limits is not None or self.motor_max is not None):
             raise ValueError(f"a {self.kind} joint takes no limits or motor")
@@ -104,8 +114,10 @@ class JointDef:
 
     def _check_distance(self) -> None:
         if self.kind != "distance":
-            if (self.min_length, self.max_length) != (None, None) or self.stiffness or self.damping:
-                raise ValueError(f"a {self.kind} joint takes no min, max, stiffness or damping")
+            if ((self.min_length, self.max_length, self.rest_length) != (None, None, None)
+                    or self.stiffness or self.damping):
+                raise ValueError(f"a {self.kind} joint takes no min, max, rest_length, "
+                                 "stiffness or damping")
             return
         if self.min_length is not None:
             self.min_length = _finite("min", self.min_length, 0.0)
@@ -115,5 +127,7 @@ class JointDef:
                 and self.min_length > self.max_length):
             raise ValueError(f"joint min must be ≤ max, got min {self.min_length} > max "
                              f"{self.max_length}")
+        if self.rest_length is not None:
+            self.rest_length = _finite("rest_length", self.rest_length, 0.0)
         self.stiffness = _finite("stiffness", self.stiffness, 0.0)
         self.damping = _finite("damping", self.damping, 0.0)

@@ -78,9 +78,15 @@ def frames_of(joint: JointDef, pose_a, pose_b) -> Frames:
     if lo > hi:
         raise ValueError(f"joint min must be ≤ max, got min {lo} > max {hi} (start distance "
                          f"{length:g} m)")
+    if joint.kind == "distance" and not lo - 1e-9 <= length <= hi + 1e-9:
+        # Φ(q₀) = 0 is where the motion starts (docs/physics.md#joints): a joint born violated
+        # would be yanked shut by the projection in one step
+        raise ValueError(f"a distance joint must start within its min and max: the anchor is "
+                         f"{length:g} m from the body's centre, outside [{lo:g}, {hi:g}] m")
     return Frames(local_a, to_body(qb, joint.anchor - pb), to_body(qa, axis), to_body(qa, perp),
                   to_body(qb, axis), to_body(qb, perp), _qmul(_conj(qa), qb),
-                  float(np.clip(length, lo, hi)), lo, hi)
+                  float(np.clip(length if joint.rest_length is None else joint.rest_length,
+                                lo, hi)), lo, hi)
 
 
 @dataclass

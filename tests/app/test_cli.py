@@ -270,3 +270,24 @@ def test_help_lists_every_command_and_version_prints():
         assert usage in result.stdout
     version = tumble("--version")
     assert version.returncode == 0 and version.stdout.startswith("tumble 0.")
+
+
+def test_simulate_writes_the_joints_csv(tmp_path):
+    """A 2 kg ball hanging at rest 1 m below a hinge: no violation, and the joint holds it up
+    with exactly its weight."""
+    scene = tmp_path / "hang.toml"
+    scene.write_text('[[body]]\nname = "bob"\nshape = "sphere"\nsize = [0.1]\n'
+                     f'density = {2.0 / (4 / 3 * np.pi * 0.1**3)!r}\nposition = [0.0, 1.0, 0.0]\n'
+                     '\n[[joint]]\ntype = "hinge"\nbodies = ["bob", "world"]\n'
+                     'anchor = [0.0, 2.0, 0.0]\naxis = [0.0, 0.0, 1.0]\n')
+    out, joints = tmp_path / "bodies.csv", tmp_path / "joints.csv"
+    result = tumble("simulate", scene, "--seconds", "0.5", "--every", "10", "--out", out,
+                    "--joints", joints)
+    assert result.returncode == 0, result.stderr
+    header, rows = read_csv(joints)
+    assert header == "t,joint,type,error_m,error_rad,fx,fy,fz,tx,ty,tz".split(",")
+    assert len(rows) == 120 // 10 + 1 and {(r[1], r[2]) for r in rows} == {("0", "hinge")}
+    data = np.array([[float(v) for i, v in enumerate(r) if i != 2] for r in rows])
+    assert np.abs(data[:, 2:4]).max() < 1e-9
+    np.testing.assert_allclose(data[1:, 4:7], [[0.0, 2.0 * 9.81, 0.0]] * 12, atol=1e-9)
+    np.testing.assert_allclose(data[:, 7:10], 0.0, atol=1e-9)

@@ -536,3 +536,63 @@ def test_the_physics_thread_sets_its_own_kernel_thread_count(monkeypatch, thread
 def test_kernel_threads_must_be_a_whole_number_of_at_least_one(bad):
     with pytest.raises(ValueError, match="kernel_threads"):
         Simulation(free_fall_world(), kernel_threads=bad)
+
+
+# ---- joints ------------------------------------------------------------------------------------
+
+def hanging_world() -> tuple[World, int]:
+    """A 1 kg ball 1 m below a world point, at rest; returns (world, ball id)."""
+    world = World(WorldDef(container_size=None, gravity=(0.0, -G, 0.0)))
+    return world, world.add_body(ball([0.0, 1.0, 0.0]))
+
+
+def test_joint_commands_show_in_the_snapshot_with_their_reaction():
+    from physics.constraints.joint import WORLD, JointDef
+    world, bob = hanging_world()
+    sim = Simulation(world)
+    made = sim.add_joint(JointDef("hinge", bob, WORLD, anchor=[0.0, 2.0, 0.0], axis=[0, 0, 1]))
+    snapshot = sim.run_steps(10)
+    joint_id = made.result()
+    view = snapshot.joints
+    assert list(view.ids) == [joint_id] and view.defs[0].kind == "hinge"
+    np.testing.assert_allclose(view.anchor_a[0], [0.0, 2.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(view.force[0], [0.0, G, 0.0], atol=1e-9)  # holds the ball up
+    assert not view.force.flags.writeable
+    sim.edit_joint(joint_id, limits=(-0.5, 0.5), break_force=100.0)
+    assert sim.run_steps(1).joints.defs[0].limits == (-0.5, 0.5)
+    sim.remove_joint(joint_id)
+    assert len(sim.run_steps(1).joints.ids) == 0
+
+
+def test_a_refused_joint_command_changes_nothing():
+    from physics.constraints.joint import WORLD, JointDef
+    world, bob = hanging_world()
+    sim = Simulation(world)
+    joint_id = sim.add_joint(JointDef("ball", bob, WORLD, anchor=[0.0, 2.0, 0.0]))
+    sim.run_steps(1)
+    before = sim.latest()
+    refused = [sim.add_joint(JointDef("ball", 99, WORLD, anchor=[0.0, 2.0, 0.0])),
+               sim.edit_joint(joint_id.result(), limits=(0.0, 1.0)),
+               sim.edit_joint(joint_id.result(), colour="red"),
+               sim.remove_joint(12345)]
+    after = sim.run_steps(0)
+    messages = [str(f.exception()) for f in refused]
+    assert messages[0] == "joint body 99 does not exist"
+    assert "takes no limits" in messages[1]
+    assert "'colour' cannot be edited" in messages[2]
+    assert messages[3] == "no joint with id 12345"
+    assert [e.message.split(": ", 1)[1] for e in after.errors[-4:]] == messages
+    assert after.joints.defs == before.joints.defs
+    np.testing.assert_array_equal(after.pos, before.pos)
+
+
+def test_a_broken_joint_is_reported_once_in_the_snapshots():
+    from physics.constraints.joint import WORLD, JointDef
+    world, bob = hanging_world()
+    sim = Simulation(world)
+    sim.add_joint(JointDef("ball", bob, WORLD, anchor=[0.0, 2.0, 0.0], break_force=5.0))
+    snapshot = sim.run_steps(3)  # the ball weighs 9.81 N > 5 N: it breaks at the first step
+    (broken,) = snapshot.broken_joints
+    assert (broken.number, broken.joint_id, broken.joint.kind) == (0, 0, "ball")
+    assert len(snapshot.joints.ids) == 0
+    assert sim.run_steps(3).broken_joints == (broken,)

@@ -31,7 +31,7 @@ def snap(ids, pos, quat=None, wall_time=0.0, sim_time=0.0, vel=None) -> Snapshot
         gravity=np.array([0.0, -9.81, 0.0]), container_size=None, restitution=0.5,
         friction=0.5, solver_iterations=10, asleep=np.zeros(n, dtype=bool), paused=False,
         time_scale=1.0, hz=240.0, behind=False, time_dropped=0.0,
-        errors=())
+        errors=(), joints=World(WorldDef()).joint_view(), broken_joints=())
 
 
 def z_turn(angle):
