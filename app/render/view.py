@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physics.geometry.meshes import Shape
+from physics.geometry.rotation import quat_to_matrix
 
 # ``tumble record --gizmos`` names → GizmoOptions fields
 GIZMO_FLAGS = {"L": "angular_momentum", "omega": "angular_velocity", "axes": "principal_axes",
@@ -37,6 +38,44 @@ class GizmoOptions:
 
 
 @dataclass(frozen=True)
+class JointFrame:
+    """One frame's joints (m of them, in the snapshot's joint order), carried by the drawn
+    (interpolated) bodies: each body's points and axis move rigidly with it.
+
+    ids (m,) stable joint ids; kinds: m names ("ball", "hinge", "prismatic", "fixed",
+    "distance"); first_row, second_row (m,) rows of the FrameView bodies (−1: the world, or a
+    body not shown); anchor_a, anchor_b (m, 3) the joint's point on each body, m (a distance
+    joint's A point is A's centre of mass); axis (m, 3) unit joint axis carried by A (hinge,
+    prismatic); limits (m, 2) rad or m, NaN where none; coordinate (m,) hinge angle rad / slider
+    offset m / distance m; lengths (m, 3) distance min, max, rest, m; force (m, 3) N reaction on
+    A at its anchor; error (m, 2) m, rad; selected: index of the selected joint or −1.
+    """
+
+    ids: np.ndarray
+    kinds: tuple[str, ...]
+    first_row: np.ndarray
+    second_row: np.ndarray
+    anchor_a: np.ndarray
+    anchor_b: np.ndarray
+    axis: np.ndarray
+    limits: np.ndarray
+    coordinate: np.ndarray
+    lengths: np.ndarray
+    force: np.ndarray
+    error: np.ndarray
+    selected: int = -1
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+
+NO_JOINTS = JointFrame(np.zeros(0, np.int64), (), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                       np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)),
+                       np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)))
+
+
+@dataclass(frozen=True)
 class FrameView:
     """One frame's bodies (n rows, in the physics row order of the newest snapshot).
 
@@ -44,7 +83,8 @@ class FrameView:
     pos (n,3) centre of mass, m; quat (n,4) principal frame → world (w,x,y,z);
     color (n,3) linear RGB 0…1; vel (n,3) m/s; omega (n,3) rad/s world; ang_mom (n,3) kg·m²/s
     world; selected: row of the selected body or −1; contact_points, contact_normals (k,3);
-    container_size (3,) m or None; polhode: body id → (m,3) world points of the ω-tip trail.
+    container_size (3,) m or None; polhode: body id → (m,3) world points of the ω-tip trail;
+    joints: the ``JointFrame``.
     A Shape's vertices are in the mesh frame: body-frame vertices are
     ``(v − properties.center_of_mass) @ properties.principal_axes``.
     """
@@ -62,6 +102,7 @@ class FrameView:
     contact_normals: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     container_size: np.ndarray | None = None
     polhode: dict = field(default_factory=dict)
+    joints: JointFrame = NO_JOINTS
 
     @property
     def count(self) -> int:
@@ -84,11 +125,11 @@ def gizmo_options(names) -> GizmoOptions:
 
 
 def frame_view(pose, snapshot, records: dict, default_colors, selected: int | None = None,
-               polhode: dict | None = None) -> FrameView:
+               polhode: dict | None = None, selected_joint: int | None = None) -> FrameView:
     """The FrameView of an interpolated ``pose`` (app.render.interpolate.Pose) of ``snapshot``'s
     bodies: only bodies with a record (body id → BodyRecord) are shown, in the record's colour
     or else ``default_colors(ids)`` ((k,) body ids → (k, 3)); ``selected`` body id;
-    ``polhode`` as in FrameView."""
+    ``polhode`` as in FrameView; ``selected_joint`` joint id."""
     rows = np.flatnonzero(np.isin(pose.ids, np.fromiter(records, dtype=np.int64,
                                                         count=len(records))))
     ids = pose.ids[rows]
@@ -104,4 +145,47 @@ def frame_view(pose, snapshot, records: dict, default_colors, selected: int | No
         vel=pose.vel[rows], omega=pose.omega[rows], ang_mom=pose.ang_mom[rows],
         selected=row_of.get(selected, -1), contact_points=snapshot.contact_points,
         contact_normals=snapshot.contact_normals, container_size=snapshot.container_size,
-        polhode=polhode or {})
+        polhode=polhode or {}, joints=joint_frame(pose, snapshot, ids, selected_joint))
+
+
+def joint_frame(pose, snapshot, shown_ids: np.ndarray, selected: int | None) -> JointFrame:
+    """The snapshot's joints moved with the interpolated bodies of ``pose``: a point fixed in
+    a body at the snapshot's pose is carried to the body's drawn pose (rigidly), so anchors stay
+    on their bodies between physics steps."""
+    joints = snapshot.joints
+    m = len(joints.ids)
+    if m == 0:
+        return NO_JOINTS
+    row_in_snapshot = {int(i): r for r, i in enumerate(snapshot.ids)}
+    row_in_pose = {int(i): r for r, i in enumerate(pose.ids)}
+    row_shown = {int(i): r for r, i in enumerate(shown_ids)}
+
+    def carry(body_ids, points, directions=None):
+        points, directions = points.copy(), None if directions is None else directions.copy()
+        for k, body in enumerate(body_ids.tolist()):
+            if body not in row_in_snapshot or body not in row_in_pose:
+                continue  # the world, or a body the pose does not have
+            s, p = row_in_snapshot[body], row_in_pose[body]
+            then = quat_to_matrix(snapshot.quat[s][None])[0]
+            now = quat_to_matrix(np.asarray(pose.quat[p], dtype=float)[None])[0]
+            turn = now @ then.T
+            points[k] = pose.pos[p] + turn @ (points[k] - snapshot.pos[s])
+            if directions is not None:
+                directions[k] = turn @ directions[k]
+        return points, directions
+
+    anchor_a, axis = carry(joints.first, np.asarray(joints.anchor_a, dtype=float),
+                           np.asarray(joints.axis, dtype=float))
+    anchor_b, _ = carry(joints.second, np.asarray(joints.anchor_b, dtype=float))
+    limits = np.array([d.limits if d.limits is not None else (np.nan, np.nan)
+                       for d in joints.defs], dtype=float).reshape(m, 2)
+    ids = np.asarray(joints.ids, dtype=np.int64)
+    return JointFrame(
+        ids=ids, kinds=tuple(d.kind for d in joints.defs),
+        first_row=np.array([row_shown.get(int(b), -1) for b in joints.first], dtype=np.int64),
+        second_row=np.array([row_shown.get(int(b), -1) for b in joints.second], dtype=np.int64),
+        anchor_a=anchor_a, anchor_b=anchor_b, axis=axis, limits=limits,
+        coordinate=np.asarray(joints.coordinate, dtype=float),
+        lengths=np.asarray(joints.lengths, dtype=float),
+        force=np.asarray(joints.force, dtype=float), error=np.asarray(joints.error, dtype=float),
+        selected=int(np.flatnonzero(ids == selected)[0]) if selected in ids.tolist() else -1)
