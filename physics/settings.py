@@ -45,6 +45,9 @@ MANIFOLD_REUSE_TURN = np.radians(1.0)  # … and rad it may turn, before its man
 SLEEP_LINEAR_TOLERANCE = 0.01             # m/s
 SLEEP_ANGULAR_TOLERANCE = np.radians(2.0)  # rad/s
 TIME_TO_SLEEP = 0.5                       # s an island must stay slow
+# a sleeping body this close to one struck awake in a step wakes with it, before the step is
+# solved: a row of touching bodies (a Newton's cradle) passes a strike on within the step
+WAKE_TOUCH_GAP = 1e-3                     # m
 
 # ---- grab (the mouse spring) ------------------------------------------------------------------
 GRAB_MIN_ARM = 0.05  # m: lever arm of the grab's spin damping when grabbed at the centre

@@ -43,7 +43,7 @@ from physics.dynamics.integrator import (
     world_omega,
 )
 from physics.dynamics.islands import island_labels
-from physics.dynamics.sleep import rest, wake_pressed
+from physics.dynamics.sleep import rest, struck_sleepers, wake_pressed
 from physics.dynamics.solver import Motion, contact_materials, push_apart, solve_contacts
 from physics.dynamics.warmstart import ContactCache
 from physics.geometry.rotation import quat_to_matrix
@@ -57,7 +57,13 @@ from physics.model import (
     check_solver_iterations,
     check_vector,
 )
-from physics.settings import GRAB_MIN_ARM, MAX_STEP, PENETRATION_SLOP, PUSH_ITERATIONS
+from physics.settings import (
+    GRAB_MIN_ARM,
+    MAX_STEP,
+    PENETRATION_SLOP,
+    PUSH_ITERATIONS,
+    WAKE_TOUCH_GAP,
+)
 from physics.state import State
 
 
@@ -89,6 +95,8 @@ class World:
         self.joints = JointTable()
         # (id, definition) of the joints that broke since the last ``take_broken_joints``
         self._broken: list[tuple[int, JointDef]] = []
+        # within a step: the sleeping bodies woken by a strike (``_wake_struck``), else None
+        self._struck: np.ndarray | None = None
 
     # ---- bodies -------------------------------------------------------------------------
     @property
@@ -369,6 +377,11 @@ class World:
         # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
         planes = m.wall_planes()
         contacts = self._find_contacts(rotm, vel, omega, planes, awake, h)
+        if not awake.all() and self._wake_struck(contacts, vel, omega, h):
+            try:  # the struck bodies take part in this step from its start
+                return self.step(dt)
+            finally:
+                self._struck = None
         inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
         inv_iw = world_inverse_inertia(rotm, inv_inertia)                    # (n,3,3) R I⁻¹ Rᵀ
         restitution, friction = contact_materials(contacts, m.effective_restitution(),
@@ -489,6 +502,32 @@ class World:
         pairs = self._without_joined(pairs)
         found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
         return Contacts.join(walls, found) if found.count else walls
+
+    def _wake_struck(self, contacts, vel, omega, h) -> bool:
+        """Wake each sleeping island an awake body strikes faster than the restitution
+        threshold this step, and the sleeping bodies touching one struck (``struck_sleepers``);
+        True when any woke (the step then starts again: ``_struck`` keeps who woke)."""
+        s, m = self.state, self.model
+        if self._struck is None:
+            self._struck = np.zeros(m.count, dtype=bool)
+        struck = struck_sleepers(contacts.body, contacts.other, contacts.point, contacts.normal,
+                                 contacts.separation, s.pos, vel, omega, s.asleep, self._struck,
+                                 h, m.settings.restitution_threshold, WAKE_TOUCH_GAP)
+        if not struck.any():
+            return False
+        # a sleeping island: the sleeping pairs remembered from before they slept, and joints
+        first, second = (np.searchsorted(m.ids, ids) for ids in self._last_pairs)
+        joined = [(d.first, d.second) for d in self.joints.defs.values() if d.second != WORLD]
+        if joined:
+            rows = np.searchsorted(m.ids, np.array(joined, dtype=np.int64))
+            first = np.concatenate((first, rows[:, 0]))
+            second = np.concatenate((second, rows[:, 1]))
+        island = island_labels(m.count, first, second)
+        woken = np.isin(island, island[struck]) & s.asleep
+        self._struck |= woken
+        s.asleep[woken] = False
+        s.slow_time[woken] = 0.0
+        return True
 
     def _without_joined(self, pairs) -> np.ndarray:
         """Candidate pairs (p, 2) of rows, less those two bodies joined without ``collide``."""

@@ -69,3 +69,43 @@ def _wake_kernel(body, other, acted, was_asleep, asleep, slow_time):
         woken = b if was_asleep[b] else o
         asleep[woken] = False
         slow_time[woken] = 0.0
+
+
+def struck_sleepers(body, other, point, normal, separation, pos, vel, omega, asleep, struck,
+                    h, speed, touch_gap) -> np.ndarray:
+    """(n,) bool: sleeping bodies that an awake body strikes within this step — a body–body
+    contact closing faster than ``speed`` m/s that closes within h s — or that lie within
+    ``touch_gap`` m of a body already ``struck`` (n,) bool this step.
+
+    A sleeping body is fixed for the solver, so a strike on it would bounce back as off a wall
+    and move nothing (a Newton's cradle would not pass its impulse on): such a body, and the row
+    of bodies touching it, must wake before the step is solved (docs/physics.md#sleeping).
+    body, other (k,) contact rows (other < 0: a wall); point, normal (k, 3) (normal into
+    ``body``); separation (k,) m; pos, vel, omega (n, 3) world; asleep (n,) bool."""
+    return _struck_kernel(body, other, point, normal, separation, pos, vel, omega, asleep,
+                          struck, float(h), float(speed), float(touch_gap))
+
+
+@njit(cache=True, nogil=True)
+def _struck_kernel(body, other, point, normal, separation, pos, vel, omega, asleep, struck, h,
+                   speed, touch_gap):
+    found = np.zeros(asleep.shape[0], dtype=np.bool_)
+    for c in range(body.shape[0]):
+        b, o = body[c], other[c]
+        if o < 0 or asleep[b] == asleep[o]:
+            continue
+        if (struck[b] or struck[o]) and separation[c] < touch_gap:
+            found[o if asleep[o] else b] = True
+            continue
+        closing = 0.0  # −(v_body − v_other)·n at the contact point
+        for a in range(3):
+            rb = point[c] - pos[b]
+            ro = point[c] - pos[o]
+            vb = vel[b, a] + (omega[b, (a + 1) % 3] * rb[(a + 2) % 3]
+                              - omega[b, (a + 2) % 3] * rb[(a + 1) % 3])
+            vo = vel[o, a] + (omega[o, (a + 1) % 3] * ro[(a + 2) % 3]
+                              - omega[o, (a + 2) % 3] * ro[(a + 1) % 3])
+            closing -= (vb - vo) * normal[c, a]
+        if closing > speed and separation[c] < closing * h:
+            found[o if asleep[o] else b] = True
+    return found

@@ -207,6 +207,24 @@ def test_a_box_dropped_on_a_sleeping_tower_wakes_it():
     assert np.isclose(world.state.pos[-1, 1], CUBE * 4.5, atol=0.01)
 
 
+def test_a_strike_on_a_sleeping_row_passes_through_it_in_the_same_step():
+    """Zero gravity, restitution 1: a ball strikes a row of three touching balls that have
+    fallen asleep. The struck row wakes before the step is solved (not as a wall that bounces
+    the ball back), so momentum is conserved through the strike and the far ball leaves with
+    most of it, as in a Newton's cradle."""
+    world = space(restitution=1.0)
+    for k in range(3):
+        world.add_body(ball([0.2001 * k, 0.0, 0.0]))
+    for _ in range(int(1.0 / H)):
+        world.step(H)
+    assert world.asleep().all()
+    world.add_body(ball([-0.5, 0.0, 0.0], velocity=[2.0, 0.0, 0.0]))
+    run_conserving_momentum(world, int(0.5 / H))
+    vx = world.state.vel[:, 0]
+    assert vx[2] > 1.6 and abs(vx[3]) < 0.2  # not 2.0 back towards where it came from
+    assert world.kinetic_energy().sum() <= 2.0 + 1e-9
+
+
 def test_commands_wake_what_they_touch():
     world = sleeping_tower()
     top = int(world.ids[-1])
