@@ -79,7 +79,9 @@ class JointDef:
             norm = np.linalg.norm(axis)
             if norm < 1e-9:
                 raise ValueError(f"joint axis must be non-zero, got {axis.tolist()}")
-            self.axis = axis / norm
+            # a unit axis is kept as given: normalising it again would move its last digit,
+            # and a saved scene would not read back equal
+            self.axis = axis if abs(norm - 1.0) < 1e-12 else axis / norm
         elif self.axis is not None:
             raise ValueError(f"a {self.kind} joint takes no axis, got {self.axis!r}")
         self._check_limits_and_motor()
