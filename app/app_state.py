@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
+from app.joints import JointDraft
 from app.notifications import Notifications
 from app.render.view import GizmoOptions
 from app.video.recorder import FPS_CHOICES, recordings_folder
@@ -40,7 +43,10 @@ class AppState:
     window sets it); loading: number of files being loaded now (progress indicator);
     show_help: the F1 overlay; show_panel: the ImGui panel;
     recording: video and screenshot settings (F9, F12); scale_offers: dropped meshes of
-    implausible size waiting for the user to choose their scale (app/mesh_scale.py)."""
+    implausible size waiting for the user to choose their scale (app/mesh_scale.py);
+    selected_point: where the selected body was clicked, (3,) m in its principal frame (None:
+    its centre); joint_draft: a joint being made with the mouse (app/joints.py), or None;
+    selected_joint: the joint id chosen in the panel, or None."""
 
     sim: Simulation
     notifications: Notifications = field(default_factory=Notifications)
@@ -54,3 +60,6 @@ class AppState:
     show_panel: bool = True
     recording: RecordingSettings = field(default_factory=RecordingSettings)
     scale_offers: list = field(default_factory=list)
+    selected_point: np.ndarray | None = None
+    joint_draft: JointDraft | None = None
+    selected_joint: int | None = None

@@ -284,12 +284,13 @@ class Loader:
                              ("friction", sim.set_friction(scene.friction)),
                              ("hz", sim.set_hz(scene.hz))):
             future.add_done_callback(lambda f, what=what: self._refused(f, path, what))
-        for entry, record in zip(scene.bodies, records):
-            body = record.shape.body_def(entry.position, entry.orientation, entry.velocity,
-                                         entry.angular_velocity, restitution=entry.restitution,
-                                         friction=entry.friction)
-            sim.add_body(body).add_done_callback(
-                lambda f, r=record: self._scene_body(f, r))
+        bodies = [record.shape.body_def(entry.position, entry.orientation, entry.velocity,
+                                        entry.angular_velocity, restitution=entry.restitution,
+                                        friction=entry.friction)
+                  for entry, record in zip(scene.bodies, records)]
+        # one command: the joints are made with their bodies, before any step
+        sim.add_group(bodies, [entry.joint for entry in scene.joints]).add_done_callback(
+            lambda f: self._scene_bodies(f, records))
         done = sim.set_reset_point()
         message = (f"opened scene {path.name}: {len(records)} bodies" if records else
                    f"opened scene {path.name}: it has no bodies — drop mesh files on the "
@@ -305,13 +306,13 @@ class Loader:
             self._results.put(_Outcome(warnings=(
                 f"{path.name}: the simulation refused its {what}: {future.exception()}",)))
 
-    def _scene_body(self, future: Future, record: BodyRecord) -> None:
-        if future.exception() is not None:  # build_world accepted it, so this is a bug
-            log.error("scene body %s was refused: %s", record.name, future.exception())
+    def _scene_bodies(self, future: Future, records: list[BodyRecord]) -> None:
+        if future.exception() is not None:  # build_world accepted them, so this is a bug
+            log.error("the scene's bodies were refused: %s", future.exception())
             return
-        body_id = future.result()
-        self._results.put(_Outcome(record=dataclasses.replace(
-            record, body_id=body_id, color=record.color or body_color(body_id))))
+        for body_id, record in zip(future.result(), records):
+            self._results.put(_Outcome(record=dataclasses.replace(
+                record, body_id=body_id, color=record.color or body_color(body_id))))
 
 
 def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:

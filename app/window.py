@@ -11,6 +11,8 @@ Input goes to ImGui first (its ``wants_mouse`` / ``wants_keyboard``); the 3D vie
     left-drag       orbit                     middle-drag, Shift+left-drag   pan
     wheel           zoom                      click                          select (ray vs hull)
     Ctrl+left-drag  grab the body with a spring (release to throw it)
+    Shift+click     a joint from the selected body to the body clicked, or to the world for
+                    empty space: the panel's Joints section offers type, anchor and axis
     F  frame the selection (or the scene)     S  spin the selection about its intermediate axis
     Space  pause/run    →  single step    R  reset    Del  remove selection    F1  help
     F9  start/stop recording a video          F12  screenshot (PNG beside the recordings)
@@ -35,7 +37,9 @@ level while a big mesh's levels of detail are prepared), the recording (``record
 so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
 frames; ``last_file``) and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
-events.
+events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
+each body's centre on screen (``body_pixels``, window pixels from the top-left), so a test can
+click a body.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from imgui_bundle import imgui
 
 from app.app_state import AppState
 from app.endings import watch_endings
+from app.joints import new_draft
 from app.keys import KEY_BINDINGS
 from app.loader import Loader
 from app.mesh_scale import draw_scale_offer
@@ -79,6 +84,7 @@ from app.video.recorder import (
     save_png,
     timestamped_path,
 )
+from physics.constraints.joint import WORLD
 from physics.geometry.rotation import quat_to_matrix
 from physics.model import WorldDef
 from physics.simulation import Simulation
@@ -349,12 +355,18 @@ class App:
         self._seen_ids = present
         if self.state.selected is not None and self.state.selected not in self.state.bodies:
             self.state.selected = None
+        draft = self.state.joint_draft
+        if draft is not None and not ({draft.first, draft.second} - {WORLD}) <= present:
+            self.state.joint_draft = None  # one of its bodies went away
+        if self.state.selected_joint not in snapshot.joints.ids.tolist():
+            self.state.selected_joint = None
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
         pose = interpolate(prev, new, render_time)
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
-        view = frame_view(pose, new, records, palette_color, selected)
+        view = frame_view(pose, new, records, palette_color, selected,
+                          selected_joint=self.state.selected_joint)
         return self.polhode.attach(view, new, self.state.gizmos.polhode)
 
     def _release_unused_meshes(self, view: FrameView) -> None:
@@ -382,7 +394,7 @@ class App:
         row = int(np.flatnonzero(view.ids == hit.body_id)[0])
         rotation = quat_to_matrix(view.quat[row])
         anchor = rotation.T @ (hit.point - view.pos[row])  # body frame
-        self.state.selected = hit.body_id
+        self._select(hit)
         # the target moves on the plane through the grab point facing the camera
         self._grab = (hit.body_id, hit.point, self.camera.back.copy(), anchor)
         self._send_grab(hit.point)
@@ -401,6 +413,47 @@ class App:
     def _end_grab(self) -> None:
         self._grab = None
         self.sim.clear_grab()
+
+    def _select(self, hit) -> None:
+        """Select the body a click hit (None: clear), remembering where on it (a joint made
+        next starts there)."""
+        self.state.selected = None if hit is None else hit.body_id
+        self.state.selected_point = None
+        if hit is not None:
+            row = int(np.flatnonzero(self._view.ids == hit.body_id)[0])
+            rotation = quat_to_matrix(self._view.quat[row])
+            self.state.selected_point = rotation.T @ (hit.point - self._view.pos[row])
+
+    def _draft_joint(self, x, y) -> None:
+        """Shift+click: a joint from the selected body to the body clicked, or to the world
+        for empty space (app/joints.py); the panel's Joints section takes it from there."""
+        state, view = self.state, self._view
+        if state.selected is None or view is None or not (0 <= view.selected < view.count):
+            state.notifications.warning("to make a joint, click a body first, then Shift+click "
+                                        "a second body or empty space (the world)")
+            return
+        row = view.selected
+        rotation = quat_to_matrix(view.quat[row])
+        first_local = (state.selected_point if state.selected_point is not None
+                       else np.zeros(3))
+        first_point = view.pos[row] + rotation @ first_local
+        hit = self._pick(x, y)
+        if hit is not None and hit.body_id == state.selected:
+            state.notifications.warning("Shift+click a second body, or empty space for the "
+                                        "world: a joint needs two")
+            return
+        if hit is None:
+            point = ray_plane(*self._ray(x, y), first_point, self.camera.back)
+            if point is None:
+                return
+            second, second_point = WORLD, point
+        else:
+            other = int(np.flatnonzero(view.ids == hit.body_id)[0])
+            second = hit.body_id
+            second_point = quat_to_matrix(view.quat[other]).T @ (hit.point - view.pos[other])
+        state.joint_draft = new_draft(state.selected, first_local, second, second_point,
+                                      -self.camera.back)
+        self.panel.show_joints()
 
     def floor_point(self, x, y) -> np.ndarray:
         """World point on the floor under window pixel (x, y) (see ``floor_point``)."""
@@ -578,14 +631,16 @@ class App:
 
     @_guarded
     def on_mouse_release(self, x, y, button, modifiers):
-        from pyglet.window import mouse
+        from pyglet.window import key, mouse
 
         press, self._press = self._press, None
         if self._grab is not None:
             self._end_grab()
         elif press is not None and press[2] == mouse.LEFT and not self._dragged:
-            hit = self._pick(x, y)
-            self.state.selected = None if hit is None else hit.body_id
+            if press[3] & key.MOD_SHIFT:
+                self._draft_joint(x, y)
+            else:
+                self._select(self._pick(x, y))
 
     @_guarded
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
@@ -697,7 +752,28 @@ class App:
             "camera": [self.camera.yaw, self.camera.pitch, self.camera.distance],
             "widgets": {name: [*rect[0], *rect[1]]
                         for name, rect in self.panel.item_rects.items()},
+            "joints": [{"id": int(i), "type": d.kind, "bodies": [int(d.first), int(d.second)],
+                        "force": snapshot.joints.force[k].tolist(),
+                        "anchor": snapshot.joints.anchor_b[k].tolist(),
+                        "error": snapshot.joints.error[k].tolist()}
+                       for k, (i, d) in enumerate(zip(snapshot.joints.ids,
+                                                      snapshot.joints.defs))],
+            "joint_draft": None if self.state.joint_draft is None
+            else {"first": self.state.joint_draft.first,
+                  "second": self.state.joint_draft.second,
+                  "type": self.state.joint_draft.kind_name},
+            "body_pixels": self._body_pixels(snapshot),
         }
+
+    def _body_pixels(self, snapshot) -> dict[str, list[float]]:
+        """Where each body's centre is on screen now: window pixels from the top-left (what
+        xdotool takes), so a test can click a body."""
+        width, height = self.window.get_size()
+        if len(snapshot.ids) == 0:
+            return {}
+        pixels = self.camera.project(snapshot.pos, width, height)
+        return {str(int(i)): [float(p[0]), float(height - p[1])]
+                for i, p in zip(snapshot.ids, pixels)}
 
     def _write_status(self, dt=0.0) -> None:
         try:

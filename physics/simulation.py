@@ -343,6 +343,11 @@ class Simulation:
         """Remove every body (settings stay)."""
         return self._world_command("clear")
 
+    def add_group(self, bodies: list[BodyDef], joints: list[JointDef] = ()) -> Future[list[int]]:
+        """Bodies and the joints between them in one command (World.add_group: joint ends are
+        indices into ``bodies``); the future's result is the new body ids."""
+        return self._world_command("add_group", list(bodies), list(joints))
+
     def add_joint(self, joint: JointDef) -> Future[int]:
         """The future's result is the new joint's id; its frames are taken from the bodies'
         poses when the command is applied."""

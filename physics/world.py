@@ -7,6 +7,7 @@ its arguments and raises ValueError naming the bad value, leaving the world unch
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 
@@ -180,6 +181,32 @@ class World:
         joint_id = self.joints.add(joint, frames_of(joint, *poses))
         self._wake_joint(joint)
         return joint_id
+
+    def add_group(self, bodies: list[BodyDef], joints: list[JointDef] = ()) -> list[int]:
+        """Add bodies and the joints between them at once (a scene): each joint's ``first``
+        and ``second`` are indices into ``bodies`` (or ``WORLD``). Returns the new body ids.
+        On a bad body or joint the error names it, and nothing is added."""
+        before = (self.model, self.state, self.joints, self._next_id)
+        self.model, self.state = copy.deepcopy(self.model), copy.deepcopy(self.state)
+        self.joints = copy.deepcopy(self.joints)
+        try:
+            ids = [self.add_body(body) for body in bodies]
+            for index, joint in enumerate(joints):
+                ends = {}
+                for key in ("first", "second"):
+                    end = getattr(joint, key)
+                    if end != WORLD and not 0 <= end < len(ids):
+                        raise ValueError(f"joint {index + 1} names body {end}, but the group "
+                                         f"has {len(ids)}")
+                    ends[key] = end if end == WORLD else ids[end]
+                try:
+                    self.add_joint(dataclasses.replace(joint, **ends))
+                except ValueError as e:
+                    raise ValueError(f"joint {index + 1}: {e}") from None
+        except Exception:
+            self.model, self.state, self.joints, self._next_id = before
+            raise
+        return ids
 
     def remove_joint(self, joint_id: int) -> None:
         if joint_id not in self.joints.defs:

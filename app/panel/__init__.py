@@ -74,6 +74,8 @@ class Panel(PanelActions):
         self._rate = (time.perf_counter(), 0, 0.0)  # (wall s, step, steps/s) for the display
         self._lag = LagIndicator()
         self._open_all: bool | None = None
+        self._open_joints = False
+        self._scroll_to_draft = False
         self._listed: int | None = None  # selection the body list last scrolled to
         self._item_width = 0.0  # width of the slider about to be drawn (item_rects)
         self._gravity_off = np.array(STANDARD_GRAVITY)  # restored when gravity is switched on
@@ -112,9 +114,11 @@ class Panel(PanelActions):
         state = self.state
         if state.sim is not self._sim:  # a new simulation: nothing pending carries over
             self._sim, self._pending, self._known, self._step_errors = state.sim, {}, {}, set()
+            self._broken_seen = 0
             self.history = History(self.history.seconds)
         self.process_results()
         self._report_step_errors(snapshot)
+        self.report_broken_joints(snapshot)
         if state.show_panel:
             self._draw_panel(snapshot)
         else:
@@ -148,7 +152,10 @@ class Panel(PanelActions):
             for title, draw in sections.SECTIONS:
                 if self._open_all is not None:
                     imgui.set_next_item_open(self._open_all, imgui.Cond_.always)
-                default = title in ("Simulation", "Materials", "Bodies", "Inspector",
+                elif title == "Joints" and self._open_joints:
+                    imgui.set_next_item_open(True, imgui.Cond_.always)
+                    self._open_joints = False
+                default = title in ("Simulation", "Materials", "Bodies", "Inspector", "Joints",
                                     "Recording")
                 header_flags = imgui.TreeNodeFlags_.default_open if default else 0
                 if imgui.collapsing_header(title, header_flags):
@@ -158,6 +165,11 @@ class Panel(PanelActions):
                     imgui.spacing()
             self._open_all = None
         imgui.end()
+
+    def show_joints(self) -> None:
+        """Open the Joints section at the next draw and scroll to it (a joint draft waits
+        there)."""
+        self._open_joints = self._scroll_to_draft = True
 
     def _remember(self, name: str) -> None:
         """Keep the last item's frame rectangle (without its label) in ``item_rects``."""

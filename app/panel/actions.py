@@ -19,6 +19,9 @@ from typing import Callable
 import numpy as np
 
 from app.app_state import AppState
+from app.joints import joint_of
+from physics.constraints.joint import WORLD
+from physics.constraints.view import def_at_present
 from physics.geometry.meshes import builtin_shape
 from physics.model import BodyDef
 from physics.scene import BodyRecord, save_scene, scene_from_snapshot
@@ -41,6 +44,7 @@ class PanelActions:
         self._pending: dict[str, tuple[object, Future]] = {}   # slider key → (value, future)
         self._known: dict[int, BodyRecord] = {}  # every record seen, for reset
         self._sim = state.sim
+        self._broken_seen = 0  # Snapshot.broken_joints numbers below this were shown
 
     def watch(self, future: Future, what: str, then: Callable | None = None) -> Future:
         """Report the future's failure as a notification ("<what> failed: <error>"), else run
@@ -214,6 +218,10 @@ class PanelActions:
                        radius=shape.radius, position=s.pos[row], orientation=s.quat[row],
                        velocity=s.vel[row], angular_velocity=s.omega[row],
                        **own_materials(s, row))
+        # removing the body removes its joints: they are made again on the new body
+        view = s.joints
+        joints = [def_at_present(view, k) for k in range(len(view.ids))
+                  if body_id in (int(view.first[k]), int(view.second[k]))]
         removed = self.watch(self.state.sim.remove_body(body_id),
                              f"change the density of {record.name}")
 
@@ -221,6 +229,10 @@ class PanelActions:
             if removed.exception() is not None:  # the old body vanished meanwhile: undo
                 self.watch(self.state.sim.remove_body(new_id), "undo the density change")
                 return
+            for joint in joints:
+                ends = {k: new_id for k in ("first", "second") if getattr(joint, k) == body_id}
+                self.watch(self.state.sim.add_joint(dataclasses.replace(joint, **ends)),
+                           f"keep the {joint.kind} joint of {record.name}")
             was_selected = self.state.selected == body_id
             self.state.bodies.pop(body_id, None)
             self._register(dataclasses.replace(record, body_id=new_id, shape=shape))
@@ -263,3 +275,57 @@ class PanelActions:
             return None
         rows = np.flatnonzero(self.state.sim.latest().ids == body_id)
         return int(rows[0]) if len(rows) else None
+
+    # ---- joints (app/joints.py makes the drafts) ----------------------------------------------
+    def create_joint(self) -> Future | None:
+        """Make the drafted joint at the bodies' present poses; the draft goes once it is made
+        (a refused one stays, with the reason shown, for another choice)."""
+        draft = self.state.joint_draft
+        if draft is None:
+            return None
+        try:
+            joint = joint_of(draft, self.state.sim.latest())
+        except ValueError as e:
+            self.state.notifications.error(f"cannot make the joint: {e}")
+            return None
+
+        def done(joint_id):
+            self.state.joint_draft = None
+            self.state.selected_joint = joint_id
+            self.state.notifications.info(f"made {joint.kind} joint #{joint_id}")
+        return self.watch(self.state.sim.add_joint(joint), f"make the {joint.kind} joint", done)
+
+    def delete_joint(self, joint_id: int) -> Future:
+        def done(_):
+            if self.state.selected_joint == joint_id:
+                self.state.selected_joint = None
+        return self.watch(self.state.sim.remove_joint(joint_id), f"delete joint #{joint_id}",
+                          done)
+
+    def edit_joint(self, joint_id: int, **changes) -> Future:
+        """limits=, motor_speed=, motor_max=, break_force= (None: off), live."""
+        future = self.state.sim.edit_joint(joint_id, **changes)
+        for name, value in changes.items():
+            self._pending[f"joint {name}:{joint_id}"] = (value, future)
+        return self.watch(future, f"edit joint #{joint_id}")
+
+    def report_broken_joints(self, snapshot: Snapshot) -> None:
+        """A toast for each joint broken since the last call (Snapshot.broken_joints)."""
+        for broken in snapshot.broken_joints:
+            if broken.number < self._broken_seen:
+                continue
+            self._broken_seen = broken.number + 1
+            joint = broken.joint
+            self.state.notifications.warning(
+                f"{joint.kind} joint #{broken.joint_id} ({self.body_label(joint.first)}–"
+                f"{self.body_label(joint.second)}) broke: its reaction passed its break force "
+                f"of {joint.break_force:g} N")
+
+    def body_label(self, body_id: int) -> str:
+        """A body as the joint list names it: its scene name, else its name and id."""
+        if body_id == WORLD:
+            return "world"
+        record = self.state.bodies.get(body_id)
+        if record is None:
+            return f"#{body_id}"
+        return record.scene_name or f"{record.name} #{body_id}"

@@ -16,6 +16,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from app.panel.actions import own_materials
+from app.panel.joints import joints
 from app.panel.overlays import PANEL_WIDTH
 from app.panel.widgets import (
     AMBER,
@@ -466,5 +467,5 @@ def recording(panel: Panel, s: Snapshot) -> None:
 
 
 SECTIONS = (("Simulation", simulation), ("Recording", recording), ("Materials", materials),
-            ("Bodies", bodies), ("Inspector", inspector), ("Gizmos", gizmos), ("Plots", plots),
-            ("Scenes", scenes))
+            ("Bodies", bodies), ("Inspector", inspector), ("Joints", joints), ("Gizmos", gizmos),
+            ("Plots", plots), ("Scenes", scenes))

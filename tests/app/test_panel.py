@@ -58,8 +58,9 @@ def fbo(ctx):
 
 
 def open_scene(name: str) -> tuple[AppState, Panel]:
-    world, records = build_world(load_scene(asset_path(f"scenes/{name}.toml")))
-    state = AppState(sim=Simulation(world), bodies={r.body_id: r for r in records})
+    scene = load_scene(asset_path(f"scenes/{name}.toml"))
+    world, records = build_world(scene)
+    state = AppState(sim=Simulation(world, hz=scene.hz), bodies={r.body_id: r for r in records})
     return state, Panel(state)
 
 
@@ -361,3 +362,98 @@ def test_every_shipped_scene_survives_open_save_open(path, tmp_path):
     saved_path.parent.mkdir()
     assert panel.save_scene(str(saved_path))
     assert_same_scene(load_scene(saved_path), original)
+
+
+# ---- joints --------------------------------------------------------------------------------
+
+def test_a_drafted_joint_is_made_listed_edited_and_deleted_from_the_panel(ui, fbo):
+    """A draft as the window makes it on Shift+click (bob → empty space above it), drawn in the
+    Joints section; Create makes the hinge at the clicked point, the list shows it with its
+    live reaction, limits and break force are edited live, and Delete removes it."""
+    from app.joints import ANCHORS, AXES, new_draft
+    from physics.constraints.joint import WORLD
+    state, panel = open_scene("pendulum")
+    bob = next(iter(state.bodies))
+    state.sim.remove_joint(0)  # the scene's own hinge: this test makes one
+    settle(state, panel)
+    s = state.sim.latest()
+    pivot = s.pos[0] + [0.0, 0.5, 0.0]
+    state.joint_draft = new_draft(bob, [0.0, 0.0, 0.0], WORLD, pivot, [0.0, 0.0, -1.0])
+    assert ANCHORS[state.joint_draft.anchor] == "second point"
+    assert AXES[state.joint_draft.axis] == "view direction"
+    panel.show_joints()
+    frame(ui, fbo, panel)
+    frame(ui, fbo, panel)  # the panel scrolled to the draft
+    assert "joint_create" in panel.item_rects, panel.item_rects
+    assert panel.item_rects["joint_create"][1][1] < H, panel.item_rects["joint_create"]
+    # the real Create button, through pyglet-style mouse events
+    (x0, y0), (x1, y1) = panel.item_rects["joint_create"]
+    x, y = (x0 + x1) / 2, (y0 + y1) / 2
+    ui.on_mouse_motion(x, H - y, 0, 0)
+    frame(ui, fbo, panel)
+    ui.on_mouse_press(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+    ui.on_mouse_release(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+    settle(state, panel)
+    view = state.sim.latest().joints
+    assert state.joint_draft is None and list(view.ids) == [state.selected_joint]
+    joint = view.defs[0]
+    assert joint.kind == "hinge" and joint.first == bob and joint.second == WORLD
+    np.testing.assert_allclose(joint.anchor, pivot)
+    np.testing.assert_allclose(joint.axis, [0.0, 0.0, -1.0])
+    state.sim.run_steps(24)
+    view = state.sim.latest().joints
+    assert np.linalg.norm(view.force[0]) > 1.0 and view.error[0, 0] < 1e-6  # holds the bob
+    frame(ui, fbo, panel)  # the list row and the editor draw
+    joint_id = state.selected_joint
+    panel.edit_joint(joint_id, limits=(-0.2, 0.2), break_force=1e6)
+    settle(state, panel)
+    edited = state.sim.latest().joints.defs[0]
+    assert edited.limits == (-0.2, 0.2) and edited.break_force == 1e6
+    frame(ui, fbo, panel)
+    panel.delete_joint(joint_id)
+    settle(state, panel)
+    assert len(state.sim.latest().joints.ids) == 0 and state.selected_joint is None
+
+
+def test_a_bad_draft_is_refused_with_its_reason_and_kept():
+    from app.joints import new_draft
+    from physics.constraints.joint import JOINT_TYPES, WORLD
+    state, panel = open_scene("pendulum")
+    bob = next(iter(state.bodies))
+    s = state.sim.latest()
+    # a prismatic joint along the view direction, but the view direction is zero
+    state.joint_draft = new_draft(bob, [0.0, 0.0, 0.0], WORLD, s.pos[0], [0.0, 0.0, 0.0])
+    state.joint_draft.kind = JOINT_TYPES.index("prismatic")
+    assert panel.create_joint() is None
+    texts = [n.text for n, _ in state.notifications.visible()]
+    assert any("cannot make the joint: joint axis must be non-zero" in t for t in texts), texts
+    assert state.joint_draft is not None and len(state.sim.latest().joints.ids) == 1
+
+
+def test_a_broken_joint_shows_a_toast_once(ui, fbo):
+    state, panel = open_scene("pendulum")
+    panel.edit_joint(0, break_force=1.0)  # the bob weighs far more
+    state.sim.run_steps(2)
+    for _ in range(3):
+        frame(ui, fbo, panel)
+    texts = [n.text for n, _ in state.notifications.visible()]
+    assert sum("hinge joint #0 (bob–world) broke" in t and "1 N" in t for t in texts) == 1, texts
+
+
+def test_density_edit_keeps_the_bodys_joints():
+    state, panel = open_scene("double_pendulum")
+    upper = next(i for i, r in state.bodies.items() if r.scene_name == "upper")
+    state.sim.run_steps(30)
+    panel.set_density(upper, 1400.0)
+    settle(state, panel)
+    settle(state, panel)
+    view = state.sim.latest().joints
+    new_upper = next(i for i, r in state.bodies.items() if r.scene_name == "upper")
+    assert new_upper != upper and len(view.ids) == 2
+    assert sorted((d.first, d.second) for d in view.defs) == sorted(
+        [(new_upper, -1), (next(i for i, r in state.bodies.items() if r.scene_name == "lower"),
+                           new_upper)])
+    state.sim.run_steps(24)
+    assert state.sim.latest().joints.error[:, 0].max() < 1e-6

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -297,3 +298,75 @@ def close_with_the_window_managers_button(app) -> None:
     window.send_event(close, event_mask=0)  # what a window manager's close button sends
     d.sync()  # a round trip: Xvfb may drop the requests of a client that disconnects at once
     d.close()
+
+
+HINGE_SCENE = """[world]
+gravity = [0.0, -9.81, 0.0]
+
+[container]
+size = [4.0, 3.0, 4.0]
+
+[[body]]
+name = "post"
+shape = "box"
+size = [0.3, 1.6, 0.3]
+density = 8000.0
+position = [0.0, 0.8, 0.0]
+
+[[body]]
+name = "ball"
+shape = "sphere"
+size = [0.1]
+position = [0.9, 2.7, 0.0]
+"""
+
+
+def test_a_hinge_made_with_the_mouse_swings_the_ball(app, tmp_path):
+    """Pause, click the ball, Shift+click the post: the panel offers the joint; its Create
+    button makes a hinge (about the view direction, at the midpoint), the joint is listed in
+    the status, and once running the ball swings about the anchor as a pendulum: to the other
+    side of it and back, at a constant distance."""
+    w = app.window
+    scene = tmp_path / "hinge.toml"
+    scene.write_text(HINGE_SCENE)
+    app.drop([scene], 300, 300, types=1)
+    app.wait_for("the hinge scene", lambda s: s.get("scene") == "hinge.toml"
+                 and s["loading"] == 0 and s["bodies"] == s["records"] == 2)
+    app.xdotool("mousemove", "--window", w, 300, 300)
+    app.xdotool("key", "space")
+    status = app.wait_for("pause", lambda s: s["paused"])
+    post, ball = status["ids"]
+    status = app.wait_frames()
+    app.xdotool("mousemove", "--window", w, *map(int, status["body_pixels"][str(ball)]))
+    app.wait_frames()
+    app.xdotool("click", 1)
+    app.wait_for("the ball selected", lambda s: s["selected"] == ball)
+    app.xdotool("mousemove", "--window", w, *map(int, status["body_pixels"][str(post)]))
+    app.wait_frames()
+    app.xdotool("keydown", "shift", "click", 1, "keyup", "shift")
+    status = app.wait_for("a joint draft", lambda s: s["joint_draft"] is not None)
+    assert status["joint_draft"] == {"first": ball, "second": post, "type": "hinge"}
+    status = app.wait_frames(3)  # the panel scrolled to the draft
+    x0, y0, x1, y1 = status["widgets"]["joint_create"]
+    app.xdotool("mousemove", "--window", w, int((x0 + x1) / 2), int((y0 + y1) / 2))
+    app.wait_frames()
+    app.xdotool("click", 1)
+    status = app.wait_for("the joint made", lambda s: len(s["joints"]) == 1)
+    (joint,) = status["joints"]
+    assert joint["type"] == "hinge" and joint["bodies"] == [ball, post]
+    assert status["joint_draft"] is None
+    anchor = np.array(joint["anchor"])
+    app.xdotool("mousemove", "--window", w, 300, 300)
+    app.wait_frames()
+    app.xdotool("key", "space")
+    app.wait_for("running", lambda s: not s["paused"])
+    sides, distances = set(), []
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline and len(sides) < 2:
+        position = np.array(app.wait_frames(1)["selected_position"])
+        arm = position - anchor
+        distances.append(np.linalg.norm(arm))
+        if abs(arm[0]) > 0.1:
+            sides.add(bool(arm[0] > 0))
+    assert sides == {True, False}  # it swung through to the far side of the anchor
+    assert max(distances) - min(distances) < 0.01  # on its arm all the way

@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 
+from physics.constraints.joint import JointDef
 from physics.scene import BodyEntry, Scene
 
 
@@ -11,7 +12,7 @@ def assert_same_scene(saved: Scene, original: Scene) -> None:
     """Every field of the two scenes equal: numbers to 1e-12 (a pose goes through the principal
     frame and back), everything else exactly."""
     for f in dataclasses.fields(Scene):
-        if f.name in ("bodies", "source"):
+        if f.name in ("bodies", "joints", "source"):
             continue
         a, b = getattr(saved, f.name), getattr(original, f.name)
         if isinstance(b, tuple):
@@ -27,6 +28,17 @@ def assert_same_scene(saved: Scene, original: Scene) -> None:
             where = f"body #{index + 1}: {f.name}"
             if isinstance(y, tuple) and f.name != "size":
                 assert x is not None, where
+                np.testing.assert_allclose(x, y, rtol=0, atol=1e-12, err_msg=where)
+            else:
+                assert x == y, f"{where}: saved {x!r}, was {y!r}"
+    assert len(saved.joints) == len(original.joints)
+    for index, (a, b) in enumerate(zip(saved.joints, original.joints)):
+        for f in dataclasses.fields(JointDef):
+            x, y = getattr(a.joint, f.name), getattr(b.joint, f.name)
+            where = f"joint #{index + 1}: {f.name}"
+            if f.name in ("min_length", "max_length", "rest_length") and y is None:
+                continue  # "the start distance" is written as the number it was
+            if isinstance(y, np.ndarray):
                 np.testing.assert_allclose(x, y, rtol=0, atol=1e-12, err_msg=where)
             else:
                 assert x == y, f"{where}: saved {x!r}, was {y!r}"

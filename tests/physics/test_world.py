@@ -289,3 +289,25 @@ def test_grab_spring_pulls_the_anchor_to_the_target_and_settles():
     assert world.state.vel[0, 1] < 0  # falls once released
     with pytest.raises(ValueError, match="no body with id"):
         world.set_grab(99, anchor, target, k, c)
+
+
+def test_add_group_adds_bodies_and_joints_at_once_or_nothing():
+    from physics.constraints.joint import WORLD, JointDef
+    world = World(WorldDef(container_size=None))
+    world.add_body(BodyDef(mass=1.0, principal_moments=[0.1] * 3, radius=0.1))
+    bodies = [BodyDef(mass=1.0, principal_moments=[0.1] * 3, radius=0.1, position=[x, 1.0, 0])
+              for x in (0.0, 1.0)]
+    ids = world.add_group(bodies, [JointDef("ball", 1, 0, anchor=[0.5, 1.0, 0.0]),
+                                   JointDef("hinge", 0, WORLD, anchor=[0, 2, 0], axis=[0, 0, 1])])
+    assert ids == [1, 2] and world.count == 3
+    assert [(d.first, d.second) for d in world.joints.defs.values()] == [(2, 1), (1, WORLD)]
+    before = (world.count, len(world.joints.defs), world.state.pos.copy())
+    with pytest.raises(ValueError, match="joint 2: a distance joint must start within"):
+        world.add_group(bodies, [JointDef("ball", 1, 0, anchor=[0.5, 1.0, 0.0]),
+                                 JointDef("distance", 0, WORLD, anchor=[0.0, 5.0, 0.0],
+                                          min_length=0.1, max_length=1.0)])
+    with pytest.raises(ValueError, match="joint 1 names body 2, but the group has 2"):
+        world.add_group(bodies, [JointDef("ball", 2, 0, anchor=[0.5, 1.0, 0.0])])
+    assert (world.count, len(world.joints.defs)) == before[:2]
+    np.testing.assert_array_equal(world.state.pos, before[2])
+    assert world.add_body(bodies[0]) == 3  # no id was used up by the refused group
