@@ -35,6 +35,7 @@ MOUSE_ACTIONS = (
     ("middle-drag, or Shift + left-drag", "pan"),
     ("wheel", "zoom"),
     ("click a body", "select it"),
+    ("Shift + click (a body selected)", "make a joint to the body clicked, or to the world"),
     ("Ctrl + left-drag a body", "grab it with a spring; let go to throw it"),
     ("drop files on the window", "meshes become bodies; a scene replaces the scene"),
 )
