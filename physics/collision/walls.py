@@ -6,7 +6,10 @@ still apart but would cross the plane during the step at its current speed is al
 and the solver lets it approach only as far as the gap (Box2D's speculative contacts) — so nothing
 tunnels, however fast. Many vertices on one plane (a cylinder standing on its cap) are reduced to
 the deepest one and the extremes along four directions of the plane, which keeps the support
-polygon and bounds the solver's work.
+polygon and bounds the solver's work — plus every vertex that, at its present approach speed,
+would end the step deeper in the wall than the penetration slop: left out, the solver would not
+stop it, and the projection out of the wall at the end of the step would lift the body by hand,
+energy the solver never saw (docs/physics.md#wall-contacts).
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ from numba import njit
 
 from physics.collision.contact import BodySet, ContactBuffer, Contacts, tangent_pair
 from physics.collision.keys import wall_key
-from physics.settings import MAX_POINTS_PER_PLANE, REACH_STEPS, SPECULATIVE_MARGIN
+from physics.settings import (
+    MAX_POINTS_PER_PLANE,
+    PENETRATION_SLOP,
+    REACH_STEPS,
+    SPECULATIVE_MARGIN,
+)
 
 
 @njit(cache=True, nogil=True)
@@ -33,8 +41,9 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
     n_planes = planes.shape[0]
     world = np.empty((64, 3))
     sep = np.empty(64)
+    end = np.empty(64)  # separation at the end of the step at the present approach speed
     cand = np.empty(64, dtype=np.int64)
-    chosen = np.empty(MAX_POINTS_PER_PLANE, dtype=np.int64)
+    chosen = np.empty(2 * MAX_POINTS_PER_PLANE, dtype=np.int64)
     for b in range(pos.shape[0]):
         if not awake[b]:
             continue
@@ -94,6 +103,7 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
                 if s < SPECULATIVE_MARGIN + max(0.0, -un) * h * 1.5:
                     cand[nc] = j
                     sep[j] = s
+                    end[j] = s + min(un, 0.0) * h
                     if deepest < 0 or s < sep[deepest]:
                         deepest = j
                     nc += 1
@@ -128,6 +138,23 @@ def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out)
                     if not duplicate:
                         chosen[n_chosen] = best
                         n_chosen += 1
+                # the vertices that would end the step past the slop, deepest first (at most
+                # MAX_POINTS_PER_PLANE more: a body turning into a wall has few of them)
+                while n_chosen < 2 * MAX_POINTS_PER_PLANE:
+                    worst, worst_end = -1, -PENETRATION_SLOP
+                    for c in range(nc):
+                        j = cand[c]
+                        if end[j] < worst_end:
+                            taken = False
+                            for m in range(n_chosen):
+                                if chosen[m] == j:
+                                    taken = True
+                            if not taken:
+                                worst, worst_end = j, end[j]
+                    if worst < 0:
+                        break
+                    chosen[n_chosen] = worst
+                    n_chosen += 1
             for m in range(n_chosen):
                 j = chosen[m]
                 out_body[count], out_other[count] = b, -1
@@ -153,7 +180,7 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     a sleeping body has no wall contacts).
     """
     n, n_planes = len(pos), len(planes)
-    out = ContactBuffer.allocate(max(n * n_planes * MAX_POINTS_PER_PLANE, 1), sources=False)
+    out = ContactBuffer.allocate(max(n * n_planes * 2 * MAX_POINTS_PER_PLANE, 1), sources=False)
     count = 0
     if n and n_planes:
         # the records cross into the kernel as plain tuples (docs/architecture.md#records)

@@ -113,3 +113,24 @@ def test_tangents_are_orthonormal_and_fixed_per_normal():
         np.linalg.norm(t2, axis=1), 1.0
     )
     assert np.allclose(np.cross(t1, t2), normals)
+
+
+def test_a_vertex_that_would_end_the_step_in_the_wall_is_kept_by_the_reduction():
+    """An octagon 1.8 mm above the floor, tilted so one corner is lowest, turning so the corner
+    at +x closes at 0.56 m/s: it would end the step 0.5 mm in the floor, past the slop. It is
+    neither the deepest corner nor an extreme along the four diagonal directions the reduction
+    keeps, but it is a contact (else the projection would lift the body the solver never
+    stopped)."""
+    angles = np.radians(np.arange(0, 360, 45))
+    radius = 0.2
+    ring = np.stack([radius * np.cos(angles), np.zeros(8), radius * np.sin(angles)], axis=1)
+    hull = np.vstack([ring, ring + [0.0, 0.3, 0.0]])
+    model = model_with(BodyDef(mass=1.0, principal_moments=[0.01, 0.01, 0.02], hull=hull))
+    tilt = quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.array(1e-3))  # +z corner lowest
+    omega = -0.56 / radius  # about z: the +x corner moves down at 0.56 m/s
+    closing_corner = np.array([radius, 0.0, 0.0])
+    c = contacts_for(model, [[0, 0.0018, 0]], [tilt], [[0, 0, 0]], [[0, 0, omega]])
+    floor = c.normal[:, 1] == 1.0
+    assert floor.sum() > MAX_POINTS_PER_PLANE - 1  # the reduced set and the closing corner
+    gap = np.linalg.norm(c.point[floor][:, [0, 2]] - closing_corner[[0, 2]], axis=1).min()
+    assert gap < 1e-9
