@@ -4,7 +4,8 @@ A CAD part exported in millimetres reads as a body a thousand times too large (a
 becomes 170 m across and 1.7e7 kg). When a dropped mesh is over ``PLAUSIBLE_SIZE`` (or under
 it), the loader does not put it in the scene: it hands the render thread a ``ScaleOffer``, the
 window shows it (``draw_scale_offer``), and the body is added once the user has chosen —
-millimetres → metres, fit to a size, or keep it as it is. The choice is remembered for that
+millimetres → metres, fit to a size the user types (``FIT_SIZE`` to start with), or keep it as
+it is. The choice is remembered for that
 file (``ScaleMemory``, a small JSON file in the user's config folder), so the next drop of the
 same file loads at once with it, and the scale travels into saved scenes (``scale = …``).
 """
@@ -24,7 +25,8 @@ from physics.settings import PLAUSIBLE_SIZE
 
 log = logging.getLogger("tumble")
 
-FIT_SIZE = 0.3        # m: the size offered by "fit to" (a hand-held object, like the builtins)
+FIT_SIZE = 0.3        # m: "fit to" starts here (a hand-held object, like the builtins)
+FIT_RANGE = (0.01, 10.0)  # m: the sizes "fit to" accepts (plausible, PLAUSIBLE_SIZE, with room)
 MEMORY_FILE = "mesh_scales.json"
 
 
@@ -51,15 +53,16 @@ class ScaleOffer:
                     f"the object is {self.extent / 1000:.4g} m.")
         return f"{self.name} is only {self.extent * 1000:.3g} mm across."
 
-    def choices(self) -> list[tuple[str, float]]:
-        """(button label, scale factor) in the order shown; the last keeps the file's size."""
-        fit = FIT_SIZE / self.extent
+    def choices(self, fit_size: float = FIT_SIZE) -> list[tuple[str, float]]:
+        """(button label, scale factor) in the order shown; "Fit to" brings the largest extent
+        to ``fit_size`` m; the last keeps the file's size."""
+        fit = fit_size / self.extent
         if self.too_large:
             options = [("Millimetres to metres (× 0.001)", 0.001),
                        ("Centimetres to metres (× 0.01)", 0.01)]
         else:
             options = [("Metres to millimetres (× 1000)", 1000.0)]
-        return options + [(f"Fit to {FIT_SIZE:g} m (× {fit:.3g})", fit), ("Keep as is", 1.0)]
+        return options + [(f"Fit to {fit_size:g} m (× {fit:.3g})", fit), ("Keep as is", 1.0)]
 
 
 def implausible(extent: float) -> bool:
@@ -123,10 +126,14 @@ def _key(mesh: Path) -> str:
     return os.path.abspath(os.fspath(mesh))
 
 
-def draw_scale_offer(imgui, offers: list[ScaleOffer], choose, item_rects: dict) -> None:
+def draw_scale_offer(imgui, offers: list[ScaleOffer], choose, item_rects: dict,
+                     fit_size: list[float]) -> None:
     """The first pending offer as a small window in the middle of the view: the question and
-    one button per choice; ``choose(offer, scale)`` is called with the button's factor.
-    ``item_rects["scale_offer:<k>"]`` keeps each button's rectangle (tests click them)."""
+    one button per choice; ``choose(offer, scale)`` is called with the button's factor. The
+    "Fit to" button has a field for the size, m, kept in ``fit_size`` (a one-item list the
+    caller owns, so the size typed stays for the next offer). ``item_rects["scale_offer:<k>"]``
+    keeps each button's rectangle and ``item_rects["scale_fit_size"]`` the field's (tests click
+    them)."""
     if not offers:
         return
     offer = offers[0]
@@ -138,11 +145,19 @@ def draw_scale_offer(imgui, offers: list[ScaleOffer], choose, item_rects: dict) 
     imgui.begin("Scale of the dropped mesh", None, flags)
     imgui.text(offer.question())
     imgui.text("Choose its scale (remembered for this file):")
-    for k, (label, scale) in enumerate(offer.choices()):
+    for k, (label, scale) in enumerate(offer.choices(fit_size[0])):
         if imgui.button(label):
             choose(offer, scale)
         (x0, y0), (x1, y1) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         item_rects[f"scale_offer:{k}"] = ((x0, y0), (x1, y1))
+        if label.startswith("Fit to"):
+            imgui.same_line()
+            imgui.set_next_item_width(90)
+            changed, typed = imgui.input_float("m across##fit", fit_size[0], 0.0, 0.0, "%.3g")
+            (x0, y0), (_, y1) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+            item_rects["scale_fit_size"] = ((x0, y0), (x0 + 90, y1))  # the field, not its label
+            if changed and math.isfinite(typed):
+                fit_size[0] = min(max(typed, FIT_RANGE[0]), FIT_RANGE[1])
     if len(offers) > 1:
         imgui.text_disabled(f"{len(offers) - 1} more waiting")
     imgui.end()

@@ -39,7 +39,7 @@ frames; ``last_file``) and the panel's widget rectangles ``[x0, y0, x1, y1]`` (w
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
 each body's centre on screen (``body_pixels``, window pixels from the top-left), so a test can
-click a body.
+click a body; and how many dropped meshes wait for their scale (``scale_offers``).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from app.endings import watch_endings
 from app.joints import new_draft
 from app.keys import KEY_BINDINGS
 from app.loader import Loader
-from app.mesh_scale import draw_scale_offer
+from app.mesh_scale import FIT_SIZE, draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
 from app.render.camera import OrbitCamera, home_sphere
 from app.render.gizmos import body_radius
@@ -256,6 +256,7 @@ class App:
         self._press = None            # (x, y, button, modifiers) of a press the 3D view owns
         self._dragged = False
         self._grab = None             # (body id, plane point (3,), plane normal (3,), anchor)
+        self._fit_size = [FIT_SIZE]   # m: "fit to" of the scale offer, as last typed
         self._last_frame = time.perf_counter()
         self._frame_times: collections.deque = collections.deque(maxlen=120)
         self._frames = 0  # frames drawn (the status file's "frames")
@@ -324,7 +325,7 @@ class App:
             ui_open = True
             self.panel.draw(new)
             draw_scale_offer(imgui, self.state.scale_offers, self.loader.choose_scale,
-                             self.panel.item_rects)
+                             self.panel.item_rects, self._fit_size)
             ui_open = False
             self.ui.render(before_overlay=capture if with_panel else None)
         except Exception as e:
@@ -763,6 +764,7 @@ class App:
                   "second": self.state.joint_draft.second,
                   "type": self.state.joint_draft.kind_name},
             "body_pixels": self._body_pixels(snapshot),
+            "scale_offers": len(self.state.scale_offers),
         }
 
     def _body_pixels(self, snapshot) -> dict[str, list[float]]:

@@ -148,7 +148,9 @@ class RunningApp:
 @pytest.fixture(scope="module")
 def running_app(xvfb, tmp_path_factory):
     """One app process for a test module (starting one takes seconds); tests take ``app``."""
-    running = RunningApp(xvfb, tmp_path_factory.mktemp("app"))
+    folder = tmp_path_factory.mktemp("app")
+    # a private config folder: the mesh scale memory of a test never lands in the user's
+    running = RunningApp(xvfb, folder, XDG_CONFIG_HOME=str(folder / "config"))
     try:
         running.wait_until_ready()
         yield running

@@ -99,6 +99,8 @@ def test_the_choices_bring_the_body_to_a_plausible_size(extent, first):
     assert choices[0][1] == first and choices[-1] == ("Keep as is", 1.0)
     fit = dict((label.split(" (")[0], scale) for label, scale in choices)["Fit to 0.3 m"]
     assert extent * fit == pytest.approx(FIT_SIZE)
+    label, fit = offer.choices(fit_size=0.05)[-2]  # a size the user typed
+    assert label.startswith("Fit to 0.05 m") and extent * fit == pytest.approx(0.05)
     assert implausible(extent) and not implausible(extent * first)
 
 

@@ -370,3 +370,36 @@ def test_a_hinge_made_with_the_mouse_swings_the_ball(app, tmp_path):
             sides.add(bool(arm[0] > 0))
     assert sides == {True, False}  # it swung through to the far side of the anchor
     assert max(distances) - min(distances) < 0.01  # on its arm all the way
+
+
+def test_a_millimetre_part_is_fitted_to_a_typed_size_with_real_clicks(app, tmp_path):
+    """Dropped, a 170 mm part read as 170 m waits for its scale; typing 0.5 in the "fit to"
+    field and pressing its button adds it 0.5 m long (the scale in the log line). The name is
+    new to the scale memory, so the offer is made whatever earlier runs chose."""
+    w = app.window
+    part = tmp_path / "bracket in mm.stl"
+    trimesh.creation.box(extents=(170.0, 40.0, 25.0)).export(part)
+    before = app.status()["bodies"]
+    app.drop([part], *DROP, types=1)
+    status = app.wait_for("the scale offer", lambda s: s["scale_offers"] == 1)
+    status = app.wait_frames(2)
+    x0, y0, x1, y1 = status["widgets"]["scale_fit_size"]
+    app.xdotool("mousemove", "--window", w, int((x0 + x1) / 2), int((y0 + y1) / 2))
+    app.wait_frames()
+    app.xdotool("click", 1)
+    app.wait_frames()
+    app.xdotool("key", "ctrl+a")
+    app.xdotool("type", "0.5")
+    app.wait_frames()
+    app.xdotool("key", "Return")  # a number field takes its value on Enter
+    status = app.wait_frames(3)
+    fit = next(k for k in range(4) if f"scale_offer:{k}" in status["widgets"]
+               and status["widgets"][f"scale_offer:{k}"][1] < y1
+               and status["widgets"][f"scale_offer:{k}"][3] > y0)  # the button on its row
+    x0, y0, x1, y1 = status["widgets"][f"scale_offer:{fit}"]
+    app.xdotool("mousemove", "--window", w, int((x0 + x1) / 2), int((y0 + y1) / 2))
+    app.wait_frames()
+    app.xdotool("click", 1)
+    app.wait_for("the part added", lambda s: s["bodies"] == before + 1 and s["scale_offers"] == 0)
+    line = app.wait_for_log("loaded bracket in mm.stl:")
+    assert f"scale={0.5 / 170:g}" in line, line  # 0.5 m along its 170 mm length
