@@ -146,7 +146,9 @@ def draw_scale_offer(imgui, offers: list[ScaleOffer], choose, item_rects: dict,
     imgui.text(offer.question())
     imgui.text("Choose its scale (remembered for this file):")
     for k, (label, scale) in enumerate(offer.choices(fit_size[0])):
-        if imgui.button(label):
+        # "###": an ID that stays when the label does (typing a size changes "Fit to …" as the
+        # field loses focus, which is the press on this very button)
+        if imgui.button(f"{label}###choice{k}"):
             choose(offer, scale)
         (x0, y0), (x1, y1) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         item_rects[f"scale_offer:{k}"] = ((x0, y0), (x1, y1))
