@@ -382,6 +382,15 @@ def gizmos(panel: Panel, s: Snapshot) -> None:
                                                 imgui.SliderFlags_.logarithmic)
 
 
+def plot_range(columns: np.ndarray, signed: bool) -> tuple[float, float]:
+    """The y range of a plot of ``columns`` (k, c), NaN where no sample: 0 … 1.15 × the largest
+    magnitude (± for a signed quantity), so a magnitude never shows below zero and a constant
+    reads as a flat line; 0 … 1 (± 1) when everything is zero or missing."""
+    top = 1.15 * np.nanmax(np.abs(columns)) if np.any(np.isfinite(columns)) else 1.0
+    top = top if top > 0.0 else 1.0
+    return (-top if signed else 0.0), top
+
+
 def plots(panel: Panel, s: Snapshot) -> None:
     t, values = panel.history.series(panel.state.selected)
     if len(t) == 0:
@@ -396,15 +405,12 @@ def plots(panel: Panel, s: Snapshot) -> None:
              ("|L| of the selected body", "kg·m²/s", False, ((2, "|L|"),)),
              ("ω in the body frame", "rad/s", True, ((3, "w1"), (4, "w2"), (5, "w3"))))
     for title, unit, signed, lines in plots:
-        columns = values[:, [column for column, _ in lines]]
-        top = 1.15 * np.nanmax(np.abs(columns)) if np.any(np.isfinite(columns)) else 1.0
-        top = top if top > 0.0 else 1.0
+        low, top = plot_range(values[:, [column for column, _ in lines]], signed)
         if implot.begin_plot(title, (-1, 165)):
             implot.setup_axes("s", unit)
             implot.setup_axis_limits(implot.ImAxis_.x1, -panel.history.seconds, 0.0,
                                      imgui.Cond_.always)
-            implot.setup_axis_limits(implot.ImAxis_.y1, -top if signed else 0.0, top,
-                                     imgui.Cond_.always)
+            implot.setup_axis_limits(implot.ImAxis_.y1, low, top, imgui.Cond_.always)
             implot.setup_axis_ticks(implot.ImAxis_.x1, -panel.history.seconds, 0.0, 5)
             implot.setup_legend(implot.Location_.north_west)
             for column, label in lines:

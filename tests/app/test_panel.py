@@ -457,3 +457,20 @@ def test_density_edit_keeps_the_bodys_joints():
                            new_upper)])
     state.sim.run_steps(24)
     assert state.sim.latest().joints.error[:, 0].max() < 1e-6
+
+
+def test_a_magnitude_plot_never_reaches_below_zero():
+    """|L| of a body at rest is 0 all along: its plot spans 0 … 1, not an area below zero; ω
+    (signed) spans ± its largest value; no samples at all: 0 … 1."""
+    from app.panel.sections import plot_range
+    assert plot_range(np.zeros((50, 1)), signed=False) == (0.0, 1.0)
+    assert plot_range(np.full((5, 1), np.nan), signed=False) == (0.0, 1.0)
+    assert plot_range(np.array([[0.5], [2.0]]), signed=False) == (0.0, pytest.approx(2.3))
+    assert plot_range(np.array([[-3.0, 1.0], [np.nan, 2.0]]), signed=True) == (
+        pytest.approx(-3.45), pytest.approx(3.45))
+    state, panel = open_scene("bounce")
+    state.selected = next(iter(state.bodies))
+    for _ in range(3):
+        panel.record_plots(state.sim.run_steps(1))
+    _, values = panel.history.series(state.selected)
+    assert plot_range(values[:, [2]], signed=False)[0] == 0.0
