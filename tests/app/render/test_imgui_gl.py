@@ -238,3 +238,19 @@ def test_cjk_file_names_are_drawn_with_their_own_glyphs(ui, fbo):
     assert all(g.sum() > 10 for g in glyphs)  # ink (ー is a short line)
     assert all(not np.array_equal(g, fallback) for g in glyphs)
     assert len({g.tobytes() for g in glyphs}) == len(glyphs)
+
+
+def test_without_a_cjk_font_such_names_fall_back_cleanly(ctx, fbo, monkeypatch, tmp_path):
+    """No CJK font on the machine: the panel still starts and draws, each such character as
+    ImGui's fallback glyph (ink, no error), and Latin text as before."""
+    import app.render.imgui_gl as imgui_gl
+    monkeypatch.setattr(imgui_gl, "FALLBACK_FONT_FILES", (tmp_path / "missing.ttf",))
+    ui = ImGuiRenderer(ctx)
+    try:
+        ui.on_resize(W, H)
+        fallback = text_pixels(ui, fbo, "\uffff")
+        glyphs = [text_pixels(ui, fbo, char) for char in "箱茶"]
+        assert fallback.sum() > 10 and all(np.array_equal(g, fallback) for g in glyphs)
+        assert text_pixels(ui, fbo, "box").sum() > 10
+    finally:
+        ui.shutdown()
