@@ -453,8 +453,13 @@ class World:
         acted = result.acted                                                  # (k,)
         island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
         if contacts.count:
-            pos = pos + push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
-                                   PENETRATION_SLOP, PUSH_ITERATIONS)
+            shift = push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
+                               PENETRATION_SLOP, PUSH_ITERATIONS)
+            pos = pos + shift
+            # a body pushed apart got its spin changed to keep the angular momentum (a light,
+            # slender body by much) whether or not an impulse acted on it: the guard sees it,
+            # in one island with what it was pushed from
+            pushed = np.any(shift != 0.0, axis=1)                               # (n,)
             projected = self._project_out_of_walls(pos, rotm_end, planes)
             # a body lifted out of a wall gains m g Δy whether or not a contact acted on it (a
             # vertex the wall contacts did not keep): the guard sees it like a walled body
@@ -462,11 +467,17 @@ class World:
             pos = projected
         # 6. contacts stay passive: no island ends the step above its free-flight energy
         if contacts.count:
-            rows = np.flatnonzero(result.touched | lifted)
+            rows = np.flatnonzero(result.touched | lifted | pushed)
+            guarded = island
+            if pushed.any():
+                other = np.maximum(contacts.other, 0)
+                linked = acted | ((contacts.other >= 0)
+                                  & (pushed[contacts.body] | pushed[other]))
+                guarded = island_labels(m.count, contacts.body[linked], contacts.other[linked])
             allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
                                          m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
             remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
-                                      m.settings.gravity, rows, island[rows],
+                                      m.settings.gravity, rows, guarded[rows],
                                       (result.walled | lifted | s.asleep)[rows])
         # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
         # leave its joint open
