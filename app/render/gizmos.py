@@ -629,8 +629,8 @@ class Gizmos:
                     points = hinge_arc(view, k[j])
                     for p, q in zip(points[:-1], points[1:]):
                         tube(p, q, link, j, 1.2)
-                    tube(a, points[0], 0.5 * link, j, 0.8)   # thin spokes to the limits
-                    tube(a, points[-1], 0.5 * link, j, 0.8)
+                    tube(a, points[0], 0.5 * link, j, 1.0)   # thin spokes to the limits
+                    tube(a, points[-1], 0.5 * link, j, 1.0)
             elif kind == "prismatic":
                 # the rail in the other body's frame, like the hinge's arc: the offset is
                 # s = axis·(b − a), so with B held A's anchor is at b − s·axis, s in [lo, hi]
