@@ -40,7 +40,7 @@ tumble [-h] [--version] [SCENE.toml | MESH ...]
        tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--scale S] [--json]
        tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv
        tumble record SCENE.toml --seconds T [--fps 60] [--size 1280x720]
-                     [--gizmos L,axes] [--camera YAW,PITCH[,DIST]] --out FILE.mp4"""
+                     [--gizmos L,axes,joints] [--camera YAW,PITCH[,DIST]] --out FILE.mp4"""
 
 log = logging.getLogger("tumble")
 
@@ -149,12 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fps", type=_positive_int, default=60, help="frames per second; default 60")
     p.add_argument("--size", metavar="WxH", type=_frame_size, default=(1280, 720),
                    help="frame size in pixels; default 1280x720")
-    p.add_argument("--gizmos", metavar="LIST", type=_gizmo_list, default="L,axes",
+    p.add_argument("--gizmos", metavar="LIST", type=_gizmo_list, default="L,axes,joints",
                    help="comma-separated gizmos for every body: "
-                        "L,omega,axes,ellipsoid,com,contacts,v,obb (angular momentum, angular "
-                        "velocity, principal axes, inertia ellipsoid, centre of mass, "
-                        "contacts, velocity, bounding box along the principal axes) or none; "
-                        "default L,axes (as the app starts)")
+                        "L,omega,axes,ellipsoid,com,contacts,v,obb,joints (angular momentum, "
+                        "angular velocity, principal axes, inertia ellipsoid, centre of mass, "
+                        "contacts, velocity, bounding box along the principal axes, joints) or "
+                        "none; default L,axes,joints (as the app starts)")
     p.add_argument("--camera", metavar="YAW,PITCH[,DIST]", type=_camera, default=None,
                    help="orbit camera around the container's centre: yaw and pitch in "
                         "degrees, optional distance in m; default 35,25 framing the "

@@ -67,6 +67,7 @@ GIZMO_LABELS = {  # GizmoOptions field → checkbox label
     "velocity": "velocity",
     "collision_hulls": "collision hulls",
     "bounding_box": "bounding box (principal axes)",
+    "joints": "joints (anchors, axes, limits, force)",
     "selected_only": "selected body only",
 }
 

@@ -1,6 +1,6 @@
 """Gizmos: angular momentum L, angular velocity ω, principal axes, inertia ellipsoid, polhode
-trail, centre-of-mass marker, contacts, velocity and collision hulls — as lit, depth-tested 3D
-shapes.
+trail, centre-of-mass marker, contacts, velocity, collision hulls and joints — as lit,
+depth-tested 3D shapes.
 
 Every gizmo is an instance of a few unit meshes (cylinder, cone, two spheres) drawn with
 ``gizmo.*.glsl``: arrows are a cylinder shaft plus a cone head, so a frame of gizmos for any
@@ -28,6 +28,29 @@ normals are arrows one median body radius long from pink contact dots; the centr
 marker is a white ball drawn on top (the COM is inside the body). Collision hulls (what the
 physics collides: the convex hull of a mesh, or an exact sphere, drawn as three great circles)
 are violet wireframes of thin tubes, so a non-convex mesh colliding as its hull surprises nobody.
+
+Joints (``GizmoOptions.joints``, from ``FrameView.joints``) are lime, a colour no other gizmo
+uses; sizes follow the joint's first body (radius R, mass m), or its second when the first is
+not shown; a joint with neither body shown is not drawn:
+
+- anchors: a dot at A's point of the joint, and one at B's where the two stand apart (a
+  distance joint, a joint pulled open), drawn on top like the centre-of-mass marker (an anchor
+  is often inside or on a body);
+- links: a thin tube from each shown body's centre of mass to its anchor, the lever arm; a
+  distance joint's rod or rope from A's centre to B's point (thicker when min = max, a rigid
+  rod; a rope or spring is the thin one);
+- hinge: its axis through the anchor, a tube behind and an arrow ahead (θ is right-handed
+  about the arrow), and with limits an arc about the anchor in the plane ⟂ the axis from the
+  lower limit to the upper, with thin spokes to its ends: where A's centre of mass would be at
+  each angle with B held where it is (``hinge_arc``), so a pendulum's arc spans its swing;
+- prismatic: a rail along the axis, likewise in B's frame: where A's anchor may slide with B
+  held (B's point − axis·s, s from lo to hi), discs at the stops; unlimited, it reaches one R
+  past both anchors;
+- the reaction force on A at its anchor, an orange arrow of ``length = arrow_scale · R · |F| /
+  (m · 9.81 m/s²)``: one body radius per body weight, so a pendulum hanging at rest shows an
+  arrow one bob radius long, pointing up.
+
+The selected joint is drawn lighter and 1.7 times as thick.
 """
 
 from __future__ import annotations
@@ -66,7 +89,17 @@ CONTACT_COLOR = (1.0, 0.25, 0.55, 1.0)  # pink: unlike any axis or arrow colour
 EDGE_COLOR = (0.75, 0.85, 0.95, 1.0)    # the container's frame
 HULL_COLOR = (0.7, 0.35, 1.0, 1.0)      # violet: collision hull wireframes
 BOX_COLOR = (0.2, 0.85, 0.85, 1.0)      # cyan: bounding boxes along the principal axes
+JOINT_COLOR = (0.55, 1.0, 0.08, 1.0)    # lime: anchors, links, axes, rails and limit arcs
+JOINT_SELECTED_COLOR = (0.78, 1.0, 0.4, 1.0)  # the selected joint: lighter (and thicker)
+FORCE_COLOR = (1.0, 0.42, 0.0, 1.0)     # orange: a joint's reaction force on its first body
 CIRCLE_SEGMENTS = 32                    # per great circle of a sphere's wireframe
+G_REF = 9.81                # m/s²: a force of one body weight ↔ a force arrow of one body radius
+ANCHOR_SIZE = 0.09          # × body radius: an anchor dot's radius…
+ANCHOR_PIXELS = 3.5         # …but at least this many pixels
+LINK_RADIUS = 0.03          # × body radius: links, hinge axes, rails and arcs
+HINGE_AXIS = 0.9            # × body radius: a hinge axis reaches this far each side of its anchor
+ARC_SEGMENTS = 48           # a hinge limit arc's segments per full turn
+SELECTED_WIDEN = 1.7        # the selected joint's tubes and dots are this much thicker
 
 _radius_cache: weakref.WeakKeyDictionary[Shape, float] = weakref.WeakKeyDictionary()
 # the corners of the box [−1, 1]³ and its 12 edges (corner pairs differing in one coordinate)
@@ -154,6 +187,37 @@ def arrow_vectors(view: FrameView, arrow_scale: float) -> dict[str, np.ndarray]:
         "angular_velocity": k * np.asarray(view.omega, dtype=float),
         "velocity": arrow_scale * VELOCITY_TIME * np.asarray(view.vel, dtype=float),
     }
+
+
+def hinge_arc(view: FrameView, j: int) -> np.ndarray:
+    """(s + 1, 3) world points, m, of the limit arc of hinge joint ``j`` of ``view.joints``
+    (finite limits, a body shown), from the lower limit to the upper: where A's centre of mass
+    would be at the angles lo…hi with B held where it is, on a circle about the anchor in the
+    plane ⟂ the axis. The angle θ is B's turn relative to A about the axis, so A at θ' is A now
+    turned by −(θ' − θ); with A not shown, B's centre turned by +(θ' − θ). A centre on the axis
+    (a wheel) gives no direction: then the body's principal axis most ⟂ the joint axis, at
+    1.2 body radii."""
+    joints = view.joints
+    first, second = int(joints.first_row[j]), int(joints.second_row[j])
+    row, sign = (first, -1.0) if first >= 0 else (second, 1.0)
+    anchor = np.asarray(joints.anchor_a[j], dtype=float)
+    axis = np.asarray(joints.axis[j], dtype=float)
+    arm = np.asarray(view.pos[row], dtype=float) - anchor
+    arm -= axis * (axis @ arm)
+    length = float(np.linalg.norm(arm))
+    radius = body_radius(view.shapes[row])
+    if length < 0.25 * radius:
+        columns = quat_to_matrix(np.asarray(view.quat[row], dtype=float)[None])[0].T
+        arm = columns[np.argmin(np.abs(columns @ axis))]
+        arm = arm - axis * (axis @ arm)
+        arm, length = arm / np.linalg.norm(arm), 1.2 * radius
+    else:
+        arm /= length
+    lo, hi = np.asarray(joints.limits[j], dtype=float)
+    count = max(2, int(math.ceil(ARC_SEGMENTS * (hi - lo) / (2.0 * math.pi))))
+    turn = sign * (np.linspace(lo, hi, count + 1) - float(joints.coordinate[j]))
+    return anchor + length * (np.outer(np.cos(turn), arm)
+                              + np.outer(np.sin(turn), np.cross(axis, arm)))
 
 
 def _basis(direction: np.ndarray) -> np.ndarray:
@@ -306,6 +370,8 @@ class Gizmos:
             self._hulls(view, rows, parts)
         if options.bounding_box and len(rows):
             self._bounding_boxes(view, rows, parts)
+        if options.joints and view.joints.count:
+            self._joints(view, options, parts)
         if view.container_size is not None:
             self._container_edges(np.asarray(view.container_size, dtype=float), parts)
         if parts["arrows"]:
@@ -485,19 +551,120 @@ class Gizmos:
         segments = np.concatenate(segments)                                 # (12k, 2, 3) world
         self._tubes(segments[:, 0], segments[:, 1] - segments[:, 0], 0.0015, BOX_COLOR, parts)
 
-    def _tubes(self, start, step, nominal_radius, color, parts) -> None:
-        """Thin lit tubes from ``start`` (k, 3) along ``step`` (k, 3), m, at least ~1 px wide."""
+    def _tubes(self, start, step, nominal_radius, color, parts, widen=1.0) -> None:
+        """Thin lit tubes from ``start`` (k, 3) along ``step`` (k, 3), m, at least ~1 px wide;
+        ``nominal_radius`` m and ``widen`` (a factor on the radius after that floor) scalars or
+        (k,), ``color`` one RGBA or (k, 4)."""
+        k = len(start)
+        nominal_radius = np.broadcast_to(np.asarray(nominal_radius, dtype=float), (k,))
+        widen = np.broadcast_to(np.asarray(widen, dtype=float), (k,))
+        color = np.broadcast_to(np.asarray(color, dtype=float), (k, 4))
         length = np.linalg.norm(step, axis=1)
         keep = length > 1e-9
         start, step, length = start[keep], step[keep], length[keep]
+        nominal_radius, widen, color = nominal_radius[keep], widen[keep], color[keep]
         per_pixel = self._per_pixel(start + 0.5 * step)
-        radius = self._thickness(nominal_radius, per_pixel) * 0.6
+        radius = self._thickness(nominal_radius, per_pixel) * 0.6 * widen
         rows = _instances(_basis(step / length[:, None]),
                           np.stack([radius, length, radius], 1), start, color)
         thin = radius < THIN_PIXELS * per_pixel
         rows[thin, 11] = 0.0  # as an impostor: head radius 0, no head
         parts["thin_tubes"].append(rows[thin])
         parts["shafts"].append(rows[~thin])
+
+    def _joints(self, view: FrameView, options: GizmoOptions, parts) -> None:
+        """The joint gizmos (module docstring) of every joint with a body shown, or with
+        ``selected_only`` of the joints of the selected body and the selected joint. Sizes
+        follow the joint's first body (its second when the first is not shown)."""
+        joints = view.joints
+        first, second = joints.first_row, joints.second_row
+        drawn = (first >= 0) | (second >= 0)
+        if options.selected_only:
+            mine = np.zeros(joints.count, dtype=bool)
+            if view.selected >= 0:
+                mine |= (first == view.selected) | (second == view.selected)
+            if 0 <= joints.selected < joints.count:
+                mine[joints.selected] = True
+            drawn &= mine
+        k = np.flatnonzero(drawn)
+        if not len(k):
+            return
+        first, second = first[k], second[k]
+        kinds = [joints.kinds[j] for j in k]
+        anchor_a = np.asarray(joints.anchor_a, dtype=float)[k]
+        anchor_b = np.asarray(joints.anchor_b, dtype=float)[k]
+        axis = np.asarray(joints.axis, dtype=float)[k]
+        limits = np.asarray(joints.limits, dtype=float).reshape(-1, 2)[k]
+        coordinate = np.asarray(joints.coordinate, dtype=float)[k]
+        pos = np.asarray(view.pos, dtype=float)
+        ref = np.where(first >= 0, first, second)      # the body that sizes the joint's gizmos
+        radius = shape_table(view.shapes)[0][ref]
+        selected = k == joints.selected
+        widen = np.where(selected, SELECTED_WIDEN, 1.0)
+        color = np.where(selected[:, None], JOINT_SELECTED_COLOR, JOINT_COLOR)
+        tubes = []  # (start, end, nominal radius, index into k, widening) of every joint tube
+
+        def tube(start, end, nominal, j, wider=1.5):
+            tubes.append((start, end, nominal, j, wider))
+
+        for j, kind in enumerate(kinds):
+            a, b, r = anchor_a[j], anchor_b[j], radius[j]
+            link = LINK_RADIUS * r
+            # the lever arms: each shown body's centre of mass to its point of the joint (a
+            # distance joint's A point is A's centre: no arm there, the rod instead)
+            if first[j] >= 0:
+                tube(pos[first[j]], a, link, j)
+            if second[j] >= 0:
+                tube(pos[second[j]], b, link, j)
+            if kind == "distance":
+                low, high = joints.lengths[k[j], :2]
+                tube(a, b, link * (1.4 if low == high else 0.6), j)  # a rod thicker than a rope
+            elif kind == "hinge":
+                # long enough to read beside a long arm (a pendulum's small bob)
+                arm = np.linalg.norm(pos[ref[j]] - a)
+                half = max(HINGE_AXIS * r, 0.25 * arm) * axis[j]
+                tube(a - half, a, link, j)
+                self._arrow(parts, a[None], half[None], link * widen[j], color[j])
+                if np.isfinite(limits[j]).all():
+                    points = hinge_arc(view, k[j])
+                    for p, q in zip(points[:-1], points[1:]):
+                        tube(p, q, link, j, 1.2)
+                    tube(a, points[0], 0.5 * link, j, 1.0)   # thin spokes to the limits
+                    tube(a, points[-1], 0.5 * link, j, 1.0)
+            elif kind == "prismatic":
+                # the rail in the other body's frame, like the hinge's arc: the offset is
+                # s = axis·(b − a), so with B held A's anchor is at b − s·axis, s in [lo, hi]
+                # (with A not shown: B's anchor at a + s·axis, A held)
+                lo, hi = limits[j]
+                origin, sign = (b, -1.0) if first[j] >= 0 else (a, 1.0)
+                if not np.isfinite(limits[j]).all():  # unlimited: one radius past both anchors
+                    lo, hi = min(0.0, coordinate[j]) - r, max(0.0, coordinate[j]) + r
+                else:  # end stops: discs across the rail
+                    stops = origin + sign * np.outer([lo, hi], axis[j])
+                    size = self._thickness(5.0 * link, 2.5 * self._per_pixel(stops)) * widen[j]
+                    parts["dots"].append(_instances(
+                        np.repeat(_basis(axis[j][None]), 2, 0),
+                        np.stack([size, 0.25 * size, size], 1), stops, color[j]))
+                tube(origin + sign * lo * axis[j], origin + sign * hi * axis[j], link, j)
+        if tubes:
+            start, end, nominal, index, wider = (np.array(v) for v in zip(*tubes))
+            self._tubes(start, end - start, nominal, color[index], parts, widen[index] * wider)
+        # the reaction force on A at its anchor: one radius of the sizing body per its weight
+        mass = np.array([view.shapes[row].properties.mass for row in ref], dtype=float)
+        force = np.asarray(joints.force, dtype=float)[k]
+        scale = options.arrow_scale * radius / (np.maximum(mass, 1e-12) * G_REF)
+        self._arrow(parts, anchor_a, force * scale[:, None], ARROW_RADIUS * radius * widen,
+                    FORCE_COLOR)
+        # anchor dots, drawn on top (an anchor is often inside or on a body), B's where it
+        # stands apart from A's
+        dot = np.maximum(ANCHOR_SIZE * radius, ANCHOR_PIXELS * self._per_pixel(anchor_a))
+        dot = dot * widen
+        apart = np.linalg.norm(anchor_b - anchor_a, axis=1) > dot
+        centres = np.vstack([anchor_a, anchor_b[apart]])
+        size = np.concatenate([dot, dot[apart]])
+        parts["markers"].append(_instances(np.broadcast_to(np.eye(3), (len(centres), 3, 3)),
+                                           np.repeat(size[:, None], 3, 1), centres,
+                                           np.vstack([color, color[apart]])))
 
     def _container_edges(self, size: np.ndarray, parts) -> None:
         """The 12 edges of the container as thin lit tubes (part of the walls, always drawn)."""

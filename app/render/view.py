@@ -16,7 +16,8 @@ from physics.geometry.rotation import quat_to_matrix
 # ``tumble record --gizmos`` names → GizmoOptions fields
 GIZMO_FLAGS = {"L": "angular_momentum", "omega": "angular_velocity", "axes": "principal_axes",
                "ellipsoid": "inertia_ellipsoid", "com": "centre_of_mass",
-               "contacts": "contacts", "v": "velocity", "obb": "bounding_box"}
+               "contacts": "contacts", "v": "velocity", "obb": "bounding_box",
+               "joints": "joints"}
 
 
 @dataclass
@@ -33,6 +34,7 @@ class GizmoOptions:
     velocity: bool = False           # linear velocity arrow
     collision_hulls: bool = False    # each body's collision shape as a wireframe
     bounding_box: bool = False       # the bounding box along the principal axes
+    joints: bool = True              # anchors, links, axes, limits and reaction forces
     selected_only: bool = False
     arrow_scale: float = 1.0         # multiplies every arrow's length (slider)
 
