@@ -472,13 +472,15 @@ class App:
 
     def _frame_new_container(self, snapshot) -> None:
         """A scene with another container starts in the home view that fits it; one without
-        walls, once its bodies are there, in the view that fits them."""
+        walls, once its bodies are there, in the view that fits them and their joints."""
         size = snapshot.container_size
         key = (None if size is None else tuple(np.asarray(size, dtype=float).tolist()),
                size is None and len(snapshot.ids) > 0)
         if key != self._framed_container:
             self._framed_container = key
-            self.look_at(*home_sphere(size, snapshot.pos))
+            # the joints' fixed points too: a pendulum is seen with its pivot
+            points = np.vstack((snapshot.pos, snapshot.joints.anchor_b))
+            self.look_at(*home_sphere(size, points))
 
     def frame_selection(self) -> None:
         """F: the selected body, else every body (else the container)."""
