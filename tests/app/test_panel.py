@@ -75,6 +75,17 @@ def frame(ui, fbo, panel, size=(W, H)):
     ui.render(fbo)
 
 
+def click(ui, fbo, panel, x, y) -> None:
+    """A left click at panel pixel (x, y) (y down) through pyglet-style events, a frame for
+    each: hover, press, release."""
+    ui.on_mouse_motion(x, H - y, 0, 0)
+    frame(ui, fbo, panel)
+    ui.on_mouse_press(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+    ui.on_mouse_release(x, H - y, mouse.LEFT, 0)
+    frame(ui, fbo, panel)
+
+
 def read_rgb(fbo, size=(W, H)) -> np.ndarray:
     w, h = size
     return np.frombuffer(fbo.read(components=3), np.uint8).reshape(h, w, 3)[::-1]
@@ -336,12 +347,7 @@ def test_solver_iterations_are_edited_with_the_plus_button(ui, fbo):
     frame(ui, fbo, panel)
     (x0, y0), (x1, y1) = panel.item_rects["solver_iterations"]
     x, y = x1 - (y1 - y0) / 2, (y0 + y1) / 2  # the "+" button: the last square of the field
-    ui.on_mouse_motion(x, H - y, 0, 0)
-    frame(ui, fbo, panel)
-    ui.on_mouse_press(x, H - y, mouse.LEFT, 0)
-    frame(ui, fbo, panel)
-    ui.on_mouse_release(x, H - y, mouse.LEFT, 0)
-    frame(ui, fbo, panel)
+    click(ui, fbo, panel, x, y)
     state.sim.run_steps(1)
     assert state.sim.world.model.settings.solver_iterations == 11
     assert state.sim.latest().solver_iterations == 11
@@ -388,13 +394,7 @@ def test_a_drafted_joint_is_made_listed_edited_and_deleted_from_the_panel(ui, fb
     assert panel.item_rects["joint_create"][1][1] < H, panel.item_rects["joint_create"]
     # the real Create button, through pyglet-style mouse events
     (x0, y0), (x1, y1) = panel.item_rects["joint_create"]
-    x, y = (x0 + x1) / 2, (y0 + y1) / 2
-    ui.on_mouse_motion(x, H - y, 0, 0)
-    frame(ui, fbo, panel)
-    ui.on_mouse_press(x, H - y, mouse.LEFT, 0)
-    frame(ui, fbo, panel)
-    ui.on_mouse_release(x, H - y, mouse.LEFT, 0)
-    frame(ui, fbo, panel)
+    click(ui, fbo, panel, (x0 + x1) / 2, (y0 + y1) / 2)
     settle(state, panel)
     view = state.sim.latest().joints
     assert state.joint_draft is None and list(view.ids) == [state.selected_joint]

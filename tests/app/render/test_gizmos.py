@@ -3,7 +3,6 @@
 principal-axis triad coloured by I1 < I2 < I3, Poinsot's ellipsoid proportions, and arrows
 that stay readable far away."""
 
-import moderngl
 import numpy as np
 import pytest
 
@@ -19,7 +18,6 @@ from app.render.gizmos import (
     arrow_vectors,
     body_radius,
 )
-from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import FrameView, GizmoOptions
 from physics.geometry.meshes import builtin_shape
 
@@ -29,14 +27,8 @@ GREY = (0.3, 0.3, 0.3)
 
 
 @pytest.fixture(scope="module")
-def gl():
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    renderer = Renderer(ctx)
-    target = OffscreenTarget(ctx, SIZE)
-    yield renderer, target
-    target.release()
-    renderer.release()
-    ctx.release()
+def gl(gl_context):
+    return gl_context[1:]
 
 
 def make_view(shapes, pos, *, omega=None, ang_mom=None, vel=None, selected=-1, **more):

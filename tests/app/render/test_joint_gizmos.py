@@ -5,14 +5,12 @@ or with joints to bodies not shown draw nothing extra and raise nothing."""
 
 import dataclasses
 
-import moderngl
 import numpy as np
 import pytest
 
 from app.render.camera import OrbitCamera
 from app.render.gizmos import G_REF, body_radius, hinge_arc
 from app.render.interpolate import blend
-from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import NO_JOINTS, GizmoOptions, frame_view, gizmo_options
 from physics.constraints.joint import WORLD, JointDef
 from physics.geometry.meshes import builtin_shape
@@ -28,14 +26,8 @@ CAMERA = OrbitCamera(target=(0.0, 1.2, 0.0), yaw=0.3, pitch=0.15, distance=2.6)
 
 
 @pytest.fixture(scope="module")
-def gl():
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    renderer = Renderer(ctx)
-    target = OffscreenTarget(ctx, SIZE)
-    yield renderer, target
-    target.release()
-    renderer.release()
-    ctx.release()
+def gl(gl_context):
+    return gl_context[1:]
 
 
 class Record:

@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 
-import moderngl
 import numpy as np
 import pytest
 import trimesh
@@ -44,14 +43,8 @@ ARTIFACTS = REPO / "artifacts"
 
 
 @pytest.fixture(scope="module")
-def gl():
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    renderer = Renderer(ctx)
-    target = OffscreenTarget(ctx, SIZE)
-    yield ctx, renderer, target
-    target.release()
-    renderer.release()
-    ctx.release()
+def gl(gl_context):
+    return gl_context
 
 
 def make_view(shapes, pos, colors, quat=None, selected=-1, container=None) -> FrameView:
