@@ -546,10 +546,9 @@ class World:
         threshold this step, and the sleeping bodies touching one struck (``struck_sleepers``);
         True when any woke (the step then starts again: ``_struck`` keeps who woke)."""
         s, m = self.state, self.model
-        if self._struck is None:
-            self._struck = np.zeros(m.count, dtype=bool)
+        woken_before = self._struck if self._struck is not None else np.zeros(m.count, bool)
         struck = struck_sleepers(contacts.body, contacts.other, contacts.point, contacts.normal,
-                                 contacts.separation, s.pos, vel, omega, s.asleep, self._struck,
+                                 contacts.separation, s.pos, vel, omega, s.asleep, woken_before,
                                  h, m.settings.restitution_threshold, WAKE_TOUCH_GAP)
         if not struck.any():
             return False
@@ -562,7 +561,7 @@ class World:
             second = np.concatenate((second, rows[:, 1]))
         island = island_labels(m.count, first, second)
         woken = np.isin(island, island[struck]) & s.asleep
-        self._struck |= woken
+        self._struck = woken_before | woken  # kept only while this step starts again
         s.asleep[woken] = False
         s.slow_time[woken] = 0.0
         return True

@@ -279,3 +279,17 @@ def test_a_box_landing_flat_on_another_collides_straight_without_spin(restitutio
     assert np.allclose(vel[rows, 1], expected, rtol=0, atol=1e-9)
     assert np.abs(vel[:, [0, 2]]).max() < 1e-12
     assert np.abs(omega).max() < 1e-9
+
+
+def test_bodies_added_beside_a_sleeping_tower_step_on():
+    """A sleeping tower, a body added beside it (the strike check runs and finds nothing), then
+    another thrown at the tower: it strikes, the tower wakes, the steps run (the check once kept
+    its per-body array from an earlier step, one body short, and failed at the strike)."""
+    world = sleeping_tower()
+    world.add_body(cube([1.0, 0.2, 0.0]))
+    world.step(H)
+    world.add_body(cube([-0.5, CUBE * 0.5, 0.0], velocity=[4.0, 0.0, 0.0]))
+    for _ in range(30):
+        world.step(H)
+    assert world.count == 6 and np.isfinite(world.state.pos).all()
+    assert not world.asleep()[0]  # struck
