@@ -397,6 +397,7 @@ class World:
             touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
+        turned_with = ang_mom.copy() if jointed else None  # the projection turns them again
         rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls), then the joints
@@ -424,7 +425,7 @@ class World:
         # leave its joint open
         if jointed:
             project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
-                    inv_inertia, h)
+                    inv_inertia, h, (s.quat, turned_with))
             rotm_end = quat_to_matrix(quat)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom

@@ -17,8 +17,8 @@ from numba import njit
 from scipy.sparse.linalg import splu
 
 from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet, joint_rows
-from physics.dynamics.integrator import world_inverse_inertia
-from physics.geometry.rotation import quat_to_matrix
+from physics.dynamics.integrator import rotate_free, rotation_response, world_inverse_inertia
+from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 
 NEWTON_STEPS = 4          # global Newton steps on Φ = 0 per step (quadratic: 3 reach rounding)
 JOINT_TOLERANCE = 1e-9    # m or rad: a joint this close to Φ = 0 is closed (far below 1 mm)
@@ -116,11 +116,12 @@ def _turn(quat, dtheta):
 
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                      inv_inertia, h) -> None:
+                      inv_inertia, h, free_step=None) -> None:
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
-    for bodies held still.
+    for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
+    L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
     velocities taking the matching impulse, then ``project_velocities``): the correction is the
@@ -132,7 +133,7 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     converged = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                        inv_inertia, h)
+                        inv_inertia, h, free_step)
     if converged:
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
     after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
@@ -154,11 +155,26 @@ def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h) -> bool:
-    """NEWTON_STEPS global Newton steps Δλ = −(J M⁻¹ Kᵀ)⁻¹ Φ, the bodies moving by M⁻¹ Kᵀ Δλ:
-    K the start rows with the impulse Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None,
-    K = J the present rows and no velocity change. True if Φ reached JOINT_TOLERANCE."""
+            h, free_step=None) -> bool:
+    """NEWTON_STEPS global Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ: K the start rows with the impulse
+    Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None, K = J the present rows and no
+    velocity change. True if Φ reached JOINT_TOLERANCE.
+
+    A body's centre moves by Kᵀ Δλ / m. In the SHAKE half with free_step given, the impulse's
+    angular part joins the L the rotation step used and the body is turned again by the rotation
+    step from its start: a spinning body answers a torque gyroscopically, not along I⁻¹, and
+    turning it along I⁻¹ while its L took the impulse made the two disagree (a gyroscope lost
+    its spin and fell). W is then that rotation step's response (``rotation_response``), so
+    Newton converges as fast as for a slow body. Otherwise W = M⁻¹ and the body turns by
+    I_w⁻¹ Kᵀ Δλ (docs/physics.md#joint-projection)."""
     n = len(pos)
+    shake = start_jac is not None
+    spin = shake and free_step is not None
+    if spin:
+        start_quat, moved = free_step
+        moved = moved.copy()
+        free = rotate_free(start_quat, moved, inv_inertia, h)
+        later = quat_mul(quat, quat_conj(free))  # whatever turned the bodies after that step
     for _ in range(NEWTON_STEPS + 1):
         jac, phi, active, nblock = all_rows(joints, pos, quat)
         rows = equality_rows(joints, jac, phi, nblock)
@@ -166,19 +182,26 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
             return True
         if _ == NEWTON_STEPS:
             return False
-        inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
-        inverse_mass = _inverse_mass(inv_mass, inv_iw)
+        if spin:
+            response = rotation_response(start_quat, free, moved, inv_inertia, h)
+        else:
+            response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+        inverse_mass = _inverse_mass(inv_mass, response)
         present = _jacobian(rows, rows.jac, n)
-        along = present if start_jac is None else _jacobian(
-            rows, start_jac[rows.joint, rows.row], n)
+        along = present if not shake else _jacobian(rows, start_jac[rows.joint, rows.row], n)
         dlam = _solve((present @ inverse_mass @ along.T).tocsr(), -rows.phi)
         if dlam is None:
             return False
         impulse = (along.T @ dlam).reshape(n, 6)                              # N·s·s
         move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
         pos += move[:, 0:3]
-        quat[:] = _turn(quat, move[:, 3:6])
-        if start_jac is not None:
+        if spin:
+            moved += impulse[:, 3:6] / h
+            free = rotate_free(start_quat, moved, inv_inertia, h)
+            quat[:] = quat_mul(later, free)
+        else:
+            quat[:] = _turn(quat, move[:, 3:6])
+        if shake:
             vel += move[:, 0:3] / h
             ang_mom += impulse[:, 3:6] / h
             np.add.at(impulses, (rows.joint, rows.row), dlam / h)

@@ -226,3 +226,35 @@ def test_removing_a_body_removes_its_joints():
     assert list(world.joints.defs) == [keep]
     world.step(1 / 240)
     assert world.joint_errors()[0, 0] < 1e-9
+
+
+def test_gyroscope_precesses_at_the_steady_rate_with_its_axle_level():
+    # a disc spun at 150 rad/s about its horizontal axle, held by a ball joint on the axle 0.1 m
+    # from its centre: steady precession at Ω = m g d / (I₃ ω₃) (docs/physics.md#joints), the
+    # disc started on it (ω = ω₃ e + Ω ŷ, the centre moving with Ω ŷ × d e)
+    world, h = _world(), 1 / 240
+    mass, radius, thick, d, spin = 1.0, 0.1, 0.02, 0.1, 150.0
+    i_axle, i_diameter = 0.5 * mass * radius**2, mass * (3 * radius**2 + thick**2) / 12
+    rate = mass * G * d / (i_axle * spin)                                     # 1.308 rad/s
+    around = np.linspace(0.0, 2 * np.pi, 16, endpoint=False)
+    rim = [[radius * np.cos(a), radius * np.sin(a), z] for a in around for z in (-thick / 2,
+                                                                              thick / 2)]
+    half = np.sqrt(0.5)  # body axis 3 (the axle, largest moment) along world x
+    disc = world.add_body(BodyDef(
+        mass=mass, principal_moments=[i_diameter, i_diameter, i_axle], hull=rim,
+        position=[d, 1.0, 0.0], orientation=[half, 0.0, half, 0.0],
+        velocity=[0.0, 0.0, -rate * d], angular_velocity=[spin, rate, 0.0]))
+    world.add_joint(JointDef("ball", disc, WORLD, anchor=[0, 1, 0]))
+    heading, tilt = [], 0.0
+    for _ in range(int(10 / h)):
+        world.step(h)
+        axle = world.state.pos[0] - [0.0, 1.0, 0.0]
+        heading.append(np.arctan2(-axle[2], axle[0]))  # turning about +y
+        tilt = max(tilt, abs(np.degrees(np.arcsin(axle[1] / np.linalg.norm(axle)))))
+        assert world.joint_errors()[0, 0] <= 1e-6
+    times = h * np.arange(1, len(heading) + 1)
+    measured = np.polyfit(times, np.unwrap(heading), 1)[0]
+    assert tilt <= 1.0
+    assert measured == pytest.approx(rate, rel=0.01)
+    axle = (world.state.pos[0] - [0.0, 1.0, 0.0]) / d
+    assert world.angular_velocity()[0] @ axle == pytest.approx(spin, rel=1e-6)  # spin is kept
