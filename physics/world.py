@@ -17,7 +17,7 @@ from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
-from physics.constraints.projection import project_velocities
+from physics.constraints.projection import project_velocities, resting_contacts
 from physics.constraints.solve import solve_velocities
 from physics.constraints.table import (
     JointTable,
@@ -376,12 +376,18 @@ class World:
             friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
             m.settings.restitution_threshold)
         if jointed:
+            # the contacts that pushed and rest: the joints' solve below must not undo them
+            pushed = np.flatnonzero(result.loaded)
+            resting = resting_contacts(contacts.body[pushed], contacts.other[pushed],
+                                       contacts.point[pushed], contacts.normal[pushed], s.pos,
+                                       vel, omega, m.settings.restitution_threshold)
             solve_velocities(joints, joint_rows, self.joints.impulses, vel, omega, ang_mom,
                              inv_mass, inv_iw, h, m.settings.solver_iterations)
             # the sweeps leave a long chain's rows unsettled; one solve over all the joints'
-            # equality rows makes J v = 0 exact (docs/physics.md#joint-projection)
+            # equality rows makes J v = 0 exact, the resting contacts held with them
+            # (docs/physics.md#joint-projection)
             project_velocities(joints, self.joints.impulses, s.pos, s.quat, vel, ang_mom,
-                               inv_mass, inv_inertia)
+                               inv_mass, inv_inertia, resting)
             omega = world_omega(rotm, m.inv_inertia, ang_mom)
 
         # 4. move: positions per contact regime, orientations by the rotation step
@@ -425,7 +431,7 @@ class World:
         # leave its joint open
         if jointed:
             project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
-                    inv_inertia, h, (s.quat, turned_with))
+                    inv_inertia, h, (s.quat, turned_with), resting)
             rotm_end = quat_to_matrix(quat)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom

@@ -116,12 +116,14 @@ def _turn(quat, dtheta):
 
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                      inv_inertia, h, free_step=None) -> None:
+                      inv_inertia, h, free_step=None,
+                      resting: KeptRows | None = None) -> None:
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
     for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
     L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
+    resting: contact rows the velocity projections hold at rate 0 (``resting_contacts``).
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
     velocities taking the matching impulse, then ``project_velocities``): the correction is the
@@ -133,15 +135,18 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     converged = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                        inv_inertia, h, free_step)
+                        inv_inertia, h, free_step, resting)
     if converged:
-        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                           resting)
     after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
         for array, kept in zip((pos, quat, vel, ang_mom, impulses), saved):
             array[:] = kept
-        _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
-        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
+        _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h,
+                None, resting)
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                           resting)
     _push_limits(joints, pos, quat, inv_mass, inv_inertia)
 
 
@@ -155,7 +160,7 @@ def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h, free_step=None) -> bool:
+            h, free_step=None, resting=None) -> bool:
     """NEWTON_STEPS global Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ: K the start rows with the impulse
     Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None, K = J the present rows and no
     velocity change. True if Φ reached JOINT_TOLERANCE.
@@ -166,7 +171,11 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
     turning it along I⁻¹ while its L took the impulse made the two disagree (a gyroscope lost
     its spin and fell). W is then that rotation step's response (``rotation_response``), so
     Newton converges as fast as for a slow body. Otherwise W = M⁻¹ and the body turns by
-    I_w⁻¹ Kᵀ Δλ (docs/physics.md#joint-projection)."""
+    I_w⁻¹ Kᵀ Δλ.
+
+    resting: contact rows C (``resting_contacts``) the moves must not deepen, C·(move) ≥ 0,
+    solved in the same system with pushing impulses only (a row that would pull is let go and
+    the step solved again) (docs/physics.md#joint-projection)."""
     n = len(pos)
     shake = start_jac is not None
     spin = shake and free_step is not None
@@ -175,10 +184,17 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         moved = moved.copy()
         free = rotate_free(start_quat, moved, inv_inertia, h)
         later = quat_mul(quat, quat_conj(free))  # whatever turned the bodies after that step
+    count = 0 if resting is None else len(resting.rate)
+    if count:
+        contact = _jacobian(resting, resting.jac, n)                          # (k, 6n)
+        depth = np.zeros(count)   # C · the moves so far, m (< 0: deeper than after the push)
+        pushed = np.zeros(count)  # accumulated impulses of the rows, N·s·s (≥ 0)
+        held = np.ones(count, dtype=bool)
     for _ in range(NEWTON_STEPS + 1):
         jac, phi, active, nblock = all_rows(joints, pos, quat)
         rows = equality_rows(joints, jac, phi, nblock)
-        if len(rows.phi) == 0 or np.abs(rows.phi).max() < JOINT_TOLERANCE:
+        closed = len(rows.phi) == 0 or np.abs(rows.phi).max() < JOINT_TOLERANCE
+        if closed and (not count or depth.min() > -JOINT_TOLERANCE):
             return True
         if _ == NEWTON_STEPS:
             return False
@@ -189,11 +205,28 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         inverse_mass = _inverse_mass(inv_mass, response)
         present = _jacobian(rows, rows.jac, n)
         along = present if not shake else _jacobian(rows, start_jac[rows.joint, rows.row], n)
-        dlam = _solve((present @ inverse_mass @ along.T).tocsr(), -rows.phi)
-        if dlam is None:
-            return False
-        impulse = (along.T @ dlam).reshape(n, 6)                              # N·s·s
+        joint_rows = len(rows.phi)
+        while True:
+            lhs, rhs, kinds = present, -rows.phi, along
+            if count and held.any():
+                lhs = sparse.vstack((present, contact[held]))
+                kinds = sparse.vstack((along, contact[held]))
+                rhs = np.concatenate((rhs, -depth[held]))
+            solved = _solve((lhs @ inverse_mass @ kinds.T).tocsr(), rhs)
+            if solved is None:
+                return False
+            if not count or not held.any():
+                break
+            pulling = np.flatnonzero(held)[pushed[held] + solved[joint_rows:] < 0.0]
+            if len(pulling) == 0:
+                pushed[held] += solved[joint_rows:]
+                break
+            held[pulling] = False
+        dlam = solved[:joint_rows]
+        impulse = (kinds.T @ solved).reshape(n, 6)                            # N·s·s
         move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
+        if count:
+            depth += contact @ move.ravel()
         pos += move[:, 0:3]
         if spin:
             moved += impulse[:, 3:6] / h
@@ -231,25 +264,68 @@ def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
             quat[body] = _turn(quat[body][None], step * ang[None])[0]
 
 
+class KeptRows(NamedTuple):
+    """Rows outside the joints whose rates a velocity projection keeps, k of them: jac (k, 12)
+    [lin A, ang A, lin B, ang B]; first, second (k,) body rows (second < 0: a wall); rate (k,)
+    the rate to keep, m/s."""
+
+    jac: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    rate: np.ndarray
+
+
+def resting_contacts(body, other, point, normal, pos, vel, omega, speed) -> KeptRows:
+    """The normal rows of the k contacts given (body, other (k,) rows, other < 0 a wall; point,
+    normal (k, 3), the normal into body) that close or open slower than speed m/s at the
+    bodies' centres pos and velocities vel, omega (n, 3), to be kept at rate 0 by the joints'
+    velocity projection (docs/physics.md#joint-projection). Zero velocity satisfies every joint
+    and contact at once, so these rows never contradict the joints' (a bouncing contact's
+    rebound could)."""
+    arm_a = point - pos[body]
+    wall = other < 0
+    second = np.maximum(other, 0)
+    arm_b = np.where(wall[:, None], 0.0, point - pos[second])
+    jac = np.concatenate((normal, np.cross(arm_a, normal), -normal, -np.cross(arm_b, normal)),
+                         axis=1)                                              # (k, 12)
+    rate = (np.einsum("ka,ka->k", jac[:, 0:3], vel[body])
+            + np.einsum("ka,ka->k", jac[:, 3:6], omega[body])
+            + np.where(wall, 0.0, np.einsum("ka,ka->k", jac[:, 6:9], vel[second])
+                       + np.einsum("ka,ka->k", jac[:, 9:12], omega[second])))  # (k,) m/s
+    resting = np.abs(rate) < speed
+    return KeptRows(jac[resting], body[resting].astype(np.int64),
+                    other[resting].astype(np.int64), np.zeros(int(resting.sum())))
+
+
 def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_mass,
-                       inv_inertia) -> None:
-    """The end velocities onto J v = 0 at the end poses, all equality rows at once (the second
+                       inv_inertia, kept: KeptRows | None = None) -> None:
+    """The velocities onto J v = 0 at the poses pos, quat, all equality rows at once (the second
     half of RATTLE): λ = −(J M⁻¹ Jᵀ)⁻¹ J v, an M-orthogonal projection, so it can only take
-    kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place."""
+    kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place. kept: rows held
+    at their rate with the joints' (resting contacts, ``resting_contacts``), solved in the same
+    system; their impulses go to the bodies only."""
     n = len(pos)
     jac, phi, active, nblock = all_rows(joints, pos, quat)
     rows = equality_rows(joints, jac, phi, nblock)
     if len(rows.phi) == 0:
         return
+    count = len(rows.phi)
+    target = np.zeros(count)
+    if kept is not None and len(kept.rate):
+        rows = EqualityRows(np.concatenate((rows.jac, kept.jac)),
+                            np.concatenate((rows.phi, np.zeros(len(kept.rate)))), rows.joint,
+                            rows.row, np.concatenate((rows.first, kept.first)),
+                            np.concatenate((rows.second, kept.second)))
+        target = np.concatenate((target, kept.rate))
     inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
     inverse_mass = _inverse_mass(inv_mass, inv_iw)
     present = _jacobian(rows, rows.jac, n)
     omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     rate = present @ np.concatenate((vel, omega), axis=1).ravel()
-    lam = _solve((present @ inverse_mass @ present.T).tocsr(), -rate)
+    lam = _solve((present @ inverse_mass @ present.T).tocsr(), target - rate)
     if lam is None:
         return
     impulse = (present.T @ lam).reshape(n, 6)
     vel += impulse[:, 0:3] * inv_mass[:, None]
     ang_mom += impulse[:, 3:6]
-    np.add.at(impulses, (rows.joint, rows.row), lam)
+    np.add.at(impulses, (rows.joint, rows.row), lam[:count])

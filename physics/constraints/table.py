@@ -168,13 +168,14 @@ def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, an
 
 
 def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
-            inv_inertia, h, free_step=None) -> None:
+            inv_inertia, h, free_step=None, resting=None) -> None:
     """Every joint back onto Φ = 0 (Newton steps along the step's start rows ``rows``), then the
     end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place;
     free_step (start orientations (n, 4), the world L (n, 3) the rotation step used): see
-    ``project_positions`` (docs/physics.md#joint-projection)."""
+    ``project_positions``; resting: contact rows held at rate 0
+    (docs/physics.md#joint-projection)."""
     project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                      float(h), free_step)
+                      float(h), free_step, resting)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
