@@ -190,7 +190,7 @@ class World:
             raise ValueError(f"joint setting {sorted(unknown)[0]!r} cannot be edited; "
                              f"editable: {', '.join(sorted(allowed))}")
         joint = dataclasses.replace(self.joints.defs[joint_id], **changes)
-        self.joints.defs[joint_id] = joint
+        self.joints.replace(joint_id, joint)
         self._wake_joint(joint)
 
     def _wake_joint(self, joint: JointDef) -> None:
@@ -491,15 +491,14 @@ class World:
 
     def _without_joined(self, pairs) -> np.ndarray:
         """Candidate pairs (p, 2) of rows, less those two bodies joined without ``collide``."""
-        joined = [(d.first, d.second) for d in self.joints.defs.values()
-                  if not d.collide and d.second != WORLD]
-        if not joined or len(pairs) == 0:
+        if not self.joints.defs or len(pairs) == 0:
+            return pairs
+        banned = self.joints.unjoined_keys(self.model.ids)
+        if len(banned) == 0:
             return pairs
         n = np.int64(self.model.count)
-        rows = np.searchsorted(self.model.ids, np.array(joined, dtype=np.int64))
-        banned = np.minimum(rows[:, 0], rows[:, 1]) * n + np.maximum(rows[:, 0], rows[:, 1])
         keys = pairs.min(axis=1).astype(np.int64) * n + pairs.max(axis=1)
-        return pairs[~np.isin(keys, banned)]
+        return pairs[~np.isin(keys, banned, assume_unique=False)]
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to

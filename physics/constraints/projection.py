@@ -17,6 +17,7 @@ from numba import njit
 from scipy.sparse.linalg import splu
 
 from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet, joint_rows
+from physics.constraints.tree import body_impulses, largest_diagonal, row_rates, tree_solve
 from physics.dynamics.integrator import rotate_free, rotation_response, world_inverse_inertia
 from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 
@@ -45,8 +46,13 @@ class EqualityRows(NamedTuple):
 
 @njit(cache=True)
 def _rows_kernel(joints, pos, quat, jac, phi, active, nblock):
+    """Fills the arrays of ``all_rows``; returns the largest |Φ| of the equality rows."""
+    worst = 0.0
     for j in range(len(joints.kind)):
         nblock[j] = joint_rows(j, joints, pos, quat, jac[j], phi[j], active[j])
+        for r in range(nblock[j]):
+            worst = max(worst, abs(phi[j, r]))
+    return worst
 
 
 def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -57,6 +63,29 @@ def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.nd
     active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
     _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
     return jac, phi, active, nblock
+
+
+def _rows_and_error(joints: JointSet, pos, quat):
+    """``all_rows`` and the largest |Φ| of the equality rows, m or rad."""
+    m = len(joints.kind)
+    jac, phi = np.empty((m, ROWS, 12)), np.empty((m, ROWS))
+    active, nblock = np.empty((m, ROWS), np.bool_), np.empty(m, np.int64)
+    worst = _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
+    return jac, phi, active, nblock, worst
+
+
+def _tree(joints: JointSet, present, along, nblock, inv_mass, response, rhs):
+    """(x (m, 6), y (n, 6)) of (J W Kᵀ + εE) x = rhs, y = W Kᵀ x, by ``tree.tree_solve`` (the
+    joints a forest), or None: not a forest, or nothing to solve, or not finite."""
+    scale = largest_diagonal(joints.first, joints.second, nblock, present, along, inv_mass,
+                             response)
+    if not (np.isfinite(scale) and scale > 0.0):
+        return None
+    x, y = np.empty((len(nblock), 6)), np.empty((len(inv_mass), 6))
+    if not tree_solve(joints.first, joints.second, nblock, present, along, inv_mass, response,
+                      rhs, REGULARISATION * scale, x, y):
+        return None
+    return (x, y) if np.isfinite(x).all() and np.isfinite(y).all() else None
 
 
 def equality_rows(joints: JointSet, jac, phi, nblock) -> EqualityRows:
@@ -191,9 +220,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         pushed = np.zeros(count)  # accumulated impulses of the rows, N·s·s (≥ 0)
         held = np.ones(count, dtype=bool)
     for _ in range(NEWTON_STEPS + 1):
-        jac, phi, active, nblock = all_rows(joints, pos, quat)
-        rows = equality_rows(joints, jac, phi, nblock)
-        closed = len(rows.phi) == 0 or np.abs(rows.phi).max() < JOINT_TOLERANCE
+        jac, phi, active, nblock, worst = _rows_and_error(joints, pos, quat)
+        closed = worst < JOINT_TOLERANCE
         if closed and (not count or depth.min() > -JOINT_TOLERANCE):
             return True
         if _ == NEWTON_STEPS:
@@ -202,6 +230,25 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
             response = rotation_response(start_quat, free, moved, inv_inertia, h)
         else:
             response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+        along_jac = start_jac if shake else jac
+        solved = None if count else _tree(joints, jac, along_jac, nblock, inv_mass, response,
+                                          -phi)
+        if solved is not None:  # a forest: linear time, no sparse matrices
+            x, move = solved
+            impulse = np.empty((n, 6))                                        # N·s·s
+            body_impulses(joints.first, joints.second, nblock, along_jac, x, impulse)
+            pos += move[:, 0:3]
+            if spin:
+                moved += impulse[:, 3:6] / h
+                quat[:] = quat_mul(later, rotate_free(start_quat, moved, inv_inertia, h))
+            else:
+                quat[:] = _turn(quat, move[:, 3:6])
+            if shake:
+                vel += move[:, 0:3] / h
+                ang_mom += impulse[:, 3:6] / h
+                impulses[:, :6] += x / h
+            continue
+        rows = equality_rows(joints, jac, phi, nblock)
         inverse_mass = _inverse_mass(inv_mass, response)
         present = _jacobian(rows, rows.jac, n)
         along = present if not shake else _jacobian(rows, start_jac[rows.joint, rows.row], n)
@@ -306,9 +353,22 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
     system; their impulses go to the bodies only."""
     n = len(pos)
     jac, phi, active, nblock = all_rows(joints, pos, quat)
-    rows = equality_rows(joints, jac, phi, nblock)
-    if len(rows.phi) == 0:
+    if not nblock.any():
         return
+    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
+    if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
+        rate = np.zeros((len(nblock), ROWS))
+        row_rates(joints.first, joints.second, nblock, jac, vel, omega, rate)
+        solved = _tree(joints, jac, jac, nblock, inv_mass, inv_iw, -rate)
+        if solved is not None:
+            impulse = np.empty((n, 6))
+            body_impulses(joints.first, joints.second, nblock, jac, solved[0], impulse)
+            vel += impulse[:, 0:3] * inv_mass[:, None]
+            ang_mom += impulse[:, 3:6]
+            impulses[:, :6] += solved[0]
+            return
+    rows = equality_rows(joints, jac, phi, nblock)
     count = len(rows.phi)
     target = np.zeros(count)
     if kept is not None and len(kept.rate):
@@ -317,10 +377,8 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
                             rows.row, np.concatenate((rows.first, kept.first)),
                             np.concatenate((rows.second, kept.second)))
         target = np.concatenate((target, kept.rate))
-    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
     inverse_mass = _inverse_mass(inv_mass, inv_iw)
     present = _jacobian(rows, rows.jac, n)
-    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     rate = present @ np.concatenate((vel, omega), axis=1).ravel()
     lam = _solve((present @ inverse_mass @ present.T).tocsr(), target - rate)
     if lam is None:

@@ -6,12 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from physics.constraints.joint import KIND, WORLD, JointDef
 from physics.constraints.projection import project_positions
 from physics.constraints.solve import (
+    LOWER,
     NO_MOTOR,
     ROWS,
+    UPPER,
     JointRows,
     JointSet,
     empty_rows,
@@ -98,16 +101,25 @@ class JointTable:
     force: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     error: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    # the kernel arrays of the last ``arrays`` call and the body ids they were made for: a
+    # step needs them and they change only with the joints or the bodies
+    _cache: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def ids(self) -> list[int]:
         return list(self.defs)
+
+    def replace(self, joint_id: int, joint: JointDef) -> None:
+        """Joint joint_id's definition becomes joint (same bodies, frames kept)."""
+        self.defs[joint_id] = joint
+        self._cache = None
 
     def add(self, joint: JointDef, frames: Frames) -> int:
         joint_id = self.next_id
         self.next_id += 1
         self.defs[joint_id] = joint
         self.frames[joint_id] = frames
+        self._cache = None
         self.impulses = np.vstack((self.impulses, np.zeros((1, ROWS))))
         self.force = np.vstack((self.force, np.zeros((1, 3))))
         self.torque = np.vstack((self.torque, np.zeros((1, 3))))
@@ -118,6 +130,7 @@ class JointTable:
         row = self.ids.index(joint_id)
         del self.defs[joint_id]
         del self.frames[joint_id]
+        self._cache = None
         for name in ("impulses", "force", "torque", "error"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
 
@@ -125,7 +138,27 @@ class JointTable:
         return [k for k, d in self.defs.items() if body_id in (d.first, d.second)]
 
     def arrays(self, ids: np.ndarray) -> JointSet:
-        """The joints as kernel arrays, bodies as rows of ids (n,) (sorted, stable)."""
+        """The joints as kernel arrays, bodies as rows of ids (n,) (sorted, stable); made again
+        only when the joints or the ids changed."""
+        if self._cache is not None and np.array_equal(self._cache[0], ids):
+            return self._cache[1]
+        joints = self._arrays(ids)
+        self._cache = (ids.copy(), joints)
+        return joints
+
+    def unjoined_keys(self, ids: np.ndarray) -> np.ndarray:
+        """Sorted keys min·n + max (int64) of the row pairs, rows of ids (n,), that two joints
+        keep from colliding (joined, without ``collide``); cached like ``arrays``."""
+        joints = self.arrays(ids)
+        if len(self._cache) < 3:
+            keep = np.array([not d.collide for d in self.defs.values()], dtype=bool)
+            keep &= joints.second >= 0
+            a, b = joints.first[keep], joints.second[keep]
+            n = np.int64(len(ids))
+            self._cache += (np.unique(np.minimum(a, b) * n + np.maximum(a, b)),)
+        return self._cache[2]
+
+    def _arrays(self, ids: np.ndarray) -> JointSet:
         defs, frames = list(self.defs.values()), list(self.frames.values())
         m = len(defs)
 
@@ -181,22 +214,29 @@ def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
     """(m, 2): largest |Φ| of each joint's position rows (m) and of its angle rows (rad),
     counting violated limits."""
-    m = len(joints.kind)
-    out = np.zeros((m, 2))
+    out = np.zeros((len(joints.kind), 2))
+    _violations_kernel(joints, pos, quat, out)
+    return out
+
+
+@njit(cache=True)
+def _violations_kernel(joints, pos, quat, out):
     jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
     active = np.zeros(ROWS, np.bool_)
-    for j in range(m):
+    for j in range(len(joints.kind)):
         nb = joint_rows(j, joints, pos, quat, jac, phi, active)
         for r in range(ROWS):
             if r < nb:
                 value = abs(phi[r])
-            elif r in (6, 7) and active[r]:
+            elif (r == LOWER or r == UPPER) and active[r]:
                 value = max(-phi[r], 0.0)
             else:
                 continue
-            angular = not jac[r, 0:3].any() and not jac[r, 6:9].any()
-            out[j, int(angular)] = max(out[j, int(angular)], value)
-    return out
+            angular = 1
+            for c in range(3):
+                if jac[r, c] != 0.0 or jac[r, 6 + c] != 0.0:
+                    angular = 0
+            out[j, angular] = max(out[j, angular], value)
 
 
 def reactions(joints: JointSet, rows: JointRows, impulses, pos, quat, h):
