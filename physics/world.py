@@ -18,7 +18,7 @@ from physics.collision.narrowphase import pair_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import project_velocities, resting_contacts
-from physics.constraints.solve import solve_velocities
+from physics.constraints.solve import one_sided, sweep_joints
 from physics.constraints.table import (
     JointTable,
     frames_of,
@@ -26,6 +26,7 @@ from physics.constraints.table import (
     reactions,
     solve_joint_velocities,
     violations,
+    violations_of,
 )
 from physics.dynamics.energy import (
     free_flight_energy,
@@ -369,25 +370,31 @@ class World:
         joint_rows = None
         if jointed:
             joint_rows = solve_joint_velocities(joints, self.joints.impulses, s.pos, s.quat, vel,
-                                                omega, ang_mom, inv_mass, inv_iw, h,
-                                                m.settings.solver_iterations)
+                                                omega, ang_mom, inv_mass, inv_iw, inv_inertia,
+                                                h, m.settings.solver_iterations)
         result = solve_contacts(
             contacts, Motion(s.pos, vel, omega, accel, inv_mass, inv_iw), ang_mom, restitution,
             friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
             m.settings.restitution_threshold)
-        if jointed:
+        resting = None
+        swept = one_sided(joint_rows) if jointed else None
+        # after the contacts the joints again, unless no contact acted on a joined body and no
+        # joint needs sweeping: the velocities then still hold J v = 0 exactly
+        if jointed and (len(swept) or result.touched[joints.first].any()
+                        or result.touched[joints.second[joints.second >= 0]].any()):
             # the contacts that pushed and rest: the joints' solve below must not undo them
             pushed = np.flatnonzero(result.loaded)
             resting = resting_contacts(contacts.body[pushed], contacts.other[pushed],
                                        contacts.point[pushed], contacts.normal[pushed], s.pos,
                                        vel, omega, m.settings.restitution_threshold)
-            solve_velocities(joints, joint_rows, self.joints.impulses, vel, omega, ang_mom,
-                             inv_mass, inv_iw, h, m.settings.solver_iterations)
+            if len(swept):
+                sweep_joints(swept, joints, joint_rows, self.joints.impulses, vel, omega,
+                             ang_mom, inv_mass, inv_iw, h, m.settings.solver_iterations)
             # the sweeps leave a long chain's rows unsettled; one solve over all the joints'
             # equality rows makes J v = 0 exact, the resting contacts held with them
             # (docs/physics.md#joint-projection)
             project_velocities(joints, self.joints.impulses, s.pos, s.quat, vel, ang_mom,
-                               inv_mass, inv_inertia, resting)
+                               inv_mass, inv_inertia, resting, inv_iw=inv_iw)
             omega = world_omega(rotm, m.inv_inertia, ang_mom)
 
         # 4. move: positions per contact regime, orientations by the rotation step
@@ -430,14 +437,14 @@ class World:
         # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
         # leave its joint open
         if jointed:
-            project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
-                    inv_inertia, h, (s.quat, turned_with), resting)
+            end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
+                               inv_mass, inv_inertia, h, (s.quat, turned_with), resting)
             rotm_end = quat_to_matrix(quat)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         if jointed:
-            self._joint_results(joints, joint_rows, h)
+            self._joint_results(joints, joint_rows, h, end_rows)
             island = island_labels(m.count, np.concatenate((contacts.body[acted], joints.first)),
                                    np.concatenate((contacts.other[acted], joints.second)))
         # 7. islands at rest fall asleep
@@ -460,11 +467,13 @@ class World:
             s.asleep[waking] = False
             s.slow_time[waking] = 0.0
 
-    def _joint_results(self, joints, rows, h) -> None:
-        """Reactions and violations of the step; joints past their break force break."""
+    def _joint_results(self, joints, rows, h, end_rows) -> None:
+        """Reactions and violations of the step (from end_rows, the rows at the end poses, when
+        the projection had them); joints past their break force break."""
         table, s = self.joints, self.state
         table.force, table.torque = reactions(joints, rows, table.impulses, s.pos, s.quat, h)
-        table.error = violations(joints, s.pos, s.quat)
+        table.error = (violations(joints, s.pos, s.quat) if end_rows is None
+                       else violations_of(end_rows))
         limit = np.array([np.inf if d.break_force is None else d.break_force
                           for d in table.defs.values()])
         broken = np.flatnonzero(np.linalg.norm(table.force, axis=1) > limit)

@@ -146,13 +146,15 @@ def _turn(quat, dtheta):
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                       inv_inertia, h, free_step=None,
-                      resting: KeptRows | None = None) -> None:
+                      resting: KeptRows | None = None):
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
     for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
     L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
     resting: contact rows the velocity projections hold at rate 0 (``resting_contacts``).
+    Returns the rows at the end poses (``all_rows``' arrays), or None if a limit was pushed
+    after them.
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
     velocities taking the matching impulse, then ``project_velocities``): the correction is the
@@ -163,20 +165,24 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     a little energy (docs/physics.md#joint-projection)."""
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
-    converged = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                        inv_inertia, h, free_step, resting)
+    converged, rows = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
+                              inv_inertia, h, free_step, resting)
     if converged:
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                           resting)
+                           resting, rows)
     after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
         for array, kept in zip((pos, quat, vel, ang_mom, impulses), saved):
             array[:] = kept
-        _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h,
-                None, resting)
+        _, rows = _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                          h, None, resting)
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                           resting)
-    _push_limits(joints, pos, quat, inv_mass, inv_inertia)
+                           resting, rows)
+    jac, phi, active, nblock = rows
+    if (active[:, [LOWER, UPPER]] & (phi[:, [LOWER, UPPER]] < 0.0)).any():
+        _push_limits(joints, pos, quat, inv_mass, inv_inertia)
+        return None
+    return rows
 
 
 def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
@@ -189,10 +195,11 @@ def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h, free_step=None, resting=None) -> bool:
+            h, free_step=None, resting=None):
     """NEWTON_STEPS global Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ: K the start rows with the impulse
     Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None, K = J the present rows and no
-    velocity change. True if Φ reached JOINT_TOLERANCE.
+    velocity change. Returns (True if Φ reached JOINT_TOLERANCE, the rows at the poses it left,
+    ``all_rows``' arrays).
 
     A body's centre moves by Kᵀ Δλ / m. In the SHAKE half with free_step given, the impulse's
     angular part joins the L the rotation step used and the body is turned again by the rotation
@@ -223,9 +230,9 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         jac, phi, active, nblock, worst = _rows_and_error(joints, pos, quat)
         closed = worst < JOINT_TOLERANCE
         if closed and (not count or depth.min() > -JOINT_TOLERANCE):
-            return True
+            return True, (jac, phi, active, nblock)
         if _ == NEWTON_STEPS:
-            return False
+            return False, (jac, phi, active, nblock)
         if spin:
             response = rotation_response(start_quat, free, moved, inv_inertia, h)
         else:
@@ -261,7 +268,7 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
                 rhs = np.concatenate((rhs, -depth[held]))
             solved = _solve((lhs @ inverse_mass @ kinds.T).tocsr(), rhs)
             if solved is None:
-                return False
+                return False, (jac, phi, active, nblock)
             if not count or not held.any():
                 break
             pulling = np.flatnonzero(held)[pushed[held] + solved[joint_rows:] < 0.0]
@@ -285,7 +292,7 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
             vel += move[:, 0:3] / h
             ang_mom += impulse[:, 3:6] / h
             np.add.at(impulses, (rows.joint, rows.row), dlam / h)
-    return False
+    return False, all_rows(joints, pos, quat)
 
 
 def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
@@ -345,17 +352,20 @@ def resting_contacts(body, other, point, normal, pos, vel, omega, speed) -> Kept
 
 
 def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_mass,
-                       inv_inertia, kept: KeptRows | None = None) -> None:
+                       inv_inertia, kept: KeptRows | None = None, rows=None,
+                       inv_iw=None) -> None:
     """The velocities onto J v = 0 at the poses pos, quat, all equality rows at once (the second
     half of RATTLE): λ = −(J M⁻¹ Jᵀ)⁻¹ J v, an M-orthogonal projection, so it can only take
     kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place. kept: rows held
     at their rate with the joints' (resting contacts, ``resting_contacts``), solved in the same
-    system; their impulses go to the bodies only."""
+    system; their impulses go to the bodies only. rows: ``all_rows`` at pos, quat, and inv_iw
+    (n, 3, 3) the world inverse inertia there, if known."""
     n = len(pos)
-    jac, phi, active, nblock = all_rows(joints, pos, quat)
+    jac, phi, active, nblock = all_rows(joints, pos, quat) if rows is None else rows
     if not nblock.any():
         return
-    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    if inv_iw is None:
+        inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
     omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
         rate = np.zeros((len(nblock), ROWS))

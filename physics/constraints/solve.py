@@ -430,9 +430,24 @@ def solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_
                      iterations):
     """Gauss–Seidel sweeps over the joints: in each, the one-sided and drive rows one by one,
     then the equality rows together. Accumulates the step's impulses (m, ROWS) N·s."""
+    sweep_joints(np.arange(len(joints.kind)), joints, rows, impulses, vel, omega, ang_mom,
+                 inv_mass, inv_iw, h, iterations)
+
+
+def one_sided(rows: JointRows) -> np.ndarray:
+    """(k,) int64 the joints with a limit, motor or spring row in use this step: the ones the
+    sweeps must visit (the equality rows alone are solved exactly by the global projection,
+    docs/physics.md#joint-projection)."""
+    return np.flatnonzero(rows.active[:, LOWER:].any(axis=1))
+
+
+@njit(cache=True)
+def sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw, h,
+                 iterations):
+    """``solve_velocities`` over the joints swept (k,) only, in that order."""
     rate = np.empty(6)
     for _ in range(iterations):
-        for j in range(len(joints.kind)):
+        for j in swept:
             a, b = joints.first[j], joints.second[j]
             for r in (DRIVE, LOWER, UPPER):
                 if not rows.active[j, r]:

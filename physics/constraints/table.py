@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from physics.constraints.joint import KIND, WORLD, JointDef
-from physics.constraints.projection import project_positions
+from physics.constraints.projection import project_positions, project_velocities
 from physics.constraints.solve import (
     LOWER,
     NO_MOTOR,
@@ -19,8 +19,9 @@ from physics.constraints.solve import (
     JointSet,
     empty_rows,
     joint_rows,
+    one_sided,
     prepare_rows,
-    solve_velocities,
+    sweep_joints,
     warm_start,
 )
 from physics.geometry.rotation import quat_rotate
@@ -188,27 +189,36 @@ class JointTable:
 
 
 def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, ang_mom, inv_mass,
-                           inv_iw, h, iterations, rows: JointRows | None = None) -> JointRows:
-    """Prepare (unless rows are given), warm-start and sweep; vel, omega, ang_mom (n, 3) and
-    impulses (m, ROWS) in place."""
-    if rows is None:
-        rows = empty_rows(len(joints.kind))
-        prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
-        warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
-    solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw, float(h),
-                     int(iterations))
+                           inv_iw, inv_inertia, h, iterations) -> JointRows:
+    """Prepare the rows, warm-start, sweep the joints with limit, motor or spring rows, then all
+    equality rows exactly at once (``project_velocities``); vel, omega, ang_mom (n, 3) and
+    impulses (m, ROWS) in place. A joint of equality rows only is not swept: the global solve
+    that follows gives the same velocities (it is the M-orthogonal projection, and a sweep's
+    impulses lie in the rows' own span), so its sweeps were wasted work
+    (docs/physics.md#joint-projection)."""
+    rows = empty_rows(len(joints.kind))
+    prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
+    warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
+    swept = one_sided(rows)
+    if len(swept):
+        sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw,
+                     float(h), int(iterations))
+    project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                       inv_iw=inv_iw)
+    omega[:] = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     return rows
 
 
 def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
-            inv_inertia, h, free_step=None, resting=None) -> None:
+            inv_inertia, h, free_step=None, resting=None):
     """Every joint back onto Φ = 0 (Newton steps along the step's start rows ``rows``), then the
     end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place;
     free_step (start orientations (n, 4), the world L (n, 3) the rotation step used): see
     ``project_positions``; resting: contact rows held at rate 0
-    (docs/physics.md#joint-projection)."""
-    project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                      float(h), free_step, resting)
+    (docs/physics.md#joint-projection). Returns the rows at the end poses, or None (see
+    ``project_positions``)."""
+    return project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass,
+                             inv_inertia, float(h), free_step, resting)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
@@ -219,22 +229,41 @@ def violations(joints: JointSet, pos, quat) -> np.ndarray:
     return out
 
 
+def violations_of(rows) -> np.ndarray:
+    """``violations`` from rows already made at the poses (``all_rows``' arrays)."""
+    jac, phi, active, nblock = rows
+    out = np.zeros((len(nblock), 2))
+    _classify_kernel(jac, phi, active, nblock, out)
+    return out
+
+
 @njit(cache=True)
 def _violations_kernel(joints, pos, quat, out):
-    jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
-    active = np.zeros(ROWS, np.bool_)
+    jac, phi = np.zeros((1, ROWS, 12)), np.zeros((1, ROWS))
+    active, nblock = np.zeros((1, ROWS), np.bool_), np.zeros(1, np.int64)
+    row = np.zeros((1, 2))
     for j in range(len(joints.kind)):
-        nb = joint_rows(j, joints, pos, quat, jac, phi, active)
+        nblock[0] = joint_rows(j, joints, pos, quat, jac[0], phi[0], active[0])
+        row[0, 0], row[0, 1] = 0.0, 0.0
+        _classify_kernel(jac, phi, active, nblock, row)
+        out[j, 0], out[j, 1] = row[0, 0], row[0, 1]
+
+
+@njit(cache=True)
+def _classify_kernel(jac, phi, active, nblock, out):
+    """out (m, 2) ← the largest |Φ| of each joint's position and angle rows, violated limits
+    counted, from its rows jac (m, ROWS, 12), phi, active (m, ROWS), nblock (m,)."""
+    for j in range(len(nblock)):
         for r in range(ROWS):
-            if r < nb:
-                value = abs(phi[r])
-            elif (r == LOWER or r == UPPER) and active[r]:
-                value = max(-phi[r], 0.0)
+            if r < nblock[j]:
+                value = abs(phi[j, r])
+            elif (r == LOWER or r == UPPER) and active[j, r]:
+                value = max(-phi[j, r], 0.0)
             else:
                 continue
             angular = 1
             for c in range(3):
-                if jac[r, c] != 0.0 or jac[r, 6 + c] != 0.0:
+                if jac[j, r, c] != 0.0 or jac[j, r, 6 + c] != 0.0:
                     angular = 0
             out[j, angular] = max(out[j, angular], value)
 

@@ -126,10 +126,11 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
                         up[j] = node
                         order[count] = j
                         count += 1
-    # blocks: D (size, 6, 6), right-hand side r (size, 6)
+    # blocks: D (size, 6, 6) (its LU in place once the node's children are in), right-hand
+    # side r (size, 6)
     dim = np.zeros(size, np.int64)
-    diag = np.zeros((size, 6, 6))
-    r = np.zeros((size, 6))
+    diag = np.empty((size, 6, 6))
+    r = np.empty((size, 6))
     work = np.empty((6, 12))
     for k in range(count):
         node = order[k]
@@ -137,67 +138,66 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
             nb = nblock[node]
             dim[node] = nb
             for p in range(nb):
-                diag[node, p, p] = regular
+                for q in range(nb):
+                    diag[node, p, q] = regular if p == q else 0.0
                 r[node, p] = rhs[node, p]
         else:
             body = node - m
             dim[node] = 6
+            for p in range(6):
+                r[node, p] = 0.0
+                for q in range(6):
+                    diag[node, p, q] = 0.0
             mass = 1.0 / inv_mass[body]
             for p in range(3):
                 diag[node, p, p] = mass
             if not invert_small(response[body], 3, diag[node, 3:, 3:], work):
                 return False
-    inverse = np.zeros((size, 6, 6))
+    pivots = np.empty((size, 6), np.int64)
+    reach = np.empty((size, 6, 6))    # D_a⁻¹ H[a, p]: how the parent's unknowns reach a's
+    own = np.empty((size, 6))         # D_a⁻¹ r_a, r_a with a's children in
     down = np.zeros((6, 6))           # H[a, p]: child row, parent column
     across = np.zeros((6, 6))         # H[p, a]
-    temp = np.zeros((6, 6))
+    column = np.empty(6)
     for k in range(count - 1, -1, -1):
         a = order[k]
         da = dim[a]
-        if not invert_small(diag[a], da, inverse[a], work):
+        if not _lu(diag[a], da, pivots[a]):
             return False
+        for s in range(da):
+            own[a, s] = r[a, s]
+        _lu_solve(diag[a], da, pivots[a], own[a])
         p = up[a]
         if p < 0:
             continue
         _coupling(a, p, m, first, present, along, down, across)
         dp = dim[p]
-        # temp = D_a⁻¹ H[a, p]  (da × dp); D_p −= H[p, a] temp; r_p −= H[p, a] D_a⁻¹ r_a
-        for s in range(da):
-            for t in range(dp):
-                total = 0.0
-                for q in range(da):
-                    total += inverse[a, s, q] * down[q, t]
-                temp[s, t] = total
+        for t in range(dp):
+            for s in range(da):
+                column[s] = down[s, t]
+            _lu_solve(diag[a], da, pivots[a], column)
+            for s in range(da):
+                reach[a, s, t] = column[s]
+        # D_p −= H[p, a] D_a⁻¹ H[a, p]; r_p −= H[p, a] D_a⁻¹ r_a
         for s in range(dp):
             for t in range(dp):
                 total = 0.0
                 for q in range(da):
-                    total += across[s, q] * temp[q, t]
+                    total += across[s, q] * reach[a, q, t]
                 diag[p, s, t] -= total
             total = 0.0
             for q in range(da):
-                inner = 0.0
-                for u in range(da):
-                    inner += inverse[a, q, u] * r[a, u]
-                total += across[s, q] * inner
+                total += across[s, q] * own[a, q]
             r[p, s] -= total
     z = np.zeros((size, 6))
-    rest = np.zeros(6)
-    for k in range(count):            # parents first
+    for k in range(count):            # parents first: z_a = D_a⁻¹ r_a − D_a⁻¹ H[a, p] z_p
         a = order[k]
-        da = dim[a]
         p = up[a]
-        for s in range(da):
-            rest[s] = r[a, s]
-        if p >= 0:
-            _coupling(a, p, m, first, present, along, down, across)
-            for s in range(da):
+        for s in range(dim[a]):
+            total = own[a, s]
+            if p >= 0:
                 for t in range(dim[p]):
-                    rest[s] -= down[s, t] * z[p, t]
-        for s in range(da):
-            total = 0.0
-            for t in range(da):
-                total += inverse[a, s, t] * rest[t]
+                    total -= reach[a, s, t] * z[p, t]
             z[a, s] = total
     for j in range(m):
         for s in range(6):
@@ -206,6 +206,47 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
         for s in range(6):
             y[i, s] = z[m + i, s] if up[m + i] != -2 else 0.0
     return True
+
+
+@njit(cache=True)
+def _lu(a, nb, pivots):
+    """a[:nb, :nb] ← its LU factors in place, rows swapped by partial pivoting (pivots (nb,));
+    False if a pivot is exactly zero."""
+    for c in range(nb):
+        best, size = c, abs(a[c, c])
+        for r in range(c + 1, nb):
+            if abs(a[r, c]) > size:
+                best, size = r, abs(a[r, c])
+        if not size > 1e-300:
+            return False
+        pivots[c] = best
+        if best != c:
+            for k in range(nb):
+                a[c, k], a[best, k] = a[best, k], a[c, k]
+        inverse = 1.0 / a[c, c]
+        for r in range(c + 1, nb):
+            f = a[r, c] * inverse
+            a[r, c] = f
+            if f != 0.0:
+                for k in range(c + 1, nb):
+                    a[r, k] -= f * a[c, k]
+    return True
+
+
+@njit(cache=True)
+def _lu_solve(a, nb, pivots, b):
+    """b[:nb] ← A⁻¹ b for A factored by ``_lu``."""
+    for c in range(nb):
+        p = pivots[c]
+        if p != c:
+            b[c], b[p] = b[p], b[c]
+    for r in range(nb):
+        for k in range(r):
+            b[r] -= a[r, k] * b[k]
+    for r in range(nb - 1, -1, -1):
+        for k in range(r + 1, nb):
+            b[r] -= a[r, k] * b[k]
+        b[r] /= a[r, r]
 
 
 @njit(cache=True)
