@@ -57,7 +57,13 @@ from physics.model import (
     check_solver_iterations,
     check_vector,
 )
-from physics.settings import GRAB_MIN_ARM, MAX_STEP, PENETRATION_SLOP, PUSH_ITERATIONS
+from physics.settings import (
+    GRAB_MIN_ARM,
+    MAX_STEP,
+    PENETRATION_SLOP,
+    PUSH_ITERATIONS,
+    SLEEP_LINEAR_TOLERANCE,
+)
 from physics.state import State
 
 
@@ -385,8 +391,10 @@ class World:
             # the contacts that pushed and rest: the joints' solve below must not undo them
             pushed = np.flatnonzero(result.loaded)
             resting = resting_contacts(contacts.body[pushed], contacts.other[pushed],
-                                       contacts.point[pushed], contacts.normal[pushed], s.pos,
-                                       vel, omega, m.settings.restitution_threshold)
+                                       contacts.point[pushed], contacts.normal[pushed],
+                                       contacts.tangent1[pushed], contacts.tangent2[pushed],
+                                       s.pos, vel, omega, m.settings.restitution_threshold,
+                                       SLEEP_LINEAR_TOLERANCE)
             if len(swept):
                 sweep_joints(swept, joints, joint_rows, self.joints.impulses, vel, omega,
                              ang_mom, inv_mass, inv_iw, h, m.settings.solver_iterations)
@@ -402,10 +410,17 @@ class World:
         # made honour the joint, had been reached at the step's start: x + h v₁ − ½ a h² (the
         # free-flight parabola from the end), so gravity neither adds nor removes energy
         touched, impact_fraction = result.touched, result.impact_fraction
+        # — unless a contact acted anywhere on its bodies joined together: a link held at rest
+        # by neighbours lying on the floor ends with v₁ = 0 and would rise by ½ g h² a step,
+        # which the joints' projection then handed on to its neighbours, lifting the pile (so
+        # those move as in resting contact, x + h v₁)
         if jointed:
             free = np.zeros(m.count, dtype=bool)
             free[joints.first] = True
             free[joints.second[joints.second >= 0]] = True
+            if touched.any():
+                chained = island_labels(m.count, joints.first, joints.second)      # (n,)
+                free &= ~np.isin(chained, chained[touched])
             free &= ~touched
             touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)

@@ -17,7 +17,13 @@ from numba import njit
 from scipy.sparse.linalg import splu
 
 from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet, joint_rows
-from physics.constraints.tree import body_impulses, largest_diagonal, row_rates, tree_solve
+from physics.constraints.tree import (
+    body_impulses,
+    largest_diagonal,
+    row_rates,
+    tree_factor,
+    tree_resolve,
+)
 from physics.dynamics.integrator import rotate_free, rotation_response, world_inverse_inertia
 from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 
@@ -26,6 +32,9 @@ JOINT_TOLERANCE = 1e-9    # m or rad: a joint this close to Φ = 0 is closed (fa
 # how much the SHAKE velocity correction may raise the kinetic energy (relative) before the
 # step is redone along the present rows: a curved path turns the velocity, it does not speed it
 SHAKE_ENERGY_ALLOWANCE = 1e-6
+# a Newton step reuses the last step's factors (a chord step) while each step cuts |Φ| at least
+# this much; a whipping chain's large corrections factor afresh (the chord diverged there)
+CHORD_GAIN = 1e-2
 # regularisation of J M⁻¹ Jᵀ, relative to its largest diagonal: redundant rows (a closed loop of
 # joints) make it singular; this picks the least-norm impulses without changing a regular solve
 REGULARISATION = 1e-12
@@ -77,14 +86,26 @@ def _rows_and_error(joints: JointSet, pos, quat):
 def _tree(joints: JointSet, present, along, nblock, inv_mass, response, rhs):
     """(x (m, 6), y (n, 6)) of (J W Kᵀ + εE) x = rhs, y = W Kᵀ x, by ``tree.tree_solve`` (the
     joints a forest), or None: not a forest, or nothing to solve, or not finite."""
+    factors = _factor(joints, present, along, nblock, inv_mass, response)
+    return None if factors is None else _resolve(factors, rhs, len(nblock), len(inv_mass))
+
+
+def _factor(joints: JointSet, present, along, nblock, inv_mass, response):
+    """``tree.tree_factor``'s factors of J W Kᵀ + εE, or None (not a forest, nothing to
+    solve)."""
     scale = largest_diagonal(joints.first, joints.second, nblock, present, along, inv_mass,
                              response)
     if not (np.isfinite(scale) and scale > 0.0):
         return None
-    x, y = np.empty((len(nblock), 6)), np.empty((len(inv_mass), 6))
-    if not tree_solve(joints.first, joints.second, nblock, present, along, inv_mass, response,
-                      rhs, REGULARISATION * scale, x, y):
-        return None
+    ok, factors = tree_factor(joints.first, joints.second, nblock, present, along, inv_mass,
+                              response, REGULARISATION * scale)
+    return factors if ok else None
+
+
+def _resolve(factors, rhs, m, n):
+    """(x (m, 6), y (n, 6)) from ``_factor``'s factors, or None if not finite."""
+    x, y = np.empty((m, 6)), np.empty((n, 6))
+    tree_resolve(factors, rhs, x, y)
     return (x, y) if np.isfinite(x).all() and np.isfinite(y).all() else None
 
 
@@ -220,27 +241,38 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         moved = moved.copy()
         free = rotate_free(start_quat, moved, inv_inertia, h)
         later = quat_mul(quat, quat_conj(free))  # whatever turned the bodies after that step
+    if resting is not None:  # the position projection keeps the contacts from deepening only
+        resting = KeptRows(*(field[resting.normal] for field in resting))
     count = 0 if resting is None else len(resting.rate)
+    factors, last_worst = None, np.inf
     if count:
         contact = _jacobian(resting, resting.jac, n)                          # (k, 6n)
         depth = np.zeros(count)   # C · the moves so far, m (< 0: deeper than after the push)
         pushed = np.zeros(count)  # accumulated impulses of the rows, N·s·s (≥ 0)
-        held = np.ones(count, dtype=bool)
+        held = np.zeros(count, dtype=bool)
     for _ in range(NEWTON_STEPS + 1):
         jac, phi, active, nblock, worst = _rows_and_error(joints, pos, quat)
         closed = worst < JOINT_TOLERANCE
-        if closed and (not count or depth.min() > -JOINT_TOLERANCE):
+        if closed and (not count or depth.min() > -2 * JOINT_TOLERANCE):
             return True, (jac, phi, active, nblock)
         if _ == NEWTON_STEPS:
             return False, (jac, phi, active, nblock)
-        if spin:
-            response = rotation_response(start_quat, free, moved, inv_inertia, h)
-        else:
-            response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
         along_jac = start_jac if shake else jac
-        solved = None if count else _tree(joints, jac, along_jac, nblock, inv_mass, response,
-                                          -phi)
-        if solved is not None:  # a forest: linear time, no sparse matrices
+        if worst > CHORD_GAIN * last_worst:  # the chord step gained too little: factor afresh
+            factors = None
+        last_worst = worst
+        if factors is None or count:
+            if spin:
+                response = rotation_response(start_quat, free, moved, inv_inertia, h)
+            else:
+                response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+        if factors is None and not count:
+            factors = _factor(joints, jac, along_jac, nblock, inv_mass, response)
+        # a forest: linear time, no sparse matrices; after the first step the same factors
+        # (a chord step: the matrix moved by the last correction only, so each step still
+        # gains about three digits)
+        solved = None if factors is None else _resolve(factors, -phi, len(nblock), n)
+        if solved is not None:
             x, move = solved
             impulse = np.empty((n, 6))                                        # N·s·s
             body_impulses(joints.first, joints.second, nblock, along_jac, x, impulse)
@@ -260,7 +292,7 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         present = _jacobian(rows, rows.jac, n)
         along = present if not shake else _jacobian(rows, start_jac[rows.joint, rows.row], n)
         joint_rows = len(rows.phi)
-        while True:
+        for _attempt in range(2 * count + 2):  # the active set: rows in, rows out
             lhs, rhs, kinds = present, -rows.phi, along
             if count and held.any():
                 lhs = sparse.vstack((present, contact[held]))
@@ -269,16 +301,20 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
             solved = _solve((lhs @ inverse_mass @ kinds.T).tocsr(), rhs)
             if solved is None:
                 return False, (jac, phi, active, nblock)
-            if not count or not held.any():
+            impulse = (kinds.T @ solved).reshape(n, 6)                        # N·s·s
+            move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
+            if not count:
                 break
             pulling = np.flatnonzero(held)[pushed[held] + solved[joint_rows:] < 0.0]
-            if len(pulling) == 0:
+            if len(pulling):
+                held[pulling] = False
+                continue
+            deeper = ~held & (depth + contact @ move.ravel() < -JOINT_TOLERANCE)
+            if not deeper.any():
                 pushed[held] += solved[joint_rows:]
                 break
-            held[pulling] = False
+            held |= deeper
         dlam = solved[:joint_rows]
-        impulse = (kinds.T @ solved).reshape(n, 6)                            # N·s·s
-        move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
         if count:
             depth += contact @ move.ravel()
         pos += move[:, 0:3]
@@ -321,34 +357,50 @@ def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
 class KeptRows(NamedTuple):
     """Rows outside the joints whose rates a velocity projection keeps, k of them: jac (k, 12)
     [lin A, ang A, lin B, ang B]; first, second (k,) body rows (second < 0: a wall); rate (k,)
-    the rate to keep, m/s."""
+    the rate to keep, m/s; normal (k,) bool: a contact's normal row (the position projection
+    keeps only those from deepening), else a tangent row of a sticking contact."""
 
     jac: np.ndarray
     first: np.ndarray
     second: np.ndarray
     rate: np.ndarray
+    normal: np.ndarray
 
 
-def resting_contacts(body, other, point, normal, pos, vel, omega, speed) -> KeptRows:
-    """The normal rows of the k contacts given (body, other (k,) rows, other < 0 a wall; point,
-    normal (k, 3), the normal into body) that close or open slower than speed m/s at the
-    bodies' centres pos and velocities vel, omega (n, 3), to be kept at rate 0 by the joints'
-    velocity projection (docs/physics.md#joint-projection). Zero velocity satisfies every joint
-    and contact at once, so these rows never contradict the joints' (a bouncing contact's
-    rebound could)."""
-    arm_a = point - pos[body]
+def _contact_rows(direction, body, other, arm_a, arm_b, vel, omega):
+    """Rows (k, 12) along direction (k, 3) at arms arm_a, arm_b (k, 3) and their rates (k,)."""
+    jac = np.concatenate((direction, np.cross(arm_a, direction), -direction,
+                          -np.cross(arm_b, direction)), axis=1)                # (k, 12)
     wall = other < 0
     second = np.maximum(other, 0)
-    arm_b = np.where(wall[:, None], 0.0, point - pos[second])
-    jac = np.concatenate((normal, np.cross(arm_a, normal), -normal, -np.cross(arm_b, normal)),
-                         axis=1)                                              # (k, 12)
     rate = (np.einsum("ka,ka->k", jac[:, 0:3], vel[body])
             + np.einsum("ka,ka->k", jac[:, 3:6], omega[body])
             + np.where(wall, 0.0, np.einsum("ka,ka->k", jac[:, 6:9], vel[second])
                        + np.einsum("ka,ka->k", jac[:, 9:12], omega[second])))  # (k,) m/s
+    return jac, rate
+
+
+def resting_contacts(body, other, point, normal, tangent1, tangent2, pos, vel, omega, speed,
+                     slip) -> KeptRows:
+    """Rows of the k contacts given (body, other (k,) rows, other < 0 a wall; point, normal,
+    tangent1, tangent2 (k, 3), the normal into body) to be kept at rate 0 by the joints'
+    velocity projection (docs/physics.md#joint-projection): the normal row of those that close
+    or open slower than speed m/s, and the two tangent rows of those among them that also slide
+    slower than slip m/s (friction held them), at the bodies' centres pos and velocities vel,
+    omega (n, 3). Zero velocity satisfies every joint and contact at once, so these rows never
+    contradict the joints' (a bouncing contact's rebound could)."""
+    arm_a = point - pos[body]
+    arm_b = np.where((other < 0)[:, None], 0.0, point - pos[np.maximum(other, 0)])
+    jac, rate = _contact_rows(normal, body, other, arm_a, arm_b, vel, omega)
+    first_jac, first_rate = _contact_rows(tangent1, body, other, arm_a, arm_b, vel, omega)
+    second_jac, second_rate = _contact_rows(tangent2, body, other, arm_a, arm_b, vel, omega)
     resting = np.abs(rate) < speed
-    return KeptRows(jac[resting], body[resting].astype(np.int64),
-                    other[resting].astype(np.int64), np.zeros(int(resting.sum())))
+    stuck = resting & (np.hypot(first_rate, second_rate) < slip)
+    jacs = np.concatenate((jac[resting], first_jac[stuck], second_jac[stuck]))
+    firsts = np.concatenate((body[resting], body[stuck], body[stuck])).astype(np.int64)
+    seconds = np.concatenate((other[resting], other[stuck], other[stuck])).astype(np.int64)
+    normals = np.arange(len(firsts)) < int(resting.sum())
+    return KeptRows(jacs, firsts, seconds, np.zeros(len(firsts)), normals)
 
 
 def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_mass,

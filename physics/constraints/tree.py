@@ -38,16 +38,17 @@ def _find(parent, i):
 
 
 @njit(cache=True)
-def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, regular,
-               x, y):
-    """Solve (J W Kᵀ + regular·E) x = rhs over all joints; True, or False when the joints are
-    not a forest through the world (nothing written).
+def tree_factor(first, second, nblock, present, along, inv_mass, response, regular):
+    """Factor J W Kᵀ + regular·E over all joints: (True, the factors) for ``tree_resolve``, or
+    (False, empty factors) when the joints are not a forest through the world.
 
     first, second (m,) body rows (< 0: the world); nblock (m,) equality rows of each joint;
     present, along (m, ≥nb, 12) J and K by joint ([lin A, ang A, lin B, ang B]); inv_mass (n,)
     1/kg, zero for a body held still (it then counts as the world); response (n, 3, 3) the spin
-    block of W; rhs (m, ≥nb); out: x (m, 6) the multipliers (first nb of each row), y (n, 6)
-    W Kᵀ x by body (zero for bodies in no joint)."""
+    block of W. The factors: order (count,) the nodes parents first, up (size,) each node's
+    parent (−1 a root, −2 in no tree), dim (size,), diag (size, 6, 6) LU of each node's block
+    with its children in, pivots (size, 6), reach (size, 6, 6) D_a⁻¹ H[a, p], across (size, 6,
+    6) H[p, a]."""
     m, n = len(first), len(inv_mass)
     size = m + n                      # nodes: joints 0 … m−1, bodies m … m+n−1
     # the forest: union–find over moving bodies, one grounded joint per tree at most
@@ -65,10 +66,10 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
         if a >= 0 and b >= 0:
             ra, rb = _find(parent_set, a), _find(parent_set, b)
             if ra == rb:
-                return False            # a closed loop of joints
+                return _failed()            # a closed loop of joints
             gj = max(grounded[ra], grounded[rb])
             if grounded[ra] >= 0 and grounded[rb] >= 0:
-                return False            # two joints to the world in one tree
+                return _failed()            # two joints to the world in one tree
             parent_set[ra] = rb
             grounded[rb] = gj
             degree[a] += 1
@@ -77,7 +78,7 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
             body = a if a >= 0 else b
             r = _find(parent_set, body)
             if grounded[r] >= 0:
-                return False
+                return _failed()
             grounded[r] = j
             degree[body] += 1
     # adjacency of bodies to their joints (CSR)
@@ -130,7 +131,6 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
     # side r (size, 6)
     dim = np.zeros(size, np.int64)
     diag = np.empty((size, 6, 6))
-    r = np.empty((size, 6))
     work = np.empty((6, 12))
     for k in range(count):
         node = order[k]
@@ -140,37 +140,31 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
             for p in range(nb):
                 for q in range(nb):
                     diag[node, p, q] = regular if p == q else 0.0
-                r[node, p] = rhs[node, p]
         else:
             body = node - m
             dim[node] = 6
             for p in range(6):
-                r[node, p] = 0.0
                 for q in range(6):
                     diag[node, p, q] = 0.0
             mass = 1.0 / inv_mass[body]
             for p in range(3):
                 diag[node, p, p] = mass
             if not invert_small(response[body], 3, diag[node, 3:, 3:], work):
-                return False
+                return _failed()
     pivots = np.empty((size, 6), np.int64)
     reach = np.empty((size, 6, 6))    # D_a⁻¹ H[a, p]: how the parent's unknowns reach a's
-    own = np.empty((size, 6))         # D_a⁻¹ r_a, r_a with a's children in
+    across = np.zeros((size, 6, 6))   # H[p, a]
     down = np.zeros((6, 6))           # H[a, p]: child row, parent column
-    across = np.zeros((6, 6))         # H[p, a]
     column = np.empty(6)
     for k in range(count - 1, -1, -1):
         a = order[k]
         da = dim[a]
         if not _lu(diag[a], da, pivots[a]):
-            return False
-        for s in range(da):
-            own[a, s] = r[a, s]
-        _lu_solve(diag[a], da, pivots[a], own[a])
+            return _failed()
         p = up[a]
         if p < 0:
             continue
-        _coupling(a, p, m, first, present, along, down, across)
+        _coupling(a, p, m, first, present, along, down, across[a])
         dp = dim[p]
         for t in range(dp):
             for s in range(da):
@@ -178,19 +172,50 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
             _lu_solve(diag[a], da, pivots[a], column)
             for s in range(da):
                 reach[a, s, t] = column[s]
-        # D_p −= H[p, a] D_a⁻¹ H[a, p]; r_p −= H[p, a] D_a⁻¹ r_a
+        # D_p −= H[p, a] D_a⁻¹ H[a, p]
         for s in range(dp):
             for t in range(dp):
                 total = 0.0
                 for q in range(da):
-                    total += across[s, q] * reach[a, q, t]
+                    total += across[a, s, q] * reach[a, q, t]
                 diag[p, s, t] -= total
+    return True, (order[:count], up, dim, diag, pivots, reach, across)
+
+
+@njit(cache=True)
+def _failed():
+    empty = np.zeros((0, 6, 6))
+    return False, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), empty,
+                   np.zeros((0, 6), np.int64), empty, empty)
+
+
+@njit(cache=True)
+def tree_resolve(factors, rhs, x, y):
+    """x (m, 6), y (n, 6) ← the solution of (J W Kᵀ + εE) x = rhs (m, ≥nb) and y = W Kᵀ x by
+    body, from ``tree_factor``'s factors (zero for joints and bodies in no tree)."""
+    order, up, dim, diag, pivots, reach, across = factors
+    m, n = x.shape[0], y.shape[0]
+    size = m + n
+    own = np.zeros((size, 6))         # D_a⁻¹ r_a, r_a with a's children in
+    for k in range(len(order)):
+        a = order[k]
+        if a < m:
+            for s in range(dim[a]):
+                own[a, s] = rhs[a, s]
+    for k in range(len(order) - 1, -1, -1):
+        a = order[k]
+        da = dim[a]
+        _lu_solve(diag[a], da, pivots[a], own[a])
+        p = up[a]
+        if p < 0:
+            continue
+        for s in range(dim[p]):       # r_p −= H[p, a] D_a⁻¹ r_a
             total = 0.0
             for q in range(da):
-                total += across[s, q] * own[a, q]
-            r[p, s] -= total
+                total += across[a, s, q] * own[a, q]
+            own[p, s] -= total
     z = np.zeros((size, 6))
-    for k in range(count):            # parents first: z_a = D_a⁻¹ r_a − D_a⁻¹ H[a, p] z_p
+    for k in range(len(order)):       # parents first: z_a = D_a⁻¹ r_a − D_a⁻¹ H[a, p] z_p
         a = order[k]
         p = up[a]
         for s in range(dim[a]):
@@ -201,11 +226,21 @@ def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, r
             z[a, s] = total
     for j in range(m):
         for s in range(6):
-            x[j, s] = z[j, s] if up[j] != -2 else 0.0
+            x[j, s] = z[j, s]
     for i in range(n):
         for s in range(6):
-            y[i, s] = z[m + i, s] if up[m + i] != -2 else 0.0
-    return True
+            y[i, s] = z[m + i, s]
+
+
+@njit(cache=True)
+def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, regular, x, y):
+    """Solve (J W Kᵀ + regular·E) x = rhs, y = W Kᵀ x (see ``tree_factor``, ``tree_resolve``);
+    True, or False when the joints are not a forest through the world (nothing written)."""
+    ok, factors = tree_factor(first, second, nblock, present, along, inv_mass, response,
+                              regular)
+    if ok:
+        tree_resolve(factors, rhs, x, y)
+    return ok
 
 
 @njit(cache=True)

@@ -304,10 +304,13 @@ def test_chain_of_boxes_dropped_as_a_coil_comes_to_rest_in_a_pile():
         corner = corner + along * length
     start = _energy(world)
     deepest = np.zeros(2)  # largest overlap of two links not joined, m: falling, then resting
+    late = []  # J, from 4 s on
     for step in range(int(8 / h)):
         world.step(h)
         assert np.isfinite(world.state.pos).all() and np.isfinite(world.state.vel).all()
         assert world.joint_errors()[:, 0].max() <= 1e-3
+        if step * h >= 4.0:
+            late.append(_energy(world))
         if step % 4 == 0:
             rot = quat_to_matrix(world.state.quat)
             for i in range(count):
@@ -316,13 +319,15 @@ def test_chain_of_boxes_dropped_as_a_coil_comes_to_rest_in_a_pile():
                     deepest[int(step * h >= 1.0)] = max(deepest[int(step * h >= 1.0)], -gap)
     # the joints' projection may not push a link into another that rests on it (it did: 8 mm as
     # the coil landed at 2.4 m/s, 6.5 mm sinking in the pile; docs/physics.md#joint-projection)
-    assert deepest[0] <= 5e-3
-    assert deepest[1] <= 1.5e-3
-    # at rest, asleep, far below the start's energy
+    assert deepest[0] <= 4e-3
+    assert deepest[1] <= 1e-3
+    # at rest, asleep, far below the start's energy, and not climbing: a pile at rest kept
+    # its energy (it once rose 0.07 J/s, links lifted ½ g h² a step)
     assert np.linalg.norm(world.state.vel, axis=1).max() <= 0.01
     assert np.linalg.norm(world.angular_velocity(), axis=1).max() <= np.radians(2.0)
     assert world.asleep().all()
     assert _energy(world) < 0.2 * start
+    assert max(late) <= late[0] + 1e-4
     # a pile: links lie on links that are not their neighbours, and neighbours overlap
     rot = quat_to_matrix(world.state.quat)
     gaps = np.array([[_box_gap(world.state.pos[i], rot[i], world.state.pos[j], rot[j], half)
