@@ -377,7 +377,8 @@ class World:
         if jointed:
             joint_rows = solve_joint_velocities(joints, self.joints.impulses, s.pos, s.quat, vel,
                                                 omega, ang_mom, inv_mass, inv_iw, inv_inertia,
-                                                h, m.settings.solver_iterations)
+                                                h, m.settings.solver_iterations,
+                                                self.joints.factors)
         result = solve_contacts(
             contacts, Motion(s.pos, vel, omega, accel, inv_mass, inv_iw), ang_mom, restitution,
             friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
@@ -402,7 +403,8 @@ class World:
             # equality rows makes J v = 0 exact, the resting contacts held with them
             # (docs/physics.md#joint-projection)
             project_velocities(joints, self.joints.impulses, s.pos, s.quat, vel, ang_mom,
-                               inv_mass, inv_inertia, resting, inv_iw=inv_iw)
+                               inv_mass, inv_inertia, resting, inv_iw=inv_iw,
+                               cache=self.joints.factors)
             omega = world_omega(rotm, m.inv_inertia, ang_mom)
 
         # 4. move: positions per contact regime, orientations by the rotation step
@@ -453,7 +455,8 @@ class World:
         # leave its joint open
         if jointed:
             end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
-                               inv_mass, inv_inertia, h, (s.quat, turned_with), resting)
+                               inv_mass, inv_inertia, h, (s.quat, turned_with), resting,
+                               self.joints.factors)
             rotm_end = quat_to_matrix(quat)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom

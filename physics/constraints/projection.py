@@ -167,14 +167,15 @@ def _turn(quat, dtheta):
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                       inv_inertia, h, free_step=None,
-                      resting: KeptRows | None = None):
+                      resting: KeptRows | None = None, cache: FactorCache | None = None):
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
     for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
     L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
     resting: contact rows the velocity projections hold at rate 0 (``resting_contacts``).
-    Returns the rows at the end poses (``all_rows``' arrays), or None if a limit was pushed
+    cache: the velocity projections' factors, kept for the next step's. Returns the rows at the
+    end poses (``all_rows``' arrays), or None if a limit was pushed
     after them.
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
@@ -190,7 +191,7 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
                               inv_inertia, h, free_step, resting)
     if converged:
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                           resting, rows)
+                           resting, rows, cache=cache)
     after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
         for array, kept in zip((pos, quat, vel, ang_mom, impulses), saved):
@@ -198,7 +199,7 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
         _, rows = _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
                           h, None, resting)
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                           resting, rows)
+                           resting, rows, cache=cache)
     jac, phi, active, nblock = rows
     if (active[:, [LOWER, UPPER]] & (phi[:, [LOWER, UPPER]] < 0.0)).any():
         _push_limits(joints, pos, quat, inv_mass, inv_inertia)
@@ -403,15 +404,40 @@ def resting_contacts(body, other, point, normal, tangent1, tangent2, pos, vel, o
     return KeptRows(jacs, firsts, seconds, np.zeros(len(firsts)), normals)
 
 
+class FactorCache:
+    """The tree factors of the last velocity projection and what they were made from: the end
+    of a step and the start of the next solve the same J M⁻¹ Jᵀ (same joints, poses, masses),
+    so the second reuses the first's factors."""
+
+    def __init__(self):
+        self.key, self.factors = None, None
+
+    def get(self, joints, pos, quat, inv_mass, inv_inertia):
+        key = self.key
+        if key is None or key[0] is not joints:
+            return None
+        for kept, now in zip(key[1:], (pos, quat, inv_mass, inv_inertia)):
+            if kept.shape != now.shape or not np.array_equal(kept, now):
+                return None
+        return self.factors
+
+    def put(self, joints, pos, quat, inv_mass, inv_inertia, factors) -> None:
+        self.key = (joints, pos.copy(), quat.copy(), inv_mass.copy(), inv_inertia.copy())
+        self.factors = factors
+
+    def __deepcopy__(self, memo):  # a copied world starts without (factors are a cache)
+        return FactorCache()
+
+
 def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_mass,
                        inv_inertia, kept: KeptRows | None = None, rows=None,
-                       inv_iw=None) -> None:
+                       inv_iw=None, cache: FactorCache | None = None) -> None:
     """The velocities onto J v = 0 at the poses pos, quat, all equality rows at once (the second
     half of RATTLE): λ = −(J M⁻¹ Jᵀ)⁻¹ J v, an M-orthogonal projection, so it can only take
     kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place. kept: rows held
     at their rate with the joints' (resting contacts, ``resting_contacts``), solved in the same
     system; their impulses go to the bodies only. rows: ``all_rows`` at pos, quat, and inv_iw
-    (n, 3, 3) the world inverse inertia there, if known."""
+    (n, 3, 3) the world inverse inertia there, if known; cache: factors kept between calls."""
     n = len(pos)
     jac, phi, active, nblock = all_rows(joints, pos, quat) if rows is None else rows
     if not nblock.any():
@@ -422,7 +448,13 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
     if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
         rate = np.zeros((len(nblock), ROWS))
         row_rates(joints.first, joints.second, nblock, jac, vel, omega, rate)
-        solved = _tree(joints, jac, jac, nblock, inv_mass, inv_iw, -rate)
+        factors = None if cache is None else cache.get(joints, pos, quat, inv_mass,
+                                                         inv_inertia)
+        if factors is None:
+            factors = _factor(joints, jac, jac, nblock, inv_mass, inv_iw)
+            if cache is not None and factors is not None:
+                cache.put(joints, pos, quat, inv_mass, inv_inertia, factors)
+        solved = None if factors is None else _resolve(factors, -rate, len(nblock), n)
         if solved is not None:
             impulse = np.empty((n, 6))
             body_impulses(joints.first, joints.second, nblock, jac, solved[0], impulse)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from physics.constraints.joint import KIND, WORLD, JointDef
-from physics.constraints.projection import project_positions, project_velocities
+from physics.constraints.projection import FactorCache, project_positions, project_velocities
 from physics.constraints.solve import (
     LOWER,
     NO_MOTOR,
@@ -105,6 +105,8 @@ class JointTable:
     # the kernel arrays of the last ``arrays`` call and the body ids they were made for: a
     # step needs them and they change only with the joints or the bodies
     _cache: tuple | None = field(default=None, repr=False, compare=False)
+    # the last velocity projection's factors (the next step starts with the same system)
+    factors: FactorCache = field(default_factory=FactorCache, repr=False, compare=False)
 
     @property
     def ids(self) -> list[int]:
@@ -189,13 +191,13 @@ class JointTable:
 
 
 def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, ang_mom, inv_mass,
-                           inv_iw, inv_inertia, h, iterations) -> JointRows:
+                           inv_iw, inv_inertia, h, iterations, cache=None) -> JointRows:
     """Prepare the rows, warm-start, sweep the joints with limit, motor or spring rows, then all
     equality rows exactly at once (``project_velocities``); vel, omega, ang_mom (n, 3) and
     impulses (m, ROWS) in place. A joint of equality rows only is not swept: the global solve
     that follows gives the same velocities (it is the M-orthogonal projection, and a sweep's
     impulses lie in the rows' own span), so its sweeps were wasted work
-    (docs/physics.md#joint-projection)."""
+    (docs/physics.md#joint-projection). cache: a ``FactorCache`` kept between steps."""
     rows = empty_rows(len(joints.kind))
     prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
     warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
@@ -204,13 +206,14 @@ def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, an
         sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw,
                      float(h), int(iterations))
     project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                       inv_iw=inv_iw)
+                       rows=(rows.jac, rows.phi, rows.active, rows.nblock), inv_iw=inv_iw,
+                       cache=cache)
     omega[:] = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     return rows
 
 
 def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
-            inv_inertia, h, free_step=None, resting=None):
+            inv_inertia, h, free_step=None, resting=None, cache=None):
     """Every joint back onto Φ = 0 (Newton steps along the step's start rows ``rows``), then the
     end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place;
     free_step (start orientations (n, 4), the world L (n, 3) the rotation step used): see
@@ -218,7 +221,7 @@ def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom
     (docs/physics.md#joint-projection). Returns the rows at the end poses, or None (see
     ``project_positions``)."""
     return project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                             inv_inertia, float(h), free_step, resting)
+                             inv_inertia, float(h), free_step, resting, cache)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
