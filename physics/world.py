@@ -492,8 +492,7 @@ class World:
         table.force, table.torque = reactions(joints, rows, table.impulses, s.pos, s.quat, h)
         table.error = (violations(joints, s.pos, s.quat) if end_rows is None
                        else violations_of(end_rows))
-        limit = np.array([np.inf if d.break_force is None else d.break_force
-                          for d in table.defs.values()])
+        limit = table.break_forces(self.model.ids)
         broken = np.flatnonzero(np.linalg.norm(table.force, axis=1) > limit)
         for joint_id in [table.ids[k] for k in broken]:
             joint = table.defs[joint_id]

@@ -64,8 +64,9 @@ class JointSet(NamedTuple):
 class JointRows(NamedTuple):
     """One step's rows (see the module docstring), m joints: jac (m, ROWS, 12); phi (m, ROWS)
     position error, m or rad; active (m, ROWS) bool; nblock (m,) int64; block_inv (m, 6, 6)
-    (J M⁻¹ Jᵀ)⁻¹ of the equalities; row_mass (m, ROWS) 1/(J M⁻¹ Jᵀ) of the other rows (softened
-    for springs); soft (m,) the spring's γ, 1/(N·s/m); target (m, ROWS) velocity bias."""
+    (J M⁻¹ Jᵀ)⁻¹ of the equalities of the joints the sweeps visit (zero for the others);
+    row_mass (m, ROWS) 1/(J M⁻¹ Jᵀ) of the other rows (softened for springs); soft (m,) the
+    spring's γ, 1/(N·s/m); target (m, ROWS) velocity bias."""
 
     jac: np.ndarray
     phi: np.ndarray
@@ -340,9 +341,10 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
         a, b = joints.first[j], joints.second[j]
         nb = joint_rows(j, joints, pos, quat, rows.jac[j], rows.phi[j], rows.active[j])
         rows.nblock[j] = nb
-        _block_matrix(rows.jac[j], nb, a, b, inv_mass, inv_iw, mat)
         rows.block_inv[j, :, :] = 0.0
-        if nb > 0:
+        swept = rows.active[j, LOWER] or rows.active[j, UPPER] or rows.active[j, DRIVE]
+        if nb > 0 and swept:  # only the sweeps read it (``one_sided``)
+            _block_matrix(rows.jac[j], nb, a, b, inv_mass, inv_iw, mat)
             invert_small(mat, nb, rows.block_inv[j], work)
         for r in range(ROWS):
             rows.target[j, r] = 0.0

@@ -146,20 +146,30 @@ class JointTable:
         if self._cache is not None and np.array_equal(self._cache[0], ids):
             return self._cache[1]
         joints = self._arrays(ids)
-        self._cache = (ids.copy(), joints)
+        self._cache = (ids.copy(), joints, {})
         return joints
 
     def unjoined_keys(self, ids: np.ndarray) -> np.ndarray:
         """Sorted keys min·n + max (int64) of the row pairs, rows of ids (n,), that two joints
         keep from colliding (joined, without ``collide``); cached like ``arrays``."""
         joints = self.arrays(ids)
-        if len(self._cache) < 3:
+        extras = self._cache[2]
+        if "unjoined" not in extras:
             keep = np.array([not d.collide for d in self.defs.values()], dtype=bool)
             keep &= joints.second >= 0
             a, b = joints.first[keep], joints.second[keep]
             n = np.int64(len(ids))
-            self._cache += (np.unique(np.minimum(a, b) * n + np.maximum(a, b)),)
-        return self._cache[2]
+            extras["unjoined"] = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
+        return extras["unjoined"]
+
+    def break_forces(self, ids: np.ndarray) -> np.ndarray:
+        """(m,) N each joint breaks past (inf: never); cached like ``arrays``."""
+        self.arrays(ids)
+        extras = self._cache[2]
+        if "break" not in extras:
+            extras["break"] = np.array([np.inf if d.break_force is None else d.break_force
+                                        for d in self.defs.values()], dtype=float)
+        return extras["break"]
 
     def _arrays(self, ids: np.ndarray) -> JointSet:
         defs, frames = list(self.defs.values()), list(self.frames.values())
