@@ -18,8 +18,8 @@ from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
-from physics.constraints.projection import project_velocities
-from physics.constraints.solve import solve_velocities
+from physics.constraints.projection import project_velocities, resting_contacts
+from physics.constraints.solve import one_sided, sweep_joints
 from physics.constraints.table import (
     JointTable,
     frames_of,
@@ -27,6 +27,7 @@ from physics.constraints.table import (
     reactions,
     solve_joint_velocities,
     violations,
+    violations_of,
 )
 from physics.constraints.view import JointView, joint_view
 from physics.dynamics.energy import (
@@ -63,6 +64,7 @@ from physics.settings import (
     MAX_STEP,
     PENETRATION_SLOP,
     PUSH_ITERATIONS,
+    SLEEP_LINEAR_TOLERANCE,
     WAKE_TOUCH_GAP,
 )
 from physics.state import State
@@ -226,7 +228,7 @@ class World:
             raise ValueError(f"joint setting {sorted(unknown)[0]!r} cannot be edited; "
                              f"editable: {', '.join(sorted(allowed))}")
         joint = dataclasses.replace(self.joints.defs[joint_id], **changes)
-        self.joints.defs[joint_id] = joint
+        self.joints.replace(joint_id, joint)
         self._wake_joint(joint)
 
     def _wake_joint(self, joint: JointDef) -> None:
@@ -417,19 +419,35 @@ class World:
         joint_rows = None
         if jointed:
             joint_rows = solve_joint_velocities(joints, self.joints.impulses, s.pos, s.quat, vel,
-                                                omega, ang_mom, inv_mass, inv_iw, h,
-                                                m.settings.solver_iterations)
+                                                omega, ang_mom, inv_mass, inv_iw, inv_inertia,
+                                                h, m.settings.solver_iterations,
+                                                self.joints.factors)
         result = solve_contacts(
             contacts, Motion(s.pos, vel, omega, accel, inv_mass, inv_iw), ang_mom, restitution,
             friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
             m.settings.restitution_threshold)
-        if jointed:
-            solve_velocities(joints, joint_rows, self.joints.impulses, vel, omega, ang_mom,
-                             inv_mass, inv_iw, h, m.settings.solver_iterations)
+        resting = None
+        swept = one_sided(joint_rows) if jointed else None
+        # after the contacts the joints again, unless no contact acted on a joined body and no
+        # joint needs sweeping: the velocities then still hold J v = 0 exactly
+        if jointed and (len(swept) or result.touched[joints.first].any()
+                        or result.touched[joints.second[joints.second >= 0]].any()):
+            # the contacts that pushed and rest: the joints' solve below must not undo them
+            loaded = np.flatnonzero(result.loaded)
+            resting = resting_contacts(contacts.body[loaded], contacts.other[loaded],
+                                       contacts.point[loaded], contacts.normal[loaded],
+                                       contacts.tangent1[loaded], contacts.tangent2[loaded],
+                                       s.pos, vel, omega, m.settings.restitution_threshold,
+                                       SLEEP_LINEAR_TOLERANCE)
+            if len(swept):
+                sweep_joints(swept, joints, joint_rows, self.joints.impulses, vel, omega,
+                             ang_mom, inv_mass, inv_iw, h, m.settings.solver_iterations)
             # the sweeps leave a long chain's rows unsettled; one solve over all the joints'
-            # equality rows makes J v = 0 exact (docs/physics.md#joint-projection)
+            # equality rows makes J v = 0 exact, the resting contacts held with them
+            # (docs/physics.md#joint-projection)
             project_velocities(joints, self.joints.impulses, s.pos, s.quat, vel, ang_mom,
-                               inv_mass, inv_inertia)
+                               inv_mass, inv_inertia, resting, inv_iw=inv_iw,
+                               cache=self.joints.factors)
             omega = world_omega(rotm, m.inv_inertia, ang_mom)
 
         # 4. move: positions per contact regime, orientations by the rotation step
@@ -437,14 +455,22 @@ class World:
         # made honour the joint, had been reached at the step's start: x + h v₁ − ½ a h² (the
         # free-flight parabola from the end), so gravity neither adds nor removes energy
         touched, impact_fraction = result.touched, result.impact_fraction
+        # — unless a contact acted anywhere on its bodies joined together: a link held at rest
+        # by neighbours lying on the floor ends with v₁ = 0 and would rise by ½ g h² a step,
+        # which the joints' projection then handed on to its neighbours, lifting the pile (so
+        # those move as in resting contact, x + h v₁)
         if jointed:
             free = np.zeros(m.count, dtype=bool)
             free[joints.first] = True
             free[joints.second[joints.second >= 0]] = True
+            if touched.any():
+                chained = island_labels(m.count, joints.first, joints.second)      # (n,)
+                free &= ~np.isin(chained, chained[touched])
             free &= ~touched
             touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
         pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
         quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
+        turned_with = ang_mom.copy() if jointed else None  # the projection turns them again
         rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
 
         # 5. penetration is projected out (bodies apart, then out of the walls), then the joints
@@ -482,14 +508,15 @@ class World:
         # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
         # leave its joint open
         if jointed:
-            project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom, inv_mass,
-                    inv_inertia, h)
+            end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
+                               inv_mass, inv_inertia, h, (s.quat, turned_with), resting,
+                               self.joints.factors)
             rotm_end = quat_to_matrix(quat)
 
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         if jointed:
-            self._joint_results(joints, joint_rows, h)
+            self._joint_results(joints, joint_rows, h, end_rows)
             island = island_labels(m.count, np.concatenate((contacts.body[acted], joints.first)),
                                    np.concatenate((contacts.other[acted], joints.second)))
         # 7. islands at rest fall asleep
@@ -512,13 +539,14 @@ class World:
             s.asleep[waking] = False
             s.slow_time[waking] = 0.0
 
-    def _joint_results(self, joints, rows, h) -> None:
-        """Reactions and violations of the step; joints past their break force break."""
+    def _joint_results(self, joints, rows, h, end_rows) -> None:
+        """Reactions and violations of the step (from end_rows, the rows at the end poses, when
+        the projection had them); joints past their break force break."""
         table, s = self.joints, self.state
         table.force, table.torque = reactions(joints, rows, table.impulses, s.pos, s.quat, h)
-        table.error = violations(joints, s.pos, s.quat)
-        limit = np.array([np.inf if d.break_force is None else d.break_force
-                          for d in table.defs.values()])
+        table.error = (violations(joints, s.pos, s.quat) if end_rows is None
+                       else violations_of(end_rows))
+        limit = table.break_forces(self.model.ids)
         broken = np.flatnonzero(np.linalg.norm(table.force, axis=1) > limit)
         for joint_id in [table.ids[k] for k in broken]:
             joint = table.defs[joint_id]
@@ -568,15 +596,14 @@ class World:
 
     def _without_joined(self, pairs) -> np.ndarray:
         """Candidate pairs (p, 2) of rows, less those two bodies joined without ``collide``."""
-        joined = [(d.first, d.second) for d in self.joints.defs.values()
-                  if not d.collide and d.second != WORLD]
-        if not joined or len(pairs) == 0:
+        if not self.joints.defs or len(pairs) == 0:
+            return pairs
+        banned = self.joints.unjoined_keys(self.model.ids)
+        if len(banned) == 0:
             return pairs
         n = np.int64(self.model.count)
-        rows = np.searchsorted(self.model.ids, np.array(joined, dtype=np.int64))
-        banned = np.minimum(rows[:, 0], rows[:, 1]) * n + np.maximum(rows[:, 0], rows[:, 1])
         keys = pairs.min(axis=1).astype(np.int64) * n + pairs.max(axis=1)
-        return pairs[~np.isin(keys, banned)]
+        return pairs[~np.isin(keys, banned, assume_unique=False)]
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to

@@ -17,14 +17,24 @@ from numba import njit
 from scipy.sparse.linalg import splu
 
 from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet, joint_rows
-from physics.dynamics.integrator import world_inverse_inertia
-from physics.geometry.rotation import quat_to_matrix
+from physics.constraints.tree import (
+    body_impulses,
+    largest_diagonal,
+    row_rates,
+    tree_factor,
+    tree_resolve,
+)
+from physics.dynamics.integrator import rotate_free, rotation_response, world_inverse_inertia
+from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 
 NEWTON_STEPS = 4          # global Newton steps on Φ = 0 per step (quadratic: 3 reach rounding)
 JOINT_TOLERANCE = 1e-9    # m or rad: a joint this close to Φ = 0 is closed (far below 1 mm)
 # how much the SHAKE velocity correction may raise the kinetic energy (relative) before the
 # step is redone along the present rows: a curved path turns the velocity, it does not speed it
 SHAKE_ENERGY_ALLOWANCE = 1e-6
+# a Newton step reuses the last step's factors (a chord step) while each step cuts |Φ| at least
+# this much; a whipping chain's large corrections factor afresh (the chord diverged there)
+CHORD_GAIN = 1e-2
 # regularisation of J M⁻¹ Jᵀ, relative to its largest diagonal: redundant rows (a closed loop of
 # joints) make it singular; this picks the least-norm impulses without changing a regular solve
 REGULARISATION = 1e-12
@@ -45,8 +55,13 @@ class EqualityRows(NamedTuple):
 
 @njit(cache=True)
 def _rows_kernel(joints, pos, quat, jac, phi, active, nblock):
+    """Fills the arrays of ``all_rows``; returns the largest |Φ| of the equality rows."""
+    worst = 0.0
     for j in range(len(joints.kind)):
         nblock[j] = joint_rows(j, joints, pos, quat, jac[j], phi[j], active[j])
+        for r in range(nblock[j]):
+            worst = max(worst, abs(phi[j, r]))
+    return worst
 
 
 def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -57,6 +72,41 @@ def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.nd
     active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
     _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
     return jac, phi, active, nblock
+
+
+def _rows_and_error(joints: JointSet, pos, quat):
+    """``all_rows`` and the largest |Φ| of the equality rows, m or rad."""
+    m = len(joints.kind)
+    jac, phi = np.empty((m, ROWS, 12)), np.empty((m, ROWS))
+    active, nblock = np.empty((m, ROWS), np.bool_), np.empty(m, np.int64)
+    worst = _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
+    return jac, phi, active, nblock, worst
+
+
+def _tree(joints: JointSet, present, along, nblock, inv_mass, response, rhs):
+    """(x (m, 6), y (n, 6)) of (J W Kᵀ + εE) x = rhs, y = W Kᵀ x, by ``tree.tree_solve`` (the
+    joints a forest), or None: not a forest, or nothing to solve, or not finite."""
+    factors = _factor(joints, present, along, nblock, inv_mass, response)
+    return None if factors is None else _resolve(factors, rhs, len(nblock), len(inv_mass))
+
+
+def _factor(joints: JointSet, present, along, nblock, inv_mass, response):
+    """``tree.tree_factor``'s factors of J W Kᵀ + εE, or None (not a forest, nothing to
+    solve)."""
+    scale = largest_diagonal(joints.first, joints.second, nblock, present, along, inv_mass,
+                             response)
+    if not (np.isfinite(scale) and scale > 0.0):
+        return None
+    ok, factors = tree_factor(joints.first, joints.second, nblock, present, along, inv_mass,
+                              response, REGULARISATION * scale)
+    return factors if ok else None
+
+
+def _resolve(factors, rhs, m, n):
+    """(x (m, 6), y (n, 6)) from ``_factor``'s factors, or None if not finite."""
+    x, y = np.empty((m, 6)), np.empty((n, 6))
+    tree_resolve(factors, rhs, x, y)
+    return (x, y) if np.isfinite(x).all() and np.isfinite(y).all() else None
 
 
 def equality_rows(joints: JointSet, jac, phi, nblock) -> EqualityRows:
@@ -116,11 +166,17 @@ def _turn(quat, dtheta):
 
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                      inv_inertia, h) -> None:
+                      inv_inertia, h, free_step=None,
+                      resting: KeptRows | None = None, cache: FactorCache | None = None):
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
-    for bodies held still.
+    for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
+    L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
+    resting: contact rows the velocity projections hold at rate 0 (``resting_contacts``).
+    cache: the velocity projections' factors, kept for the next step's. Returns the rows at the
+    end poses (``all_rows``' arrays), or None if a limit was pushed
+    after them.
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
     velocities taking the matching impulse, then ``project_velocities``): the correction is the
@@ -131,17 +187,24 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     a little energy (docs/physics.md#joint-projection)."""
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
-    converged = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                        inv_inertia, h)
+    converged, rows = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
+                              inv_inertia, h, free_step, resting)
     if converged:
-        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                           resting, rows, cache=cache)
     after = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
         for array, kept in zip((pos, quat, vel, ang_mom, impulses), saved):
             array[:] = kept
-        _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
-        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
-    _push_limits(joints, pos, quat, inv_mass, inv_inertia)
+        _, rows = _newton(joints, None, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                          h, None, resting)
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                           resting, rows, cache=cache)
+    jac, phi, active, nblock = rows
+    if (active[:, [LOWER, UPPER]] & (phi[:, [LOWER, UPPER]] < 0.0)).any():
+        _push_limits(joints, pos, quat, inv_mass, inv_inertia)
+        return None
+    return rows
 
 
 def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
@@ -154,35 +217,119 @@ def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h) -> bool:
-    """NEWTON_STEPS global Newton steps Δλ = −(J M⁻¹ Kᵀ)⁻¹ Φ, the bodies moving by M⁻¹ Kᵀ Δλ:
-    K the start rows with the impulse Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None,
-    K = J the present rows and no velocity change. True if Φ reached JOINT_TOLERANCE."""
+            h, free_step=None, resting=None):
+    """NEWTON_STEPS global Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ: K the start rows with the impulse
+    Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None, K = J the present rows and no
+    velocity change. Returns (True if Φ reached JOINT_TOLERANCE, the rows at the poses it left,
+    ``all_rows``' arrays).
+
+    A body's centre moves by Kᵀ Δλ / m. In the SHAKE half with free_step given, the impulse's
+    angular part joins the L the rotation step used and the body is turned again by the rotation
+    step from its start: a spinning body answers a torque gyroscopically, not along I⁻¹, and
+    turning it along I⁻¹ while its L took the impulse made the two disagree (a gyroscope lost
+    its spin and fell). W is then that rotation step's response (``rotation_response``), so
+    Newton converges as fast as for a slow body. Otherwise W = M⁻¹ and the body turns by
+    I_w⁻¹ Kᵀ Δλ.
+
+    resting: contact rows C (``resting_contacts``) the moves must not deepen, C·(move) ≥ 0,
+    solved in the same system with pushing impulses only (a row that would pull is let go and
+    the step solved again) (docs/physics.md#joint-projection)."""
     n = len(pos)
+    shake = start_jac is not None
+    spin = shake and free_step is not None
+    if spin:
+        start_quat, moved = free_step
+        moved = moved.copy()
+        free = rotate_free(start_quat, moved, inv_inertia, h)
+        later = quat_mul(quat, quat_conj(free))  # whatever turned the bodies after that step
+    if resting is not None:  # the position projection keeps the contacts from deepening only
+        resting = KeptRows(*(field[resting.normal] for field in resting))
+    count = 0 if resting is None else len(resting.rate)
+    factors, last_worst = None, np.inf
+    if count:
+        contact = _jacobian(resting, resting.jac, n)                          # (k, 6n)
+        depth = np.zeros(count)   # C · the moves so far, m (< 0: deeper than after the push)
+        pushed = np.zeros(count)  # accumulated impulses of the rows, N·s·s (≥ 0)
+        held = np.zeros(count, dtype=bool)
     for _ in range(NEWTON_STEPS + 1):
-        jac, phi, active, nblock = all_rows(joints, pos, quat)
-        rows = equality_rows(joints, jac, phi, nblock)
-        if len(rows.phi) == 0 or np.abs(rows.phi).max() < JOINT_TOLERANCE:
-            return True
+        jac, phi, active, nblock, worst = _rows_and_error(joints, pos, quat)
+        closed = worst < JOINT_TOLERANCE
+        if closed and (not count or depth.min() > -2 * JOINT_TOLERANCE):
+            return True, (jac, phi, active, nblock)
         if _ == NEWTON_STEPS:
-            return False
-        inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
-        inverse_mass = _inverse_mass(inv_mass, inv_iw)
+            return False, (jac, phi, active, nblock)
+        along_jac = start_jac if shake else jac
+        if worst > CHORD_GAIN * last_worst:  # the chord step gained too little: factor afresh
+            factors = None
+        last_worst = worst
+        if factors is None or count:
+            if spin:
+                response = rotation_response(start_quat, free, moved, inv_inertia, h)
+            else:
+                response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+        if factors is None and not count:
+            factors = _factor(joints, jac, along_jac, nblock, inv_mass, response)
+        # a forest: linear time, no sparse matrices; after the first step the same factors
+        # (a chord step: the matrix moved by the last correction only, so each step still
+        # gains about three digits)
+        solved = None if factors is None else _resolve(factors, -phi, len(nblock), n)
+        if solved is not None:
+            x, move = solved
+            impulse = np.empty((n, 6))                                        # N·s·s
+            body_impulses(joints.first, joints.second, nblock, along_jac, x, impulse)
+            pos += move[:, 0:3]
+            if spin:
+                moved += impulse[:, 3:6] / h
+                quat[:] = quat_mul(later, rotate_free(start_quat, moved, inv_inertia, h))
+            else:
+                quat[:] = _turn(quat, move[:, 3:6])
+            if shake:
+                vel += move[:, 0:3] / h
+                ang_mom += impulse[:, 3:6] / h
+                impulses[:, :6] += x / h
+            continue
+        rows = equality_rows(joints, jac, phi, nblock)
+        inverse_mass = _inverse_mass(inv_mass, response)
         present = _jacobian(rows, rows.jac, n)
-        along = present if start_jac is None else _jacobian(
-            rows, start_jac[rows.joint, rows.row], n)
-        dlam = _solve((present @ inverse_mass @ along.T).tocsr(), -rows.phi)
-        if dlam is None:
-            return False
-        impulse = (along.T @ dlam).reshape(n, 6)                              # N·s·s
-        move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
+        along = present if not shake else _jacobian(rows, start_jac[rows.joint, rows.row], n)
+        joint_rows = len(rows.phi)
+        for _attempt in range(2 * count + 2):  # the active set: rows in, rows out
+            lhs, rhs, kinds = present, -rows.phi, along
+            if count and held.any():
+                lhs = sparse.vstack((present, contact[held]))
+                kinds = sparse.vstack((along, contact[held]))
+                rhs = np.concatenate((rhs, -depth[held]))
+            solved = _solve((lhs @ inverse_mass @ kinds.T).tocsr(), rhs)
+            if solved is None:
+                return False, (jac, phi, active, nblock)
+            impulse = (kinds.T @ solved).reshape(n, 6)                        # N·s·s
+            move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
+            if not count:
+                break
+            pulling = np.flatnonzero(held)[pushed[held] + solved[joint_rows:] < 0.0]
+            if len(pulling):
+                held[pulling] = False
+                continue
+            deeper = ~held & (depth + contact @ move.ravel() < -JOINT_TOLERANCE)
+            if not deeper.any():
+                pushed[held] += solved[joint_rows:]
+                break
+            held |= deeper
+        dlam = solved[:joint_rows]
+        if count:
+            depth += contact @ move.ravel()
         pos += move[:, 0:3]
-        quat[:] = _turn(quat, move[:, 3:6])
-        if start_jac is not None:
+        if spin:
+            moved += impulse[:, 3:6] / h
+            free = rotate_free(start_quat, moved, inv_inertia, h)
+            quat[:] = quat_mul(later, free)
+        else:
+            quat[:] = _turn(quat, move[:, 3:6])
+        if shake:
             vel += move[:, 0:3] / h
             ang_mom += impulse[:, 3:6] / h
             np.add.at(impulses, (rows.joint, rows.row), dlam / h)
-    return False
+    return False, all_rows(joints, pos, quat)
 
 
 def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
@@ -208,25 +355,129 @@ def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
             quat[body] = _turn(quat[body][None], step * ang[None])[0]
 
 
+class KeptRows(NamedTuple):
+    """Rows outside the joints whose rates a velocity projection keeps, k of them: jac (k, 12)
+    [lin A, ang A, lin B, ang B]; first, second (k,) body rows (second < 0: a wall); rate (k,)
+    the rate to keep, m/s; normal (k,) bool: a contact's normal row (the position projection
+    keeps only those from deepening), else a tangent row of a sticking contact."""
+
+    jac: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    rate: np.ndarray
+    normal: np.ndarray
+
+
+def _contact_rows(direction, body, other, arm_a, arm_b, vel, omega):
+    """Rows (k, 12) along direction (k, 3) at arms arm_a, arm_b (k, 3) and their rates (k,)."""
+    jac = np.concatenate((direction, np.cross(arm_a, direction), -direction,
+                          -np.cross(arm_b, direction)), axis=1)                # (k, 12)
+    wall = other < 0
+    second = np.maximum(other, 0)
+    rate = (np.einsum("ka,ka->k", jac[:, 0:3], vel[body])
+            + np.einsum("ka,ka->k", jac[:, 3:6], omega[body])
+            + np.where(wall, 0.0, np.einsum("ka,ka->k", jac[:, 6:9], vel[second])
+                       + np.einsum("ka,ka->k", jac[:, 9:12], omega[second])))  # (k,) m/s
+    return jac, rate
+
+
+def resting_contacts(body, other, point, normal, tangent1, tangent2, pos, vel, omega, speed,
+                     slip) -> KeptRows:
+    """Rows of the k contacts given (body, other (k,) rows, other < 0 a wall; point, normal,
+    tangent1, tangent2 (k, 3), the normal into body) to be kept at rate 0 by the joints'
+    velocity projection (docs/physics.md#joint-projection): the normal row of those that close
+    or open slower than speed m/s, and the two tangent rows of those among them that also slide
+    slower than slip m/s (friction held them), at the bodies' centres pos and velocities vel,
+    omega (n, 3). Zero velocity satisfies every joint and contact at once, so these rows never
+    contradict the joints' (a bouncing contact's rebound could)."""
+    arm_a = point - pos[body]
+    arm_b = np.where((other < 0)[:, None], 0.0, point - pos[np.maximum(other, 0)])
+    jac, rate = _contact_rows(normal, body, other, arm_a, arm_b, vel, omega)
+    first_jac, first_rate = _contact_rows(tangent1, body, other, arm_a, arm_b, vel, omega)
+    second_jac, second_rate = _contact_rows(tangent2, body, other, arm_a, arm_b, vel, omega)
+    resting = np.abs(rate) < speed
+    stuck = resting & (np.hypot(first_rate, second_rate) < slip)
+    jacs = np.concatenate((jac[resting], first_jac[stuck], second_jac[stuck]))
+    firsts = np.concatenate((body[resting], body[stuck], body[stuck])).astype(np.int64)
+    seconds = np.concatenate((other[resting], other[stuck], other[stuck])).astype(np.int64)
+    normals = np.arange(len(firsts)) < int(resting.sum())
+    return KeptRows(jacs, firsts, seconds, np.zeros(len(firsts)), normals)
+
+
+class FactorCache:
+    """The tree factors of the last velocity projection and what they were made from: the end
+    of a step and the start of the next solve the same J M⁻¹ Jᵀ (same joints, poses, masses),
+    so the second reuses the first's factors."""
+
+    def __init__(self):
+        self.key, self.factors = None, None
+
+    def get(self, joints, pos, quat, inv_mass, inv_inertia):
+        key = self.key
+        if key is None or key[0] is not joints:
+            return None
+        for kept, now in zip(key[1:], (pos, quat, inv_mass, inv_inertia)):
+            if kept.shape != now.shape or not np.array_equal(kept, now):
+                return None
+        return self.factors
+
+    def put(self, joints, pos, quat, inv_mass, inv_inertia, factors) -> None:
+        self.key = (joints, pos.copy(), quat.copy(), inv_mass.copy(), inv_inertia.copy())
+        self.factors = factors
+
+    def __deepcopy__(self, memo):  # a copied world starts without (factors are a cache)
+        return FactorCache()
+
+
 def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_mass,
-                       inv_inertia) -> None:
-    """The end velocities onto J v = 0 at the end poses, all equality rows at once (the second
+                       inv_inertia, kept: KeptRows | None = None, rows=None,
+                       inv_iw=None, cache: FactorCache | None = None) -> None:
+    """The velocities onto J v = 0 at the poses pos, quat, all equality rows at once (the second
     half of RATTLE): λ = −(J M⁻¹ Jᵀ)⁻¹ J v, an M-orthogonal projection, so it can only take
-    kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place."""
+    kinetic energy away. vel, ang_mom (n, 3) and impulses (m, ROWS) in place. kept: rows held
+    at their rate with the joints' (resting contacts, ``resting_contacts``), solved in the same
+    system; their impulses go to the bodies only. rows: ``all_rows`` at pos, quat, and inv_iw
+    (n, 3, 3) the world inverse inertia there, if known; cache: factors kept between calls."""
     n = len(pos)
-    jac, phi, active, nblock = all_rows(joints, pos, quat)
-    rows = equality_rows(joints, jac, phi, nblock)
-    if len(rows.phi) == 0:
+    jac, phi, active, nblock = all_rows(joints, pos, quat) if rows is None else rows
+    if not nblock.any():
         return
-    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    if inv_iw is None:
+        inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
+    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
+    if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
+        rate = np.zeros((len(nblock), ROWS))
+        row_rates(joints.first, joints.second, nblock, jac, vel, omega, rate)
+        factors = None if cache is None else cache.get(joints, pos, quat, inv_mass,
+                                                         inv_inertia)
+        if factors is None:
+            factors = _factor(joints, jac, jac, nblock, inv_mass, inv_iw)
+            if cache is not None and factors is not None:
+                cache.put(joints, pos, quat, inv_mass, inv_inertia, factors)
+        solved = None if factors is None else _resolve(factors, -rate, len(nblock), n)
+        if solved is not None:
+            impulse = np.empty((n, 6))
+            body_impulses(joints.first, joints.second, nblock, jac, solved[0], impulse)
+            vel += impulse[:, 0:3] * inv_mass[:, None]
+            ang_mom += impulse[:, 3:6]
+            impulses[:, :6] += solved[0]
+            return
+    rows = equality_rows(joints, jac, phi, nblock)
+    count = len(rows.phi)
+    target = np.zeros(count)
+    if kept is not None and len(kept.rate):
+        rows = EqualityRows(np.concatenate((rows.jac, kept.jac)),
+                            np.concatenate((rows.phi, np.zeros(len(kept.rate)))), rows.joint,
+                            rows.row, np.concatenate((rows.first, kept.first)),
+                            np.concatenate((rows.second, kept.second)))
+        target = np.concatenate((target, kept.rate))
     inverse_mass = _inverse_mass(inv_mass, inv_iw)
     present = _jacobian(rows, rows.jac, n)
-    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     rate = present @ np.concatenate((vel, omega), axis=1).ravel()
-    lam = _solve((present @ inverse_mass @ present.T).tocsr(), -rate)
+    lam = _solve((present @ inverse_mass @ present.T).tocsr(), target - rate)
     if lam is None:
         return
     impulse = (present.T @ lam).reshape(n, 6)
     vel += impulse[:, 0:3] * inv_mass[:, None]
     ang_mom += impulse[:, 3:6]
-    np.add.at(impulses, (rows.joint, rows.row), lam)
+    np.add.at(impulses, (rows.joint, rows.row), lam[:count])

@@ -64,8 +64,9 @@ class JointSet(NamedTuple):
 class JointRows(NamedTuple):
     """One step's rows (see the module docstring), m joints: jac (m, ROWS, 12); phi (m, ROWS)
     position error, m or rad; active (m, ROWS) bool; nblock (m,) int64; block_inv (m, 6, 6)
-    (J M⁻¹ Jᵀ)⁻¹ of the equalities; row_mass (m, ROWS) 1/(J M⁻¹ Jᵀ) of the other rows (softened
-    for springs); soft (m,) the spring's γ, 1/(N·s/m); target (m, ROWS) velocity bias."""
+    (J M⁻¹ Jᵀ)⁻¹ of the equalities of the joints the sweeps visit (zero for the others);
+    row_mass (m, ROWS) 1/(J M⁻¹ Jᵀ) of the other rows (softened for springs); soft (m,) the
+    spring's γ, 1/(N·s/m); target (m, ROWS) velocity bias."""
 
     jac: np.ndarray
     phi: np.ndarray
@@ -83,11 +84,45 @@ def empty_rows(m: int) -> JointRows:
                      np.zeros(m), np.zeros((m, ROWS)))
 
 
+# Small vectors are 3-tuples of floats in the kernels below: a joint's rows are built and solved
+# many times a step (1 000 joints: ~10 000 row builds), and numba allocates every small array
+# on the heap, which cost more than the arithmetic (bench/joints.py)
+
+
 @njit(cache=True, inline='always')
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit(cache=True, inline='always')
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline='always')
+def _add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@njit(cache=True, inline='always')
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(cache=True, inline='always')
+def _rotate(q, v):
+    """R(q) v for the quaternion q (w, x, y, z) and v, both tuples: v + w t + u × t, t = 2 u × v."""
+    w, x, y, z = q
+    tx = 2.0 * (y * v[2] - z * v[1])
+    ty = 2.0 * (z * v[0] - x * v[2])
+    tz = 2.0 * (x * v[1] - y * v[0])
+    return (v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz),
+            v[2] + w * tz + (x * ty - y * tx))
+
+
+@njit(cache=True, inline='always')
+def _vec(array, j):
+    return (array[j, 0], array[j, 1], array[j, 2])
 
 
 @njit(cache=True)
@@ -105,37 +140,34 @@ def quat_matrix(q, out):
     out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
-@njit(cache=True)
-def _qmul(a, b, out):
-    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+@njit(cache=True, inline='always')
+def _qmul(a, b):
+    return (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0])
 
 
-@njit(cache=True)
-def _pose(row, pos, quat, p, q):
-    """p (3,), q (4,) ← the pose of body row (the world's identity if row < 0)."""
+@njit(cache=True, inline='always')
+def _pose(row, pos, quat):
+    """(p, q) tuples: the pose of body row (the world's identity if row < 0)."""
     if row < 0:
-        p[:] = 0.0
-        q[0], q[1], q[2], q[3] = 1.0, 0.0, 0.0, 0.0
-    else:
-        p[:] = pos[row]
-        q[:] = quat[row]
+        return (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+    return ((pos[row, 0], pos[row, 1], pos[row, 2]),
+            (quat[row, 0], quat[row, 1], quat[row, 2], quat[row, 3]))
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _point_row(jac, r, ra, rb, d, n):
     """Row r of jac for the separation rate n·(ṗB − ṗA) of the anchors: ra, rb their arms,
     d = pB − pA (A's direction n turns with A, so A's arm reaches to pB)."""
-    t = np.empty(3)
-    arm = ra + d
-    _cross(arm, n, t)
-    jac[r, 0:3] = -n
-    jac[r, 3:6] = -t
-    _cross(rb, n, t)
-    jac[r, 6:9] = n
-    jac[r, 9:12] = t
+    t = _cross(_add(ra, d), n)
+    u = _cross(rb, n)
+    for k in range(3):
+        jac[r, k] = -n[k]
+        jac[r, 3 + k] = -t[k]
+        jac[r, 6 + k] = n[k]
+        jac[r, 9 + k] = u[k]
 
 
 @njit(cache=True)
@@ -143,43 +175,39 @@ def joint_rows(j, joints, pos, quat, jac, phi, active):
     """Rows of joint j at the poses pos (n, 3), quat (n, 4): fills jac (ROWS, 12), phi (ROWS,),
     active (ROWS,) and returns the number of equality rows."""
     a, b, kind = joints.first[j], joints.second[j], joints.kind[j]
-    pa, qa, pb, qb = np.empty(3), np.empty(4), np.empty(3), np.empty(4)
-    _pose(a, pos, quat, pa, qa)
-    _pose(b, pos, quat, pb, qb)
-    ra_m, rb_m = np.empty((3, 3)), np.empty((3, 3))
-    quat_matrix(qa, ra_m)
-    quat_matrix(qb, rb_m)
-    ra = ra_m @ joints.local_a[j]
-    rb = rb_m @ joints.local_b[j]
-    d = (pb + rb) - (pa + ra)
-    jac[:, :] = 0.0
-    phi[:] = 0.0
-    active[:] = False
-    zero = np.zeros(3)
-    e = np.eye(3)
+    pa, qa = _pose(a, pos, quat)
+    pb, qb = _pose(b, pos, quat)
+    ra = _rotate(qa, _vec(joints.local_a, j))
+    rb = _rotate(qb, _vec(joints.local_b, j))
+    d = _sub(_add(pb, rb), _add(pa, ra))
+    for r in range(ROWS):
+        for c in range(12):
+            jac[r, c] = 0.0
+        phi[r] = 0.0
+        active[r] = False
+    zero = (0.0, 0.0, 0.0)
     n = 0
     if kind == BALL or kind == HINGE or kind == FIXED:
         for k in range(3):  # the anchors coincide
-            _point_row(jac, n, ra, rb, zero, e[k])
+            axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
+            _point_row(jac, n, ra, rb, zero, axis)
             phi[n] = d[k]
             n += 1
     if kind == HINGE:  # A's axis stays perpendicular to two directions of B's
-        ha = ra_m @ joints.axis_a[j]
-        b1 = rb_m @ joints.perp_b[j]
-        b2 = np.empty(3)
-        _cross(rb_m @ joints.axis_b[j], b1, b2)
-        t = np.empty(3)
+        ha = _rotate(qa, _vec(joints.axis_a, j))
+        b1 = _rotate(qb, _vec(joints.perp_b, j))
+        b2 = _cross(_rotate(qb, _vec(joints.axis_b, j)), b1)
         for bk in (b1, b2):
-            _cross(ha, bk, t)
-            jac[n, 3:6] = t
-            jac[n, 9:12] = -t
-            phi[n] = ha @ bk
+            t = _cross(ha, bk)
+            for k in range(3):
+                jac[n, 3 + k] = t[k]
+                jac[n, 9 + k] = -t[k]
+            phi[n] = _dot(ha, bk)
             n += 1
     if kind == PRISMATIC or kind == FIXED:  # no relative rotation: θ of q_A q_rel q_B*
-        qt, qe = np.empty(4), np.empty(4)
-        _qmul(qa, joints.rel_quat[j], qt)
-        qb_conj = np.array([qb[0], -qb[1], -qb[2], -qb[3]])
-        _qmul(qt, qb_conj, qe)
+        rel = (joints.rel_quat[j, 0], joints.rel_quat[j, 1], joints.rel_quat[j, 2],
+               joints.rel_quat[j, 3])
+        qe = _qmul(_qmul(qa, rel), (qb[0], -qb[1], -qb[2], -qb[3]))
         sign = 1.0 if qe[0] >= 0.0 else -1.0
         for k in range(3):
             jac[n, 3 + k] = 1.0
@@ -187,36 +215,37 @@ def joint_rows(j, joints, pos, quat, jac, phi, active):
             phi[n] = 2.0 * sign * qe[1 + k]
             n += 1
     if kind == PRISMATIC:  # the anchors stay on A's axis
-        ha = ra_m @ joints.axis_a[j]
-        n1 = ra_m @ joints.perp_a[j]
-        n2 = np.empty(3)
-        _cross(ha, n1, n2)
+        ha = _rotate(qa, _vec(joints.axis_a, j))
+        n1 = _rotate(qa, _vec(joints.perp_a, j))
+        n2 = _cross(ha, n1)
         for nk in (n1, n2):
             _point_row(jac, n, ra, rb, d, nk)
-            phi[n] = nk @ d
+            phi[n] = _dot(nk, d)
             n += 1
     drive = -1.0  # position of the driven coordinate along its row, or none
     if kind == HINGE:
-        ha = ra_m @ joints.axis_a[j]
-        pa_w, pb_w, t = ra_m @ joints.perp_a[j], rb_m @ joints.perp_b[j], np.empty(3)
-        _cross(pa_w, pb_w, t)
-        angle = np.arctan2(ha @ t, pa_w @ pb_w)
-        jac[DRIVE, 3:6] = -ha
-        jac[DRIVE, 9:12] = ha
+        ha = _rotate(qa, _vec(joints.axis_a, j))
+        pa_w = _rotate(qa, _vec(joints.perp_a, j))
+        pb_w = _rotate(qb, _vec(joints.perp_b, j))
+        angle = np.arctan2(_dot(ha, _cross(pa_w, pb_w)), _dot(pa_w, pb_w))
+        for k in range(3):
+            jac[DRIVE, 3 + k] = -ha[k]
+            jac[DRIVE, 9 + k] = ha[k]
         drive = angle
     elif kind == PRISMATIC:
-        ha = ra_m @ joints.axis_a[j]
+        ha = _rotate(qa, _vec(joints.axis_a, j))
         _point_row(jac, DRIVE, ra, rb, d, ha)
-        drive = ha @ d
+        drive = _dot(ha, d)
     elif kind == DISTANCE:
-        length = np.sqrt(d @ d)
-        u = d / length if length > 1e-12 else e[1]
+        length = np.sqrt(_dot(d, d))
+        u = (d[0] / length, d[1] / length, d[2] / length) if length > 1e-12 else (0.0, 1.0, 0.0)
         _point_row(jac, DRIVE, ra, rb, zero, u)
         drive = length
         equal = (joints.min_length[j] == joints.max_length[j]
                  and joints.stiffness[j] == 0.0 and joints.damping[j] == 0.0)
         if equal:  # a rigid rod: one equality row
-            jac[0] = jac[DRIVE]
+            for c in range(12):
+                jac[0, c] = jac[DRIVE, c]
             phi[0] = length - joints.min_length[j]
             n = 1
     if kind == HINGE or kind == PRISMATIC or kind == DISTANCE:
@@ -225,12 +254,13 @@ def joint_rows(j, joints, pos, quat, jac, phi, active):
         if kind == DISTANCE:
             lo, hi = joints.min_length[j], joints.max_length[j]
         if (kind == DISTANCE and n == 0) or joints.limited[j]:
-            jac[LOWER] = jac[DRIVE]
+            for c in range(12):
+                jac[LOWER, c] = jac[DRIVE, c]
+                jac[UPPER, c] = -jac[DRIVE, c]
             phi[LOWER] = drive - lo
             # a rope (min 0) has no lower row: its direction is undefined at zero length, and a
             # speculative row there would stop the body at the anchor
             active[LOWER] = not (kind == DISTANCE and lo <= 0.0)
-            jac[UPPER] = -jac[DRIVE]
             phi[UPPER] = hi - drive
             active[UPPER] = True
         active[DRIVE] = (joints.motor_max[j] >= 0.0
@@ -239,14 +269,20 @@ def joint_rows(j, joints, pos, quat, jac, phi, active):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _pair_effective(jr, jc, a, b, inv_mass, inv_iw):
     """jr M⁻¹ jcᵀ of two rows (12,) of the same joint."""
     out = 0.0
     if a >= 0:
-        out += inv_mass[a] * (jr[0:3] @ jc[0:3]) + jr[3:6] @ (inv_iw[a] @ jc[3:6])
+        out += inv_mass[a] * (jr[0] * jc[0] + jr[1] * jc[1] + jr[2] * jc[2])
+        for p in range(3):
+            for q in range(3):
+                out += jr[3 + p] * inv_iw[a, p, q] * jc[3 + q]
     if b >= 0:
-        out += inv_mass[b] * (jr[6:9] @ jc[6:9]) + jr[9:12] @ (inv_iw[b] @ jc[9:12])
+        out += inv_mass[b] * (jr[6] * jc[6] + jr[7] * jc[7] + jr[8] * jc[8])
+        for p in range(3):
+            for q in range(3):
+                out += jr[9 + p] * inv_iw[b, p, q] * jc[9 + q]
     return out
 
 
@@ -265,24 +301,58 @@ def _block_matrix(jac, nb, a, b, inv_mass, inv_iw, out):
 
 
 @njit(cache=True)
+def invert_small(mat, nb, out, work):
+    """out[:nb, :nb] ← mat[:nb, :nb]⁻¹ by Gauss–Jordan elimination with partial pivoting (nb ≤
+    6; work (6, 12) scratch); False, out untouched, if a pivot is exactly zero (singular)."""
+    for r in range(nb):
+        for c in range(nb):
+            work[r, c] = mat[r, c]
+            work[r, nb + c] = 1.0 if r == c else 0.0
+    for c in range(nb):
+        best, pivot = c, abs(work[c, c])
+        for r in range(c + 1, nb):
+            if abs(work[r, c]) > pivot:
+                best, pivot = r, abs(work[r, c])
+        if not pivot > 1e-300:
+            return False
+        if best != c:
+            for k in range(2 * nb):
+                work[c, k], work[best, k] = work[best, k], work[c, k]
+        scale = 1.0 / work[c, c]
+        for k in range(2 * nb):
+            work[c, k] *= scale
+        for r in range(nb):
+            if r != c and work[r, c] != 0.0:
+                f = work[r, c]
+                for k in range(2 * nb):
+                    work[r, k] -= f * work[c, k]
+    for r in range(nb):
+        for c in range(nb):
+            out[r, c] = work[r, nb + c]
+    return True
+
+
+@njit(cache=True)
 def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
     """Fill rows (JointRows) for the step of h s from the start poses; inv_mass (n,) 1/kg and
     inv_iw (n, 3, 3) world inverse inertia (zero for bodies held still)."""
+    mat, work, c = np.empty((6, 6)), np.empty((6, 12)), np.empty(6)
     for j in range(len(joints.kind)):
         a, b = joints.first[j], joints.second[j]
         nb = joint_rows(j, joints, pos, quat, rows.jac[j], rows.phi[j], rows.active[j])
         rows.nblock[j] = nb
-        mat = np.zeros((nb, nb))
-        _block_matrix(rows.jac[j], nb, a, b, inv_mass, inv_iw, mat)
         rows.block_inv[j, :, :] = 0.0
-        if nb > 0 and np.abs(np.linalg.det(mat)) > 1e-300:
-            rows.block_inv[j, :nb, :nb] = np.linalg.inv(mat)
-        rows.target[j, :] = 0.0
+        swept = rows.active[j, LOWER] or rows.active[j, UPPER] or rows.active[j, DRIVE]
+        if nb > 0 and swept:  # only the sweeps read it (``one_sided``)
+            _block_matrix(rows.jac[j], nb, a, b, inv_mass, inv_iw, mat)
+            invert_small(mat, nb, rows.block_inv[j], work)
+        for r in range(ROWS):
+            rows.target[j, r] = 0.0
         for r in (LOWER, UPPER, DRIVE):
             if not rows.active[j, r]:
                 continue
             k = _through_equalities(rows.jac[j], nb, r, a, b, inv_mass, inv_iw,
-                                    rows.block_inv[j])
+                                    rows.block_inv[j], c)
             rows.row_mass[j, r] = 1.0 / k if k > 1e-300 else 0.0
             if r != DRIVE:  # may close the gap within the step, not more
                 rows.target[j, r] = -max(rows.phi[j, r], 0.0) / h
@@ -292,7 +362,7 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
                 rows.target[j, DRIVE] = joints.motor_speed[j]
             else:  # implicit spring-damper: Box2D's soft row
                 k = _through_equalities(rows.jac[j], nb, DRIVE, a, b, inv_mass, inv_iw,
-                                        rows.block_inv[j])
+                                        rows.block_inv[j], c)
                 gamma = 1.0 / (h * (joints.damping[j] + h * joints.stiffness[j]))
                 stretch = rows.phi[j, DRIVE] - joints.rest_length[j]
                 rows.target[j, DRIVE] = -stretch * h * joints.stiffness[j] * gamma
@@ -301,43 +371,47 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
 
 
 @njit(cache=True)
-def _through_equalities(jac, nb, r, a, b, inv_mass, inv_iw, block_inv):
+def _through_equalities(jac, nb, r, a, b, inv_mass, inv_iw, block_inv, c):
     """The effective mass's inverse of row r of jac (ROWS, 12) with the joint's nb equality rows
-    held (a Schur complement): k − cᵀ (J_eq M⁻¹ J_eqᵀ)⁻¹ c, c = J_eq M⁻¹ J_rᵀ. A limit or motor
-    row's impulse followed by the equality block's re-solve changes the row's rate by exactly
-    this per unit impulse, so a lone joint's limit holds in one sweep even when the equality
-    rows carry a much larger mass than the row itself (a bob on a hinge: its spin is light, its
-    orbit heavy; docs/physics.md#joints)."""
+    held (a Schur complement): k − cᵀ (J_eq M⁻¹ J_eqᵀ)⁻¹ c, c = J_eq M⁻¹ J_rᵀ (c (6,) scratch).
+    A limit or motor row's impulse followed by the equality block's re-solve changes the row's
+    rate by exactly this per unit impulse, so a lone joint's limit holds in one sweep even when
+    the equality rows carry a much larger mass than the row itself (a bob on a hinge: its spin
+    is light, its orbit heavy; docs/physics.md#joints)."""
     k = _effective(jac[r], a, b, inv_mass, inv_iw)
-    if nb == 0:
-        return k
-    c = np.empty(nb)
     for q in range(nb):
         c[q] = _pair_effective(jac[q], jac[r], a, b, inv_mass, inv_iw)
-    return k - c @ (np.ascontiguousarray(block_inv[:nb, :nb]) @ c)
+    for p in range(nb):
+        for q in range(nb):
+            k -= c[p] * block_inv[p, q] * c[q]
+    return k
 
 
 @njit(cache=True, inline='always')
 def _rate(jr, a, b, vel, omega):
     u = 0.0
     if a >= 0:
-        u += jr[0:3] @ vel[a] + jr[3:6] @ omega[a]
+        for k in range(3):
+            u += jr[k] * vel[a, k] + jr[3 + k] * omega[a, k]
     if b >= 0:
-        u += jr[6:9] @ vel[b] + jr[9:12] @ omega[b]
+        for k in range(3):
+            u += jr[6 + k] * vel[b, k] + jr[9 + k] * omega[b, k]
     return u
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _apply(jr, lam, a, b, vel, omega, ang_mom, inv_mass, inv_iw):
     """Impulse Jᵀλ of one row on both bodies: v += λ J_lin / m, L += λ J_ang, ω += I_w⁻¹ λ J_ang."""
-    if a >= 0:
-        vel[a] += inv_mass[a] * lam * jr[0:3]
-        ang_mom[a] += lam * jr[3:6]
-        omega[a] += inv_iw[a] @ (lam * jr[3:6])
-    if b >= 0:
-        vel[b] += inv_mass[b] * lam * jr[6:9]
-        ang_mom[b] += lam * jr[9:12]
-        omega[b] += inv_iw[b] @ (lam * jr[9:12])
+    for side in range(2):
+        body = a if side == 0 else b
+        if body < 0:
+            continue
+        o = 6 * side
+        for k in range(3):
+            vel[body, k] += inv_mass[body] * lam * jr[o + k]
+            ang_mom[body, k] += lam * jr[o + 3 + k]
+            omega[body, k] += lam * (inv_iw[body, k, 0] * jr[o + 3] + inv_iw[body, k, 1]
+                                     * jr[o + 4] + inv_iw[body, k, 2] * jr[o + 5])
 
 
 @njit(cache=True)
@@ -358,8 +432,24 @@ def solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_
                      iterations):
     """Gauss–Seidel sweeps over the joints: in each, the one-sided and drive rows one by one,
     then the equality rows together. Accumulates the step's impulses (m, ROWS) N·s."""
+    sweep_joints(np.arange(len(joints.kind)), joints, rows, impulses, vel, omega, ang_mom,
+                 inv_mass, inv_iw, h, iterations)
+
+
+def one_sided(rows: JointRows) -> np.ndarray:
+    """(k,) int64 the joints with a limit, motor or spring row in use this step: the ones the
+    sweeps must visit (the equality rows alone are solved exactly by the global projection,
+    docs/physics.md#joint-projection)."""
+    return np.flatnonzero(rows.active[:, LOWER:].any(axis=1))
+
+
+@njit(cache=True)
+def sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw, h,
+                 iterations):
+    """``solve_velocities`` over the joints swept (k,) only, in that order."""
+    rate = np.empty(6)
     for _ in range(iterations):
-        for j in range(len(joints.kind)):
+        for j in swept:
             a, b = joints.first[j], joints.second[j]
             for r in (DRIVE, LOWER, UPPER):
                 if not rows.active[j, r]:
@@ -378,20 +468,21 @@ def solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_
                     _apply(jr, new - old, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
                     impulses[j, r] = new
                     # the equality rows at once after each: the row's mass assumed they hold
-                    _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
-            _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+                    _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw,
+                                 rate)
+            _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw, rate)
 
 
 @njit(cache=True)
-def _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw):
-    """Joint j's equality rows solved together (the seed's A x = b): J v = 0 for all of them."""
+def _solve_block(j, rows, impulses, a, b, vel, omega, ang_mom, inv_mass, inv_iw, rate):
+    """Joint j's equality rows solved together (the seed's A x = b): J v = 0 for all of them;
+    rate (6,) scratch."""
     nb = rows.nblock[j]
-    if nb == 0:
-        return
-    rate = np.empty(nb)
     for r in range(nb):
         rate[r] = _rate(rows.jac[j, r], a, b, vel, omega)
-    lam = -(np.ascontiguousarray(rows.block_inv[j, :nb, :nb]) @ rate)
     for r in range(nb):
-        _apply(rows.jac[j, r], lam[r], a, b, vel, omega, ang_mom, inv_mass, inv_iw)
-        impulses[j, r] += lam[r]
+        lam = 0.0
+        for c in range(nb):
+            lam -= rows.block_inv[j, r, c] * rate[c]
+        _apply(rows.jac[j, r], lam, a, b, vel, omega, ang_mom, inv_mass, inv_iw)
+        impulses[j, r] += lam

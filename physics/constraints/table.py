@@ -6,18 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from physics.constraints.joint import KIND, WORLD, JointDef
-from physics.constraints.projection import project_positions
+from physics.constraints.projection import FactorCache, project_positions, project_velocities
 from physics.constraints.solve import (
+    LOWER,
     NO_MOTOR,
     ROWS,
+    UPPER,
     JointRows,
     JointSet,
     empty_rows,
     joint_rows,
+    one_sided,
     prepare_rows,
-    solve_velocities,
+    sweep_joints,
     warm_start,
 )
 from physics.geometry.rotation import quat_rotate
@@ -104,16 +108,27 @@ class JointTable:
     force: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     error: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    # the kernel arrays of the last ``arrays`` call and the body ids they were made for: a
+    # step needs them and they change only with the joints or the bodies
+    _cache: tuple | None = field(default=None, repr=False, compare=False)
+    # the last velocity projection's factors (the next step starts with the same system)
+    factors: FactorCache = field(default_factory=FactorCache, repr=False, compare=False)
 
     @property
     def ids(self) -> list[int]:
         return list(self.defs)
+
+    def replace(self, joint_id: int, joint: JointDef) -> None:
+        """Joint joint_id's definition becomes joint (same bodies, frames kept)."""
+        self.defs[joint_id] = joint
+        self._cache = None
 
     def add(self, joint: JointDef, frames: Frames) -> int:
         joint_id = self.next_id
         self.next_id += 1
         self.defs[joint_id] = joint
         self.frames[joint_id] = frames
+        self._cache = None
         self.impulses = np.vstack((self.impulses, np.zeros((1, ROWS))))
         self.force = np.vstack((self.force, np.zeros((1, 3))))
         self.torque = np.vstack((self.torque, np.zeros((1, 3))))
@@ -124,6 +139,7 @@ class JointTable:
         row = self.ids.index(joint_id)
         del self.defs[joint_id]
         del self.frames[joint_id]
+        self._cache = None
         for name in ("impulses", "force", "torque", "error"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
 
@@ -131,7 +147,37 @@ class JointTable:
         return [k for k, d in self.defs.items() if body_id in (d.first, d.second)]
 
     def arrays(self, ids: np.ndarray) -> JointSet:
-        """The joints as kernel arrays, bodies as rows of ids (n,) (sorted, stable)."""
+        """The joints as kernel arrays, bodies as rows of ids (n,) (sorted, stable); made again
+        only when the joints or the ids changed."""
+        if self._cache is not None and np.array_equal(self._cache[0], ids):
+            return self._cache[1]
+        joints = self._arrays(ids)
+        self._cache = (ids.copy(), joints, {})
+        return joints
+
+    def unjoined_keys(self, ids: np.ndarray) -> np.ndarray:
+        """Sorted keys min·n + max (int64) of the row pairs, rows of ids (n,), that two joints
+        keep from colliding (joined, without ``collide``); cached like ``arrays``."""
+        joints = self.arrays(ids)
+        extras = self._cache[2]
+        if "unjoined" not in extras:
+            keep = np.array([not d.collide for d in self.defs.values()], dtype=bool)
+            keep &= joints.second >= 0
+            a, b = joints.first[keep], joints.second[keep]
+            n = np.int64(len(ids))
+            extras["unjoined"] = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
+        return extras["unjoined"]
+
+    def break_forces(self, ids: np.ndarray) -> np.ndarray:
+        """(m,) N each joint breaks past (inf: never); cached like ``arrays``."""
+        self.arrays(ids)
+        extras = self._cache[2]
+        if "break" not in extras:
+            extras["break"] = np.array([np.inf if d.break_force is None else d.break_force
+                                        for d in self.defs.values()], dtype=float)
+        return extras["break"]
+
+    def _arrays(self, ids: np.ndarray) -> JointSet:
         defs, frames = list(self.defs.values()), list(self.frames.values())
         m = len(defs)
 
@@ -161,46 +207,84 @@ class JointTable:
 
 
 def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, ang_mom, inv_mass,
-                           inv_iw, h, iterations, rows: JointRows | None = None) -> JointRows:
-    """Prepare (unless rows are given), warm-start and sweep; vel, omega, ang_mom (n, 3) and
-    impulses (m, ROWS) in place."""
-    if rows is None:
-        rows = empty_rows(len(joints.kind))
-        prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
-        warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
-    solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw, float(h),
-                     int(iterations))
+                           inv_iw, inv_inertia, h, iterations, cache=None) -> JointRows:
+    """Prepare the rows, warm-start, sweep the joints with limit, motor or spring rows, then all
+    equality rows exactly at once (``project_velocities``); vel, omega, ang_mom (n, 3) and
+    impulses (m, ROWS) in place. A joint of equality rows only is not swept: the global solve
+    that follows gives the same velocities (it is the M-orthogonal projection, and a sweep's
+    impulses lie in the rows' own span), so its sweeps were wasted work
+    (docs/physics.md#joint-projection). cache: a ``FactorCache`` kept between steps."""
+    rows = empty_rows(len(joints.kind))
+    prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
+    warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
+    swept = one_sided(rows)
+    if len(swept):
+        sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw,
+                     float(h), int(iterations))
+    project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                       rows=(rows.jac, rows.phi, rows.active, rows.nblock), inv_iw=inv_iw,
+                       cache=cache)
+    omega[:] = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     return rows
 
 
 def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
-            inv_inertia, h) -> None:
+            inv_inertia, h, free_step=None, resting=None, cache=None):
     """Every joint back onto Φ = 0 (Newton steps along the step's start rows ``rows``), then the
-    end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place
-    (docs/physics.md#joint-projection)."""
-    project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                      float(h))
+    end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place;
+    free_step (start orientations (n, 4), the world L (n, 3) the rotation step used): see
+    ``project_positions``; resting: contact rows held at rate 0
+    (docs/physics.md#joint-projection). Returns the rows at the end poses, or None (see
+    ``project_positions``)."""
+    return project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass,
+                             inv_inertia, float(h), free_step, resting, cache)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
     """(m, 2): largest |Φ| of each joint's position rows (m) and of its angle rows (rad),
     counting violated limits."""
-    m = len(joints.kind)
-    out = np.zeros((m, 2))
-    jac, phi = np.zeros((ROWS, 12)), np.zeros(ROWS)
-    active = np.zeros(ROWS, np.bool_)
-    for j in range(m):
-        nb = joint_rows(j, joints, pos, quat, jac, phi, active)
+    out = np.zeros((len(joints.kind), 2))
+    _violations_kernel(joints, pos, quat, out)
+    return out
+
+
+def violations_of(rows) -> np.ndarray:
+    """``violations`` from rows already made at the poses (``all_rows``' arrays)."""
+    jac, phi, active, nblock = rows
+    out = np.zeros((len(nblock), 2))
+    _classify_kernel(jac, phi, active, nblock, out)
+    return out
+
+
+@njit(cache=True)
+def _violations_kernel(joints, pos, quat, out):
+    jac, phi = np.zeros((1, ROWS, 12)), np.zeros((1, ROWS))
+    active, nblock = np.zeros((1, ROWS), np.bool_), np.zeros(1, np.int64)
+    row = np.zeros((1, 2))
+    for j in range(len(joints.kind)):
+        nblock[0] = joint_rows(j, joints, pos, quat, jac[0], phi[0], active[0])
+        row[0, 0], row[0, 1] = 0.0, 0.0
+        _classify_kernel(jac, phi, active, nblock, row)
+        out[j, 0], out[j, 1] = row[0, 0], row[0, 1]
+
+
+@njit(cache=True)
+def _classify_kernel(jac, phi, active, nblock, out):
+    """out (m, 2) ← the largest |Φ| of each joint's position and angle rows, violated limits
+    counted, from its rows jac (m, ROWS, 12), phi, active (m, ROWS), nblock (m,)."""
+    for j in range(len(nblock)):
         for r in range(ROWS):
-            if r < nb:
-                value = abs(phi[r])
-            elif r in (6, 7) and active[r]:
-                value = max(-phi[r], 0.0)
+            if r < nblock[j]:
+                value = abs(phi[j, r])
+            elif (r == LOWER or r == UPPER) and active[j, r]:
+                value = max(-phi[j, r], 0.0)
             else:
                 continue
-            angular = not jac[r, 0:3].any() and not jac[r, 6:9].any()
-            out[j, int(angular)] = max(out[j, int(angular)], value)
-    return out
+            angular = 1
+            for c in range(3):
+                if jac[j, r, c] != 0.0 or jac[j, r, 6 + c] != 0.0:
+                    angular = 0
+            out[j, angular] = max(out[j, angular], value)
 
 
 def reactions(joints: JointSet, rows: JointRows, impulses, pos, quat, h):

@@ -1,0 +1,227 @@
+"""Steps per second of a swinging chain: N box links on ball joints, hung from the world.
+
+    python bench/joints.py [--sizes 10 100 1000] [--repeats 3] [--only-tumble]
+
+N links of 10 × 2 × 2 cm and 0.1 kg, joined end to end by ball joints at their end faces, hang
+from the world at one end; the chain starts straight and level (out of equilibrium, at rest),
+so it swings down and whips; dt = 1/240 s, no walls. The same chain runs in MuJoCo and PyBullet
+when installed (extra `bench`), in the same process, one after the other, as a user of each
+would write it:
+
+- MuJoCo: a kinematic tree of N nested bodies, each with a ball joint at its parent's end and a
+  box geom (default options: Euler, Newton solver). Its joints hold by construction (the state
+  is the joint angles), so its violation is zero; contacts are left as MuJoCo makes them
+  (between non-adjacent links, parent and child excluded), as in Tumble, whose joined links do
+  not collide and the others do. With the default Euler step the whipping chain blows up
+  (MuJoCo warns and resets the state; the note says so), as it does with implicitfast; RK4
+  holds it, so a second row runs RK4 (up to N = RK4_UP_TO), which a user would switch to.
+  Only peers that ran stably count as "best peer".
+- PyBullet: N free boxes and N point-to-point constraints (`JOINT_POINT2POINT`), DIRECT mode,
+  default solver settings; collisions between the two links of each joint are switched off
+  (their end faces touch at the joint), the others left on.
+
+Each engine runs the chain `repeats` times from the start (the first step of each run not
+timed: first-call costs); a warm-up run comes first, and an engine slower than RUN_SECONDS a run
+runs fewer steps (the steps column says how many). Prints the median steps/s, the ratio of
+Tumble to each peer, and the worst joint violation over every step of the last run (Tumble:
+``World.joint_errors``; PyBullet: the distance between the two anchor points of each joint),
+and where the chain's tip is at the end, so a fast but wrong engine would show. "Tumble 1T"
+holds Tumble's compiled kernels to one thread. Never fails on a timing.
+Target: Tumble at least the best peer at N = 100 and 1 000, violation ≤ 1 mm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is numba's (below)
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from physics.constraints.joint import WORLD, JointDef  # noqa: E402
+from physics.model import BodyDef, WorldDef  # noqa: E402
+from physics.runtime import configure  # noqa: E402
+from physics.warmup import compile_kernels  # noqa: E402
+from physics.world import World  # noqa: E402
+
+H = 1.0 / 240.0
+LENGTH, WIDTH, MASS = 0.1, 0.02, 0.1   # m, m, kg per link
+STEPS = {10: 2400, 100: 480, 1000: 120}  # per run: 10 s, 2 s, 0.5 s of swing
+RUN_SECONDS = 10.0  # wall time a run may take: slower engines run fewer steps
+MIN_STEPS = 6
+RK4_UP_TO = 100     # links: beyond, MuJoCo's RK4 takes seconds a step
+
+
+def steps_for(n: int) -> int:
+    return STEPS.get(n, max(120, 48000 // max(n, 1)))
+
+
+def tumble_chain(n: int):
+    """(step, violation, tip, note) for Tumble: violation() the worst joint error now, m; tip()
+    the last link's centre (3,) m; note() what the run says about itself (the peers: same)."""
+    world = World(WorldDef(container_size=None, gravity=(0.0, -9.81, 0.0)))
+    half = np.array([LENGTH, WIDTH, WIDTH]) / 2
+    hull = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
+    moments = MASS / 12 * np.array([2 * WIDTH**2, LENGTH**2 + WIDTH**2, LENGTH**2 + WIDTH**2])
+    previous = WORLD
+    for k in range(n):
+        body = world.add_body(BodyDef(mass=MASS, principal_moments=moments, hull=hull,
+                                      position=[(k + 0.5) * LENGTH, 0.0, 0.0]))
+        world.add_joint(JointDef("ball", body, previous, anchor=[k * LENGTH, 0.0, 0.0]))
+        previous = body
+    return (lambda: world.step(H)), (lambda: float(world.joint_errors()[:, 0].max())), (
+        lambda: world.state.pos[-1].copy()), (lambda: "")
+
+
+def mujoco_chain(n: int, integrator: str = "EULER"):
+    import mujoco
+
+    spec = mujoco.MjSpec()  # built in code: MuJoCo's XML refuses nesting 1 000 bodies deep
+    spec.option.timestep = H
+    spec.option.gravity = [0.0, -9.81, 0.0]
+    spec.option.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator}")
+    parent = spec.worldbody
+    for k in range(n):
+        parent = parent.add_body(pos=[LENGTH / 2 if k == 0 else LENGTH, 0.0, 0.0])
+        parent.add_joint(type=mujoco.mjtJoint.mjJNT_BALL, pos=[-LENGTH / 2, 0.0, 0.0])
+        parent.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[LENGTH / 2, WIDTH / 2, WIDTH / 2],
+                        mass=MASS)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+
+    def note():  # MuJoCo resets the state when the accelerations blow up, and warns
+        resets = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
+        return f" unstable: reset {resets}× (tip since the reset)" if resets else ""
+    return (lambda: mujoco.mj_step(model, data)), (lambda: 0.0), (
+        lambda: data.xpos[-1].copy()), note
+
+
+def mujoco_rk4_chain(n: int):
+    return mujoco_chain(n, "RK4")
+
+
+def pybullet_chain(n: int):
+    import pybullet
+
+    client = pybullet.connect(pybullet.DIRECT)
+    pybullet.setGravity(0, -9.81, 0, physicsClientId=client)
+    pybullet.setTimeStep(H, physicsClientId=client)
+    shape = pybullet.createCollisionShape(pybullet.GEOM_BOX,
+                                          halfExtents=[LENGTH / 2, WIDTH / 2, WIDTH / 2],
+                                          physicsClientId=client)
+    links = [pybullet.createMultiBody(MASS, shape, basePosition=[(k + 0.5) * LENGTH, 0, 0],
+                                      physicsClientId=client) for k in range(n)]
+    end, start = [LENGTH / 2, 0, 0], [-LENGTH / 2, 0, 0]
+    pybullet.createConstraint(links[0], -1, -1, -1, pybullet.JOINT_POINT2POINT, [0, 0, 0], start,
+                              [0, 0, 0], physicsClientId=client)
+    for a, b in zip(links, links[1:]):
+        pybullet.createConstraint(a, -1, b, -1, pybullet.JOINT_POINT2POINT, [0, 0, 0], end,
+                                  start, physicsClientId=client)
+        pybullet.setCollisionFilterPair(a, b, -1, -1, 0, physicsClientId=client)
+
+    def anchors():
+        ends, starts = [], []
+        for link in links:
+            where, turn = pybullet.getBasePositionAndOrientation(link, physicsClientId=client)
+            rot = np.array(pybullet.getMatrixFromQuaternion(turn)).reshape(3, 3)
+            ends.append(where + rot @ end)
+            starts.append(where + rot @ start)
+        return np.array(ends), np.array(starts)
+
+    def violation():
+        ends, starts = anchors()
+        gaps = np.linalg.norm(starts[1:] - ends[:-1], axis=1)
+        return float(max(np.linalg.norm(starts[0]), gaps.max(initial=0.0)))
+
+    def tip():
+        return np.array(pybullet.getBasePositionAndOrientation(
+            links[-1], physicsClientId=client)[0])
+    return (lambda: pybullet.stepSimulation(physicsClientId=client)), violation, tip, (
+        lambda: "")
+
+
+def run(make, n: int, repeats: int, threads: int):
+    """Median steps/s over repeats, the steps of each run, the worst violation over every step
+    of the last run (m), the tip's position at its end and the engine's note. A warm-up run of
+    up to a tenth of the steps comes first; an engine that would take more than RUN_SECONDS a
+    run gets fewer steps, and one slower than a step a second a single run (MuJoCo at
+    N = 1 000: its mass matrix is dense for a chain)."""
+    numba.set_num_threads(threads)
+    steps = steps_for(n)
+    step = make(n)[0]
+    t0, done = time.perf_counter(), 0
+    while done < max(steps // 10, 2) and time.perf_counter() - t0 < RUN_SECONDS / 4:
+        step()
+        done += 1
+    guess = done / (time.perf_counter() - t0)
+    steps = int(min(steps, max(MIN_STEPS, guess * RUN_SECONDS)))
+    repeats = repeats if guess >= 1.0 else 1
+    rates, worst, tip, note = [], 0.0, None, ""
+    for run_index in range(repeats):
+        step, violation, where, says = make(n)
+        step()  # first-call costs (this chain's arrays) are not the steady rate
+        measure = run_index == repeats - 1
+        spent = 0.0
+        for _ in range(steps - 1):
+            t0 = time.perf_counter()
+            step()
+            spent += time.perf_counter() - t0
+            if measure:
+                worst = max(worst, violation())
+        rates.append((steps - 1) / spent)
+        tip, note = where(), says()
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return statistics.median(rates), steps, worst, tip, note
+
+
+def main() -> None:
+    configure()  # the engine's process settings (physics/runtime.py), as the app sets them
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only-tumble", action="store_true",
+                        help="skip the peers (quick checks of Tumble alone)")
+    args = parser.parse_args()
+    compile_kernels()
+    threads = numba.config.NUMBA_NUM_THREADS
+    engines = [("Tumble", tumble_chain, threads)]
+    if threads > 1:  # the same engine held to one thread, for the single-core comparison
+        engines.append(("Tumble 1T", tumble_chain, 1))
+    peers = () if args.only_tumble else (("MuJoCo", "mujoco", mujoco_chain),
+                                         ("MuJoCo RK4", "mujoco", mujoco_rk4_chain),
+                                         ("PyBullet", "pybullet", pybullet_chain))
+    for name, module, make in peers:
+        try:
+            __import__(module)
+            engines.append((name, make, 1))
+        except ImportError:
+            print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
+    print(f"dt 1/240 s, median of {args.repeats} run(s) per engine; Tumble on {threads} "
+          f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one")
+    print(f"{'N':>5} {'steps':>6} {'engine':<11}{'steps/s':>10}{'Tumble/it':>11}"
+          f"{'worst viol. mm':>16}   tip at the end, m")
+    for n in args.sizes:
+        results = [(name, *run(make, n, args.repeats, count)) for name, make, count in engines
+                   if not (name == "MuJoCo RK4" and n > RK4_UP_TO)]
+        ours = results[0][1]
+        for name, rate, steps, worst, tip, note in results:
+            if name.startswith("MuJoCo"):
+                note = " (a tree: no violation by construction)" + note
+            print(f"{n:>5} {steps:>6} {name:<11}{rate:10.1f}{ours / rate:10.2f}x"
+                  f"{1000 * worst:16.4f}   {np.array2string(tip, precision=3)}{note}")
+        # the best peer that ran the chain to its end (a reset run is not that chain's motion)
+        peers = [rate for name, rate, _, _, _, note in results
+                 if not name.startswith("Tumble") and "unstable" not in note]
+        if peers:
+            print(f"{n:>5} Tumble / best stable peer: {ours / max(peers):.2f}   (target ≥ 1 at "
+                  f"N ≥ 100, violation ≤ 1 mm)")
+        if n > RK4_UP_TO and any(name == "MuJoCo RK4" for name, _, _ in engines):
+            print(f"{n:>5} MuJoCo RK4 not run: four times MuJoCo's step")
+
+
+if __name__ == "__main__":
+    main()
