@@ -106,6 +106,25 @@ STACK_REFINEMENTS = 2         # solves against the true A after the regularized 
 STACK_TOLERANCE = 1e-12       # m/s (plus 1e-9 of the largest |b|): a contact that closes slower
 # is taken for at rest, and the search stops
 
+# ---- joints (constraints/): projection onto Φ = 0 (docs/physics.md#joint-projection) ---------
+NEWTON_STEPS = 4          # global Newton steps on Φ = 0 per step (quadratic: 3 reach rounding)
+JOINT_TOLERANCE = 1e-9    # m or rad: a joint this close to Φ = 0 is closed (far below 1 mm)
+# how much the SHAKE velocity correction may raise the kinetic energy (relative) before the
+# step is redone along the present rows: a curved path turns the velocity, it does not speed it
+SHAKE_ENERGY_ALLOWANCE = 1e-6
+# a Newton step reuses the last step's factors (a chord step) while each step cuts |Φ| at least
+# this much; a whipping chain's large corrections factor afresh (the chord diverged there)
+CHORD_GAIN = 1e-2
+# regularisation of J M⁻¹ Jᵀ, relative to its largest diagonal: redundant rows (a closed loop of
+# joints) make it singular; this picks the least-norm impulses without changing a regular solve
+REGULARISATION = 1e-12
+# joints with a limit, motor or spring: their sweeps and the exact solve of every joint's
+# equality rows take turns this many times a solve, so a limit's or motor's impulse on a body
+# other joints hold is not undone by their correction; each turn lets the held body keep about
+# half of what the sweep gave it (a motor on a hinge to a welded body reached its stop within
+# the test's 2 s at 8, not at 4)
+SETTLE_PASSES = 8
+
 # ---- the rotation step (dynamics/integrator.py) -------------------------------------------------
 NEWTON_MAX_ITERATIONS = 12  # |h·ω| up to ~20 rad per step converges well inside this
 NEWTON_TOLERANCE = 4e-16    # relative to |L_b|; stops at rounding level

@@ -18,13 +18,14 @@ from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
-from physics.constraints.projection import project_velocities, resting_contacts
-from physics.constraints.solve import one_sided, sweep_joints
+from physics.constraints.projection import resting_contacts
+from physics.constraints.solve import one_sided
 from physics.constraints.table import (
     JointTable,
     frames_of,
     project,
     reactions,
+    settle_joints,
     solve_joint_velocities,
     violations,
     violations_of,
@@ -439,16 +440,12 @@ class World:
                                        contacts.tangent1[loaded], contacts.tangent2[loaded],
                                        s.pos, vel, omega, m.settings.restitution_threshold,
                                        SLEEP_LINEAR_TOLERANCE)
-            if len(swept):
-                sweep_joints(swept, joints, joint_rows, self.joints.impulses, vel, omega,
-                             ang_mom, inv_mass, inv_iw, h, m.settings.solver_iterations)
-            # the sweeps leave a long chain's rows unsettled; one solve over all the joints'
+            # the sweeps leave a long chain's rows unsettled; a solve over all the joints'
             # equality rows makes J v = 0 exact, the resting contacts held with them
             # (docs/physics.md#joint-projection)
-            project_velocities(joints, self.joints.impulses, s.pos, s.quat, vel, ang_mom,
-                               inv_mass, inv_inertia, resting, inv_iw=inv_iw,
-                               cache=self.joints.factors)
-            omega = world_omega(rotm, m.inv_inertia, ang_mom)
+            settle_joints(swept, joints, joint_rows, self.joints.impulses, s.pos, s.quat, vel,
+                          omega, ang_mom, inv_mass, inv_iw, inv_inertia, h,
+                          m.settings.solver_iterations, resting, self.joints.factors)
 
         # 4. move: positions per contact regime, orientations by the rotation step
         # a jointed body away from contacts moves as if its end velocity, which the joint solve

@@ -26,18 +26,13 @@ from physics.constraints.tree import (
 )
 from physics.dynamics.integrator import rotate_free, rotation_response, world_inverse_inertia
 from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
-
-NEWTON_STEPS = 4          # global Newton steps on Φ = 0 per step (quadratic: 3 reach rounding)
-JOINT_TOLERANCE = 1e-9    # m or rad: a joint this close to Φ = 0 is closed (far below 1 mm)
-# how much the SHAKE velocity correction may raise the kinetic energy (relative) before the
-# step is redone along the present rows: a curved path turns the velocity, it does not speed it
-SHAKE_ENERGY_ALLOWANCE = 1e-6
-# a Newton step reuses the last step's factors (a chord step) while each step cuts |Φ| at least
-# this much; a whipping chain's large corrections factor afresh (the chord diverged there)
-CHORD_GAIN = 1e-2
-# regularisation of J M⁻¹ Jᵀ, relative to its largest diagonal: redundant rows (a closed loop of
-# joints) make it singular; this picks the least-norm impulses without changing a regular solve
-REGULARISATION = 1e-12
+from physics.settings import (
+    CHORD_GAIN,
+    JOINT_TOLERANCE,
+    NEWTON_STEPS,
+    REGULARISATION,
+    SHAKE_ENERGY_ALLOWANCE,
+)
 
 
 class EqualityRows(NamedTuple):

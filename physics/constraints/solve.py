@@ -22,9 +22,6 @@ BALL, HINGE, PRISMATIC, FIXED, DISTANCE = 0, 1, 2, 3, 4
 ROWS = 9
 LOWER, UPPER, DRIVE = 6, 7, 8
 NO_MOTOR = -1.0
-# below this det(J M⁻¹ J₀ᵀ) / det(J M⁻¹ Jᵀ) the projection moves along the present rows J,
-# not the step's start rows J₀ (docs/physics.md#joint-projection)
-SHAKE_DETERMINANT_RATIO = 0.5
 
 
 class JointSet(NamedTuple):

@@ -25,6 +25,7 @@ from physics.constraints.solve import (
     warm_start,
 )
 from physics.geometry.rotation import quat_rotate
+from physics.settings import SETTLE_PASSES
 
 
 def _perpendicular(axis: np.ndarray) -> np.ndarray:
@@ -217,15 +218,29 @@ def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, an
     rows = empty_rows(len(joints.kind))
     prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
     warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
-    swept = one_sided(rows)
-    if len(swept):
-        sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw,
-                     float(h), int(iterations))
-    project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                       rows=(rows.jac, rows.phi, rows.active, rows.nblock), inv_iw=inv_iw,
-                       cache=cache)
-    omega[:] = np.einsum("nij,nj->ni", inv_iw, ang_mom)
+    settle_joints(one_sided(rows), joints, rows, impulses, pos, quat, vel, omega, ang_mom,
+                  inv_mass, inv_iw, inv_inertia, h, iterations, None, cache)
     return rows
+
+
+def settle_joints(swept, joints: JointSet, rows: JointRows, impulses, pos, quat, vel, omega,
+                  ang_mom, inv_mass, inv_iw, inv_inertia, h, iterations, kept, cache) -> None:
+    """Sweep the limit, motor and spring rows of the joints ``swept`` (k,) and make the
+    equality rows exact by the global projection, in turns: a limit's impulse moves the
+    bodies its joint shares with others, which the projection then corrects — once, the
+    correction could reopen the limit (a motor driving a hinge into its stop bounced off it
+    when one of its bodies hung on a weld), so the two alternate ``SETTLE_PASSES`` times
+    (docs/physics.md#joint-projection). vel, omega, ang_mom (n, 3), impulses in place; kept:
+    resting contact rows held with the equalities (``project_velocities``)."""
+    passes = SETTLE_PASSES if len(swept) else 1
+    for _ in range(passes):
+        if len(swept):
+            sweep_joints(swept, joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw,
+                         float(h), int(iterations))
+        project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
+                           kept, rows=(rows.jac, rows.phi, rows.active, rows.nblock),
+                           inv_iw=inv_iw, cache=cache)
+        omega[:] = np.einsum("nij,nj->ni", inv_iw, ang_mom)
 
 
 def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
