@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from physics.constraints.joint import WORLD, JointDef
 from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import mass_properties
 from physics.geometry.meshes import builtin_shape, clean_mesh
@@ -33,7 +34,7 @@ def compile_kernels() -> float:
     with two touching balls on top (wall, hull-hull, sphere-hull and sphere-sphere contacts, the
     solver's passes, islands, the energy guard; the balls are 5.7 times lighter than the boxes,
     which the exact solve of unequal masses takes, dynamics/stacks.py), then a floor tiled with
-    boxes (the kernels that split large steps between threads).
+    boxes (the kernels that split large steps between threads), then every kind of joint.
     """
     configure()
     start = time.perf_counter()
@@ -56,6 +57,7 @@ def compile_kernels() -> float:
     if not np.all(np.isfinite(world.state.pos)):
         raise RuntimeError("warm-up scene produced non-finite positions")
     _step_a_floor_of_boxes()
+    _step_joints(box, ball)
     return time.perf_counter() - start
 
 
@@ -69,6 +71,32 @@ def _step_a_floor_of_boxes() -> None:
             world.add_body(tile.body_def(position=[x, 0.05, z]))
     for _ in range(2):
         world.step(1.0 / 240.0)
+
+
+def _step_joints(box, ball) -> None:
+    """A few steps of every joint type: a chain on ball joints hung from the world (the tree
+    solve), a hinge with limits and a motor and a slider with limits (the sweeps), a spring
+    rope, a weld, a link resting on the floor (contacts held in the joints' solve) and a body on
+    two world joints (a loop through the world: the sparse solve); then the joints' view."""
+    world = World(WorldDef(container_size=[3.0, 3.0, 3.0]))
+    first = world.add_body(ball.body_def(position=[0.0, 2.0, 0.0]))
+    second = world.add_body(ball.body_def(position=[0.3, 2.0, 0.0]))
+    world.add_joint(JointDef("ball", first, WORLD, anchor=[-0.2, 2.0, 0.0]))
+    world.add_joint(JointDef("hinge", second, first, anchor=[0.15, 2.0, 0.0], axis=[0, 0, 1],
+                             limits=(-0.5, 0.5), motor_speed=1.0, motor_max=1.0))
+    slider = world.add_body(box.body_def(position=[1.0, 0.1, 0.0]))
+    world.add_joint(JointDef("prismatic", slider, WORLD, anchor=[1.0, 0.1, 0.0],
+                             axis=[1, 0, 0], limits=(-0.1, 0.1)))
+    welded = world.add_body(ball.body_def(position=[1.0, 0.4, 0.0]))
+    world.add_joint(JointDef("fixed", welded, slider, anchor=[1.0, 0.3, 0.0]))
+    hung = world.add_body(ball.body_def(position=[-1.0, 1.5, 0.0]))
+    world.add_joint(JointDef("distance", hung, WORLD, anchor=[-1.0, 2.5, 0.3]))
+    world.add_joint(JointDef("distance", hung, WORLD, anchor=[-1.0, 2.5, -0.3], max_length=2.0,
+                             stiffness=10.0, damping=0.1))
+    for _ in range(_STEPS):
+        world.step(1.0 / 240.0)
+    world.joint_view()
+    world.joint_errors()
 
 
 def main() -> None:

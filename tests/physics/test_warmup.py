@@ -18,10 +18,13 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
     assert 0.0 < seconds < 120.0
     with event.install_recorder("numba:compile") as compiles:
         load_shape(ASSETS / "meshes" / "wing_nut.stl")  # mass properties + winding checks
-        for name in ("default.toml", "bounce.toml", "dzhanibekov.toml"):
+        for name in ("default.toml", "bounce.toml", "dzhanibekov.toml", "chain.toml",
+                     "newtons_cradle.toml", "slider.toml", "gyroscope.toml",
+                     "double_pendulum.toml"):
             world, _ = build_world(load_scene(ASSETS / "scenes" / name))
             for _ in range(120):  # half a second: bodies reach the floor and each other
                 world.step(1.0 / 240.0)
+            world.joint_view()
         pile = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
         shapes = [builtin_shape(kind) for kind in ("box", "sphere", "cylinder", "t_handle")]
         rng = np.random.default_rng(3)
