@@ -68,6 +68,7 @@ def test_newtons_cradle_sends_the_last_ball_out():
     assert world.state.vel[last, 0] > 0.75 * swing  # the last ball leaves with most of it
     assert abs(world.state.vel[first, 0]) < 0.1 * swing  # the first one stays
     assert world.joint_errors()[:, 0].max() < 1e-6
+    assert np.abs(world.state.pos[:, 2]).max() < 1e-9  # the swing stays in its plane
 
 
 def test_chain_hangs_together():
