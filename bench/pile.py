@@ -1,6 +1,7 @@
 """Steps per second of a pile: N cubes dropped into a walled box .
 
     python bench/pile.py [--sizes 100 500 1000] [--seconds 5] [--repeats 1] [--only-tumble]
+                         [--no-sleep]
 
 N cubes of 0.2 m with random orientations start at rest on a grid (0.36 m apart, no overlaps)
 over a 4 × 4 m walled container and fall into a pile; dt = 1/240 s, 5 s simulated. The same
@@ -10,7 +11,8 @@ the ratio of Tumble to the best peer, and how the pile ended (kinetic energy, co
 height of the highest cube) so that a fast but wrong engine would show. Tumble's contact count is
 of the contacts that pushed in the last step; islands asleep (physics/dynamics/sleep.py) have none
 and
-cost nothing, which is part of its rate once the pile rests (the peers here do not sleep).
+cost nothing, which is part of its rate once the pile rests (the peers here do not sleep);
+--no-sleep keeps Tumble's bodies awake (``WorldDef(sleep=False)``), so it does the peers' work.
 Tumble's narrow phase and solver split large steps between threads (physics/runtime.py); a
 second row, "Tumble 1T", holds it to one thread, and every row gives the CPU time per step of
 all threads, so the cost in cores shows next to the speed. Never fails on a timing.
@@ -54,9 +56,10 @@ def initial_conditions(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return pos, quat / np.linalg.norm(quat, axis=1, keepdims=True)
 
 
-def tumble(n: int):
-    """(step, summary) for Tumble."""
-    world = World(WorldDef(container_size=CONTAINER, friction=FRICTION, restitution=RESTITUTION))
+def tumble(n: int, sleep: bool = True):
+    """(step, summary) for Tumble; sleep false: its bodies never fall asleep."""
+    world = World(WorldDef(container_size=CONTAINER, friction=FRICTION, restitution=RESTITUTION,
+                           sleep=sleep))
     pos, quat = initial_conditions(n)
     half = SIDE / 2
     corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half)
@@ -169,14 +172,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--only-tumble", action="store_true",
                         help="skip the peers (quick checks of Tumble alone)")
+    parser.add_argument("--no-sleep", action="store_true",
+                        help="Tumble's bodies never fall asleep (the peers do not sleep)")
     args = parser.parse_args()
     # every kernel loaded from numba's cache before any timing: the solver's kernels would
     # otherwise load (~0.1 s) at the first contact of whichever row runs first
     compile_kernels()
     threads = numba.config.NUMBA_NUM_THREADS
-    engines = [("Tumble", tumble, threads)]
+    sleep = not args.no_sleep
+
+    def make_tumble(n):
+        return tumble(n, sleep)
+    engines = [("Tumble", make_tumble, threads)]
     if threads > 1:  # the same engine held to one thread, for the single-core comparison
-        engines.append(("Tumble 1T", tumble, 1))
+        engines.append(("Tumble 1T", make_tumble, 1))
     peers = () if args.only_tumble else (("MuJoCo CG", "mujoco", mujoco_pile),
                                          ("PyBullet", "pybullet", pybullet_pile))
     for name, module, make in peers:
@@ -187,7 +196,8 @@ def main() -> None:
             print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
     steps = int(round(args.seconds / H))
     print(f"{steps} steps of 1/240 s, median of {args.repeats} run(s); Tumble on {threads} "
-          f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one")
+          f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one; Tumble "
+          + ("sleeps (islands at rest stop)" if sleep else "never sleeps (--no-sleep)"))
     print(f"{'N':>5} {'engine':<10}{'steps/s':>10}{'vs Tumble':>11}{'CPU ms/step':>13}"
           f"   end: KE J, contacts, top m")
     for n in args.sizes:

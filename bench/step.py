@@ -1,14 +1,15 @@
 """Steps per second of World.step: N free bodies, and N bodies bouncing in the container.
 
-    python bench/step.py [--repeats 5] [--only free|walls]
+    python bench/step.py [--repeats 5] [--only free|walls] [--no-sleep]
 
 Same work for the peer in the same run when `mujoco` is installed (extra `bench`): free bodies
 with free joints, spread on a lattice so that they tumble without touching, and bodies with the
 same 64-vertex hulls bouncing off the same walls and off each other; body–body collision
 detection is on in both engines in both cases, as in the app (bench/pile.py measures dense
-piles). Target: 10 000 free bodies and 1 000 wall-bouncing bodies each ≥ 240 steps/s on one core.
-Prints
-medians; never fails on a timing.
+piles). --no-sleep keeps Tumble's bodies awake (``WorldDef(sleep=False)``), as MuJoCo's are;
+by default bouncing bodies that come to rest fall asleep. Target: 10 000 free bodies and
+1 000 wall-bouncing bodies each ≥ 240 steps/s on one core. Prints medians; never fails on a
+timing.
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ def ellipsoid_moments(mass=1.0, semi=(0.06, 0.045, 0.03)) -> np.ndarray:
     return np.sort(mass / 5 * np.array([b * b + c * c, a * a + c * c, a * a + b * b]))
 
 
-def tumble_world(n: int, walls: bool) -> World:
+def tumble_world(n: int, walls: bool, sleep: bool = True) -> World:
     world = World(WorldDef(container_size=[4.0, 3.0, 4.0] if walls else None, restitution=0.8,
-                           gravity=[0.0, -9.81, 0.0] if walls else [0.0, 0.0, 0.0]))
+                           gravity=[0.0, -9.81, 0.0] if walls else [0.0, 0.0, 0.0],
+                           sleep=sleep))
     pos, vel, omega, quat = initial_conditions(n, walls)
     moments = ellipsoid_moments()
     for i in range(n):
@@ -133,6 +135,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=("free", "walls"), help="run only these cases")
+    parser.add_argument("--no-sleep", action="store_true",
+                        help="Tumble's bodies never fall asleep (MuJoCo's do not)")
     args = parser.parse_args()
     try:
         import mujoco
@@ -141,10 +145,12 @@ def main() -> None:
         print("mujoco not installed: peer column empty (pip install -e '.[bench]')")
     cases = [(n, False) for n in (1, 100, 1000, 10000)] + [(n, True) for n in (100, 1000)]
     cases = [c for c in cases if args.only is None or c[1] == (args.only == "walls")]
+    print("Tumble " + ("never sleeps (--no-sleep)" if args.no_sleep
+                       else "sleeps (islands at rest stop)"))
     print(f"{'case':<22}{'Tumble steps/s':>16}{'MuJoCo steps/s':>16}{'ratio':>8}   target")
     for n, walls in cases:
         steps = max(20, min(240, 200_000 // (n * (8 if walls else 1))))
-        world = tumble_world(n, walls)
+        world = tumble_world(n, walls, sleep=not args.no_sleep)
         ours = steps_per_second(lambda: world.step(H), steps, args.repeats)
         peer = ""
         ratio = ""

@@ -139,6 +139,8 @@ class WorldDef:
     solver_iterations sequential-impulse sweeps per step (docs/physics.md#sequential-impulses)
     restitution_threshold  m/s: restitution only applies to impacts faster than this, so resting
                       contacts do not buzz (Box2D uses 1 m/s, Bullet 0.2 m/s)
+    sleep             islands at rest fall asleep (docs/physics.md#sleeping); False keeps every
+                      body simulated, as engines without sleeping do (the benchmarks' --no-sleep)
     """
 
     gravity: np.ndarray = field(default_factory=lambda: np.array(STANDARD_GRAVITY))
@@ -147,6 +149,7 @@ class WorldDef:
     container_size: np.ndarray | None = field(default_factory=lambda: np.array(DEFAULT_CONTAINER))
     solver_iterations: int = SOLVER_ITERATIONS
     restitution_threshold: float = RESTITUTION_THRESHOLD
+    sleep: bool = True
 
     def __post_init__(self) -> None:
         self.gravity = check_vector("gravity", self.gravity, 3)
@@ -160,6 +163,9 @@ class WorldDef:
             raise ValueError(
                 f"restitution_threshold must be ≥ 0 m/s, got {self.restitution_threshold}"
             )
+        if not isinstance(self.sleep, (bool, np.bool_)):
+            raise ValueError(f"sleep must be True or False, got {self.sleep!r}")
+        self.sleep = bool(self.sleep)
 
 
 def check_solver_iterations(value) -> int:

@@ -620,7 +620,7 @@ class World:
         if force.any() or torque.any():  # mostly none: skip the per-row reductions
             loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
         rest(s.vel, s.ang_mom, world_omega(rotm, m.inv_inertia, s.ang_mom), loaded, island,
-             s.asleep, s.slow_time, h)
+             s.asleep, s.slow_time, h, m.settings.sleep)
 
     def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
         """Held forces and torques (n, 3), plus the grab spring's at its anchor."""

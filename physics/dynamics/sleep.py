@@ -17,7 +17,7 @@ from numba import njit
 from physics.settings import SLEEP_ANGULAR_TOLERANCE, SLEEP_LINEAR_TOLERANCE, TIME_TO_SLEEP
 
 
-def rest(vel, ang_mom, omega, loaded, island, asleep, slow_time, h) -> None:
+def rest(vel, ang_mom, omega, loaded, island, asleep, slow_time, h, sleep=True) -> None:
     """Count slow time and put rested islands to sleep, in place, in one compiled pass.
 
     A body is slow when under both tolerances with no held load; slow_time (n,) s grows by h
@@ -26,9 +26,11 @@ def rest(vel, ang_mom, omega, loaded, island, asleep, slow_time, h) -> None:
     holds a sleeping body (one just touched by an awake one: it waits until that has woken);
     its bodies are marked in asleep (n,) bool and their vel (n, 3) m/s and ang_mom (n, 3)
     kg·m²/s are zeroed. omega (n, 3) rad/s: the world angular velocities; loaded (n,) bool: a
-    force, torque or grab acts; h the step, s."""
+    force, torque or grab acts; h the step, s; sleep false (``WorldDef.sleep``): slow time is
+    counted but no island ever falls asleep."""
     _rest_kernel(vel, ang_mom, omega, loaded, island, asleep, slow_time, float(h),
-                 SLEEP_LINEAR_TOLERANCE**2, SLEEP_ANGULAR_TOLERANCE**2, TIME_TO_SLEEP)
+                 SLEEP_LINEAR_TOLERANCE**2, SLEEP_ANGULAR_TOLERANCE**2,
+                 TIME_TO_SLEEP if sleep else np.inf)
 
 
 @njit(cache=True, nogil=True)

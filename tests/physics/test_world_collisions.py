@@ -183,6 +183,20 @@ def sleeping_tower(levels=4) -> World:
     return world
 
 
+def test_a_world_without_sleep_keeps_the_resting_tower_simulated():
+    """WorldDef(sleep=False): the tower that falls asleep within 2 s by default stays awake,
+    at rest all the same (the benchmarks' --no-sleep, against engines that do not sleep)."""
+    world = World(WorldDef(sleep=False))
+    for i in range(4):
+        world.add_body(cube([0.0, CUBE * (i + 0.5), 0.0]))
+    for _ in range(int(3.0 / H)):
+        world.step(H)
+    assert not world.asleep().any()
+    assert world.kinetic_energy().sum() < 1e-6
+    with pytest.raises(ValueError, match="sleep"):
+        WorldDef(sleep="no")
+
+
 def test_a_sleeping_tower_is_not_simulated_but_stays_put():
     world = sleeping_tower()
     before = world.state.pos.copy()

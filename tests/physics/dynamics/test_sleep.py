@@ -44,3 +44,11 @@ def test_an_island_sleeps_only_when_all_its_bodies_have_rested_long_enough():
     was_asleep = np.array([False, True, False, False, False])
     asleep, _, _, _ = rest_once(vel, omega, loaded, island, was_asleep, slow_time)
     assert asleep.tolist() == [False, True, False, False, True]
+
+
+def test_without_sleep_slow_time_counts_but_no_island_falls_asleep():
+    vel, omega = np.zeros((2, 3)), np.zeros((2, 3))
+    asleep, slow_time = np.zeros(2, dtype=bool), np.full(2, 10 * TIME_TO_SLEEP)
+    rest(vel, omega.copy(), omega, np.zeros(2, dtype=bool), np.arange(2), asleep, slow_time, H,
+         sleep=False)
+    assert not asleep.any() and np.allclose(slow_time, 10 * TIME_TO_SLEEP + H)
