@@ -292,7 +292,8 @@ class Loader:
         sim.add_group(bodies, [entry.joint for entry in scene.joints]).add_done_callback(
             lambda f: self._scene_bodies(f, records))
         done = sim.set_reset_point()
-        message = (f"opened scene {path.name}: {len(records)} bodies" if records else
+        count = f"{len(records)} bod{'y' if len(records) == 1 else 'ies'}"
+        message = (f"opened scene {path.name}: {count}" if records else
                    f"opened scene {path.name}: it has no bodies — drop mesh files on the "
                    "window to add some")
         done.add_done_callback(lambda f: self._results.put(_Outcome(message=message,

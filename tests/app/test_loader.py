@@ -211,6 +211,14 @@ def test_a_scene_value_the_simulation_refuses_is_shown(app, monkeypatch):
             "10000 Hz") in shown
 
 
+def test_a_scene_of_one_body_says_body(app):
+    state, loader = app
+    loader.request([SCENES / "pendulum.toml"])
+    settle(state, loader)
+    assert "opened scene pendulum.toml: 1 body" in [n.text for n, _ in
+                                                     state.notifications.visible()]
+
+
 def test_an_empty_scene_says_so(app, tmp_path):
     state, loader = app
     loader.request([TETRA])
