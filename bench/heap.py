@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is numba's
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from pile import run  # noqa: E402  (bench/pile.py: its timing loop, shared)
 
 from physics.geometry.meshes import load_shape  # noqa: E402
 from physics.model import BodyDef, WorldDef  # noqa: E402
@@ -125,22 +124,6 @@ def mujoco_heap(n: int, kinds, cone: str):
     return (lambda: mujoco.mj_step(model, data)), summary
 
 
-def run(make, steps: int, repeats: int):
-    """Median steps/s over repeats (each a fresh heap, timed over all its steps), the median
-    CPU time per step of all the process's threads, ms, and the end state of the last heap."""
-    rates, cpu, end = [], [], None
-    for _ in range(repeats):
-        step, summary = make()
-        step()  # first-call costs (this heap's arrays, the threads' start) are not the steady rate
-        t0, c0 = time.perf_counter(), time.process_time()
-        for _ in range(steps - 1):
-            step()
-        rates.append((steps - 1) / (time.perf_counter() - t0))
-        cpu.append(1000 * (time.process_time() - c0) / (steps - 1))
-        end = summary()
-    return statistics.median(rates), statistics.median(cpu), end
-
-
 def main() -> None:
     configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -170,7 +153,9 @@ def main() -> None:
           f"{'KE J':>9} {'at rest':>8} {'contacts':>8} {'top m':>6}")
     results = []
     for name, make in engines:
-        rate, cpu, (kinetic, contacts, top) = run(make, steps, args.repeats)
+        # bench/pile.py's timing (a fresh heap a repeat; n unused: each make builds its heap)
+        rate, cpu, (kinetic, contacts, top) = run(lambda _: make(), 0, steps, args.repeats,
+                                                  numba.config.NUMBA_NUM_THREADS)
         results.append((name, rate))
         rest = "yes" if kinetic < REST_ENERGY else "no"
         print(f"{name:<16}{rate:10.1f}{cpu:13.2f}        {kinetic:9.3g} {rest:>8} "

@@ -41,6 +41,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is nu
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from pile import engines_to_run  # noqa: E402  (bench/pile.py: the engine rows, shared)
 
 from physics.constraints.joint import WORLD, JointDef  # noqa: E402
 from physics.model import BodyDef, WorldDef  # noqa: E402
@@ -188,18 +189,10 @@ def main() -> None:
     args = parser.parse_args()
     compile_kernels()
     threads = numba.config.NUMBA_NUM_THREADS
-    engines = [("Tumble", tumble_chain, threads)]
-    if threads > 1:  # the same engine held to one thread, for the single-core comparison
-        engines.append(("Tumble 1T", tumble_chain, 1))
-    peers = () if args.only_tumble else (("MuJoCo", "mujoco", mujoco_chain),
-                                         ("MuJoCo RK4", "mujoco", mujoco_rk4_chain),
-                                         ("PyBullet", "pybullet", pybullet_chain))
-    for name, module, make in peers:
-        try:
-            __import__(module)
-            engines.append((name, make, 1))
-        except ImportError:
-            print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
+    engines = engines_to_run(tumble_chain, (("MuJoCo", "mujoco", mujoco_chain),
+                                            ("MuJoCo RK4", "mujoco", mujoco_rk4_chain),
+                                            ("PyBullet", "pybullet", pybullet_chain)),
+                             args.only_tumble)
     print(f"dt 1/240 s, median of {args.repeats} run(s) per engine; Tumble on {threads} "
           f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one")
     print(f"{'N':>5} {'steps':>6} {'engine':<11}{'steps/s':>10}{'Tumble/it':>11}"

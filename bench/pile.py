@@ -164,6 +164,23 @@ def run(make, n: int, steps: int, repeats: int, threads: int):
     return statistics.median(rates), statistics.median(cpu), end
 
 
+def engines_to_run(make_tumble, peers, only_tumble: bool) -> list[tuple]:
+    """(name, make, threads) rows: Tumble on NUMBA_NUM_THREADS threads, again on one (the
+    single-core comparison) when that is more, then each peer (name, module, make) whose module
+    is installed, on one thread (unless only_tumble); a missing peer is said."""
+    threads = numba.config.NUMBA_NUM_THREADS
+    engines = [("Tumble", make_tumble, threads)]
+    if threads > 1:
+        engines.append(("Tumble 1T", make_tumble, 1))
+    for name, module, make in () if only_tumble else peers:
+        try:
+            __import__(module)
+            engines.append((name, make, 1))
+        except ImportError:
+            print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
+    return engines
+
+
 def main() -> None:
     configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -183,17 +200,9 @@ def main() -> None:
 
     def make_tumble(n):
         return tumble(n, sleep)
-    engines = [("Tumble", make_tumble, threads)]
-    if threads > 1:  # the same engine held to one thread, for the single-core comparison
-        engines.append(("Tumble 1T", make_tumble, 1))
-    peers = () if args.only_tumble else (("MuJoCo CG", "mujoco", mujoco_pile),
-                                         ("PyBullet", "pybullet", pybullet_pile))
-    for name, module, make in peers:
-        try:
-            __import__(module)
-            engines.append((name, make, 1))
-        except ImportError:
-            print(f"{module} not installed: no {name} column (pip install -e '.[bench]')")
+    engines = engines_to_run(make_tumble, (("MuJoCo CG", "mujoco", mujoco_pile),
+                                           ("PyBullet", "pybullet", pybullet_pile)),
+                             args.only_tumble)
     steps = int(round(args.seconds / H))
     print(f"{steps} steps of 1/240 s, median of {args.repeats} run(s); Tumble on {threads} "
           f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one; Tumble "
