@@ -299,6 +299,11 @@ def test_snapshots_are_never_torn(running):
             ke = 0.5 * vy * vy
             if abs(snap.kinetic[0] - ke) > 1e-9 * max(1.0, ke):
                 failures.append(("energy", t, snap.kinetic[0], ke))
+            # yield the GIL as any real reader does (the window waits for its frame): two
+            # threads spinning in pure Python hold the GIL for whole switch intervals, and the
+            # physics thread, which gives the GIL up at every compiled kernel, waits one interval
+            # per kernel to take it back (a step then takes ~0.1 s)
+            time.sleep(0)
 
     readers = [threading.Thread(target=reader) for _ in range(2)]
     for r in readers:
