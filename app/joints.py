@@ -7,8 +7,9 @@ Create turns it into a ``JointDef`` at the bodies' present poses (``joint_of``).
 
 Anchor choices: the point clicked on the first body, the point of the Shift+click (on the second
 body, or in empty space on the plane through the first point facing the camera), or the midpoint
-of the two. A distance joint joins the first body's centre of mass to its anchor on the second
-body (physics/constraints/joint.py), so its anchor is the second point unless chosen otherwise.
+of the two (by default the Shift+clicked point for the world, the midpoint between two bodies).
+A distance joint joins the first body's centre of mass to its anchor on the second body
+(physics/constraints/joint.py): for a rod from the first body, choose the second point.
 Axis choices (hinge, prismatic): a world axis, the view direction, or a principal axis of the
 first body.
 """

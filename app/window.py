@@ -391,13 +391,9 @@ class App:
         hit = self._pick(x, y)
         if hit is None:
             return
-        view = self._view
-        row = int(np.flatnonzero(view.ids == hit.body_id)[0])
-        rotation = quat_to_matrix(view.quat[row])
-        anchor = rotation.T @ (hit.point - view.pos[row])  # body frame
         self._select(hit)
         # the target moves on the plane through the grab point facing the camera
-        self._grab = (hit.body_id, hit.point, self.camera.back.copy(), anchor)
+        self._grab = (hit.body_id, hit.point, self.camera.back.copy(), self._body_point(hit))
         self._send_grab(hit.point)
 
     def _send_grab(self, target) -> None:
@@ -419,11 +415,13 @@ class App:
         """Select the body a click hit (None: clear), remembering where on it (a joint made
         next starts there)."""
         self.state.selected = None if hit is None else hit.body_id
-        self.state.selected_point = None
-        if hit is not None:
-            row = int(np.flatnonzero(self._view.ids == hit.body_id)[0])
-            rotation = quat_to_matrix(self._view.quat[row])
-            self.state.selected_point = rotation.T @ (hit.point - self._view.pos[row])
+        self.state.selected_point = None if hit is None else self._body_point(hit)
+
+    def _body_point(self, hit) -> np.ndarray:
+        """(3,) m: a pick's point in its body's principal frame (as the body is drawn now)."""
+        view = self._view
+        row = int(np.flatnonzero(view.ids == hit.body_id)[0])
+        return quat_to_matrix(view.quat[row]).T @ (hit.point - view.pos[row])
 
     def _draft_joint(self, x, y) -> None:
         """Shift+click: a joint from the selected body to the body clicked, or to the world
@@ -449,9 +447,7 @@ class App:
                 return
             second, second_point = WORLD, point
         else:
-            other = int(np.flatnonzero(view.ids == hit.body_id)[0])
-            second = hit.body_id
-            second_point = quat_to_matrix(view.quat[other]).T @ (hit.point - view.pos[other])
+            second, second_point = hit.body_id, self._body_point(hit)
         state.joint_draft = new_draft(state.selected, first_local, second, second_point,
                                       -self.camera.back)
         self.panel.show_joints()

@@ -591,7 +591,7 @@ def _joint_lines(joint: JointDef, bodies: tuple[BodyEntry, ...]) -> list[str]:
         return bodies[index].name
 
     out = [_toml_line("type", joint.kind),
-           f"bodies = [{_toml_text(name(joint.first))}, {_toml_text(name(joint.second))}]\n",
+           _toml_line("bodies", [name(joint.first), name(joint.second)]),
            _toml_line("anchor", joint.anchor)]
     if joint.axis is not None:
         out.append(_toml_line("axis", joint.axis))
@@ -614,6 +614,7 @@ def _joint_lines(joint: JointDef, bodies: tuple[BodyEntry, ...]) -> list[str]:
 
 
 def _toml_text(text: str) -> str:
+    """A string as TOML writes it, quotes and escapes included."""
     return tomli_w.dumps({"k": text})[4:].strip()
 
 
@@ -695,10 +696,11 @@ def _relative(mesh: Path, folder: Path) -> str:
 
 
 def _toml_line(key: str, value) -> str:
-    """``key = value``: number vectors on one line (tomli_w would spread them over lines,
-    harder to read and edit); everything else formatted by tomli_w."""
+    """``key = value``: arrays of numbers or texts on one line (tomli_w would spread them over
+    lines, harder to read and edit); everything else formatted by tomli_w."""
     if isinstance(value, (list, tuple, np.ndarray)):
-        return f"{key} = [{', '.join(repr(float(v)) for v in value)}]\n"
+        items = (_toml_text(v) if isinstance(v, str) else repr(float(v)) for v in value)
+        return f"{key} = [{', '.join(items)}]\n"
     return tomli_w.dumps({key: value})
 
 

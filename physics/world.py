@@ -30,7 +30,7 @@ from physics.constraints.table import (
     violations,
     violations_of,
 )
-from physics.constraints.view import JointView, joint_view
+from physics.constraints.view import NO_JOINTS, JointView, joint_view
 from physics.dynamics.energy import (
     free_flight_energy,
     kinetic_energy,
@@ -249,6 +249,8 @@ class World:
     def joint_view(self) -> JointView:
         """Every joint where it is now, with its last reactions and violations."""
         table = self.joints
+        if not table.defs:
+            return NO_JOINTS
         return joint_view(table.ids, list(table.defs.values()), table.arrays(self.model.ids),
                           self.state.pos, self.state.quat, table.force, table.torque,
                           table.error)
@@ -578,12 +580,12 @@ class World:
         if not struck.any():
             return False
         # a sleeping island: the sleeping pairs remembered from before they slept, and joints
+        # (island_labels skips a joint's world end, second < 0)
         first, second = (np.searchsorted(m.ids, ids) for ids in self._last_pairs)
-        joined = [(d.first, d.second) for d in self.joints.defs.values() if d.second != WORLD]
-        if joined:
-            rows = np.searchsorted(m.ids, np.array(joined, dtype=np.int64))
-            first = np.concatenate((first, rows[:, 0]))
-            second = np.concatenate((second, rows[:, 1]))
+        if self.joints.defs:
+            joints = self.joints.arrays(m.ids)
+            first = np.concatenate((first, joints.first))
+            second = np.concatenate((second, joints.second))
         island = island_labels(m.count, first, second)
         woken = np.isin(island, island[struck]) & s.asleep
         self._struck = woken_before | woken  # kept only while this step starts again
@@ -600,7 +602,7 @@ class World:
             return pairs
         n = np.int64(self.model.count)
         keys = pairs.min(axis=1).astype(np.int64) * n + pairs.max(axis=1)
-        return pairs[~np.isin(keys, banned, assume_unique=False)]
+        return pairs[~np.isin(keys, banned)]
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to

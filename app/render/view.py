@@ -158,22 +158,19 @@ def joint_frame(pose, snapshot, shown_ids: np.ndarray, selected: int | None) -> 
     m = len(joints.ids)
     if m == 0:
         return NO_JOINTS
-    row_in_snapshot = {int(i): r for r, i in enumerate(snapshot.ids)}
-    row_in_pose = {int(i): r for r, i in enumerate(pose.ids)}
-    row_shown = {int(i): r for r, i in enumerate(shown_ids)}
 
     def carry(body_ids, points, directions=None):
+        s, p = _rows(snapshot.ids, body_ids), _rows(pose.ids, body_ids)
+        moved = (s >= 0) & (p >= 0)  # not the world, nor a body the pose does not have
         points, directions = points.copy(), None if directions is None else directions.copy()
-        for k, body in enumerate(body_ids.tolist()):
-            if body not in row_in_snapshot or body not in row_in_pose:
-                continue  # the world, or a body the pose does not have
-            s, p = row_in_snapshot[body], row_in_pose[body]
-            then = quat_to_matrix(snapshot.quat[s][None])[0]
-            now = quat_to_matrix(np.asarray(pose.quat[p], dtype=float)[None])[0]
-            turn = now @ then.T
-            points[k] = pose.pos[p] + turn @ (points[k] - snapshot.pos[s])
+        if moved.any():
+            s, p = s[moved], p[moved]
+            turn = (quat_to_matrix(np.asarray(pose.quat, dtype=float)[p])
+                    @ quat_to_matrix(np.asarray(snapshot.quat, dtype=float)[s]).transpose(0, 2, 1))
+            points[moved] = pose.pos[p] + np.einsum("kij,kj->ki", turn,
+                                                    points[moved] - snapshot.pos[s])
             if directions is not None:
-                directions[k] = turn @ directions[k]
+                directions[moved] = np.einsum("kij,kj->ki", turn, directions[moved])
         return points, directions
 
     anchor_a, axis = carry(joints.first, np.asarray(joints.anchor_a, dtype=float),
@@ -184,10 +181,19 @@ def joint_frame(pose, snapshot, shown_ids: np.ndarray, selected: int | None) -> 
     ids = np.asarray(joints.ids, dtype=np.int64)
     return JointFrame(
         ids=ids, kinds=tuple(d.kind for d in joints.defs),
-        first_row=np.array([row_shown.get(int(b), -1) for b in joints.first], dtype=np.int64),
-        second_row=np.array([row_shown.get(int(b), -1) for b in joints.second], dtype=np.int64),
+        first_row=_rows(shown_ids, joints.first), second_row=_rows(shown_ids, joints.second),
         anchor_a=anchor_a, anchor_b=anchor_b, axis=axis, limits=limits,
         coordinate=np.asarray(joints.coordinate, dtype=float),
         lengths=np.asarray(joints.lengths, dtype=float),
         force=np.asarray(joints.force, dtype=float), error=np.asarray(joints.error, dtype=float),
         selected=int(np.flatnonzero(ids == selected)[0]) if selected in ids.tolist() else -1)
+
+
+def _rows(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """(k,) int64: the row of each of ``wanted`` (k,) body ids in the sorted ``ids``, −1 where
+    it is not there (the world, −1, never is)."""
+    ids, wanted = np.asarray(ids, dtype=np.int64), np.asarray(wanted, dtype=np.int64)
+    if len(ids) == 0:
+        return np.full(len(wanted), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+    return np.where(ids[at] == wanted, at, -1).astype(np.int64)

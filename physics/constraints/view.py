@@ -10,7 +10,8 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.constraints.joint import JointDef
-from physics.constraints.solve import DISTANCE, DRIVE, ROWS, JointSet, joint_rows
+from physics.constraints.projection import all_rows
+from physics.constraints.solve import DISTANCE, DRIVE, JointSet
 from physics.geometry.rotation import quat_rotate
 
 log = logging.getLogger(__name__)
@@ -48,21 +49,28 @@ class JointView(NamedTuple):
     error: np.ndarray
 
 
+def _empty(*shape, dtype=float) -> np.ndarray:
+    array = np.zeros(shape, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
+# the view of a world without joints (read-only, shared)
+NO_JOINTS = JointView(_empty(0, dtype=np.int64), (), _empty(0, dtype=np.int64),
+                      _empty(0, dtype=np.int64), _empty(0, 3), _empty(0, 3), _empty(0, 3),
+                      _empty(0), _empty(0, 3), _empty(0, 3), _empty(0, 3), _empty(0, 2))
+
+
 def joint_view(ids, defs, joints: JointSet, pos, quat, force, torque, error) -> JointView:
     """The view of ``joints`` (kernel arrays, rows of the bodies pos (n, 3), quat (n, 4))."""
     m = len(defs)
-    anchor_a, anchor_b, axis = np.zeros((m, 3)), np.zeros((m, 3)), np.zeros((m, 3))
-    coordinate = np.zeros(m)
-    jac, phi, active = np.zeros((ROWS, 12)), np.zeros(ROWS), np.zeros(ROWS, np.bool_)
-    for j in range(m):
-        a, b = joints.first[j], joints.second[j]
-        qa = quat[a][None]
-        anchor_a[j] = pos[a] + quat_rotate(qa, joints.local_a[j][None])[0]
-        axis[j] = quat_rotate(qa, joints.axis_a[j][None])[0]
-        anchor_b[j] = (joints.local_b[j] if b < 0 else
-                       pos[b] + quat_rotate(quat[b][None], joints.local_b[j][None])[0])
-        joint_rows(j, joints, pos, quat, jac, phi, active)
-        coordinate[j] = phi[DRIVE]
+    a, b = joints.first, joints.second
+    anchor_a = pos[a] + quat_rotate(quat[a], joints.local_a)
+    axis = quat_rotate(quat[a], joints.axis_a)
+    held = np.maximum(b, 0)  # the world's anchor is its own local point
+    anchor_b = np.where((b < 0)[:, None], joints.local_b,
+                        pos[held] + quat_rotate(quat[held], joints.local_b))
+    coordinate = all_rows(joints, pos, quat)[1][:, DRIVE]
     lengths = np.stack((joints.min_length, joints.max_length, joints.rest_length), axis=1)
     lengths[joints.kind != DISTANCE] = 0.0
     return JointView(np.asarray(ids, dtype=np.int64), tuple(defs),

@@ -100,9 +100,9 @@ def _struck_kernel(body, other, point, normal, separation, pos, vel, omega, asle
             found[o if asleep[o] else b] = True
             continue
         closing = 0.0  # −(v_body − v_other)·n at the contact point
+        rb = point[c] - pos[b]
+        ro = point[c] - pos[o]
         for a in range(3):
-            rb = point[c] - pos[b]
-            ro = point[c] - pos[o]
             vb = vel[b, a] + (omega[b, (a + 1) % 3] * rb[(a + 2) % 3]
                               - omega[b, (a + 2) % 3] * rb[(a + 1) % 3])
             vo = vel[o, a] + (omega[o, (a + 1) % 3] * ro[(a + 2) % 3]
