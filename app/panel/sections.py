@@ -374,6 +374,10 @@ _SELECTED_ONLY_TIP = (f"Draw the gizmos of the selected body alone. Turns on by 
 
 def gizmos(panel: Panel, s: Snapshot) -> None:
     options: GizmoOptions = panel.state.gizmos
+    if options.selected_only is None and options.only_selected(len(s.ids)):
+        imgui.text_colored(DIM, f"Over {ALL_BODIES_UP_TO} bodies: the selected body's gizmos "
+                           "only" + ("." if panel.state.selected is not None else
+                                     " (click a body)."))
     if imgui.begin_table("gizmos", 2):
         for field in dataclasses.fields(GizmoOptions):
             value = getattr(options, field.name)
