@@ -20,7 +20,10 @@ only ever touched by the render thread.
   is sent to the physics thread for it, so the scene is untouched.
 
 Log lines (INFO, logger ``tumble``, also shown as notifications):
-``loaded <file name>: mass=<kg> kg, mode=<solid|shell>`` and ``rejected <file name>: <reason>``.
+``loaded <file name>: mass=<kg> kg, mode=<solid|shell>`` and ``rejected <file name>: <reason>``;
+for a big mesh also ``timed <file name>: read … s, clean … s, mass … s, hull … s (…)`` and
+``timed the first level of <file name>: …``, each stage's wall time and how much of it was spent
+on a core, waiting for one and blocked on the GIL (``app.stopwatch``).
 """
 
 from __future__ import annotations
@@ -42,14 +45,18 @@ from app.app_state import AppState
 from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
 from app.render.renderer import (
     PREPARE_INLINE_FACES,
+    MeshArrays,
     adopt_first_level,
     first_level,
     palette_color,
 )
+from app.stopwatch import Stopwatch
 from physics.geometry.meshes import (
+    Mesh,
     Shape,
-    load_mesh,
+    clean_triangles,
     mesh_properties,
+    read_triangles,
     shape_from_properties,
 )
 from physics.scene import BodyRecord, Scene, build_world, load_scene
@@ -223,15 +230,23 @@ class Loader:
     def _load_shape(self, path: Path, scale: float) -> Shape:
         """``load_shape``, with a big mesh's first drawn level made on a helper thread while
         the hull is computed (both need only the mass properties, and both run compiled code
-        without the GIL), so the body is drawn as soon as it simulates."""
-        mesh = load_mesh(path, max_faces=self.max_faces, scale=scale)
+        without the GIL), so the body is drawn as soon as it simulates. A big mesh's stages
+        are timed in the log (``timed <file>: read …``)."""
+        watch = Stopwatch()
+        triangles = read_triangles(path, max_faces=self.max_faces)
+        watch.lap("read")
+        mesh = clean_triangles(triangles, scale)
+        watch.lap("clean")
         props, warnings = mesh_properties(mesh, density=self.density, mode=self.mode)
+        watch.lap("mass")
         if len(mesh.faces) <= PREPARE_INLINE_FACES:
             return shape_from_properties(mesh, props, warnings)
         if self._helper is None:
             self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
-        arrays = self._helper.submit(first_level, mesh.vertices, mesh.faces, props)
+        arrays = self._helper.submit(_timed_first_level, mesh, props)
         shape = shape_from_properties(mesh, props, warnings)
+        watch.lap("hull")
+        log.info("timed %s: %s", mesh.name, watch.summary())
         # not waited for: the body simulates as soon as it has its hull (should the renderer
         # want the level first, it makes one itself)
         arrays.add_done_callback(lambda done: self._adopt(shape, done))
@@ -314,6 +329,15 @@ class Loader:
         for body_id, record in zip(future.result(), records):
             self._results.put(_Outcome(record=dataclasses.replace(
                 record, body_id=body_id, color=record.color or body_color(body_id))))
+
+
+def _timed_first_level(mesh: Mesh, props) -> MeshArrays:
+    """``first_level`` of a mesh, its time in the log (``timed the first level of <file>: …``)."""
+    watch = Stopwatch()
+    arrays = first_level(mesh.vertices, mesh.faces, props)
+    watch.lap("first level")
+    log.info("timed the first level of %s: %s", mesh.name, watch.summary())
+    return arrays
 
 
 def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:

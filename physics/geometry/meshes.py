@@ -259,7 +259,14 @@ def load_mesh(path, *, max_faces: int = MAX_FACES, scale: float = 1.0) -> Mesh:
     multiplies the file's coordinates (0.001 reads a file in millimetres as metres) before any
     check, so the size limits apply to the body as it will be simulated.
     """
-    name, path, vertices, faces = read_triangles(path, max_faces=max_faces)
+    return clean_triangles(read_triangles(path, max_faces=max_faces), scale)
+
+
+def clean_triangles(triangles: tuple[str, str, np.ndarray, np.ndarray],
+                    scale: float = 1.0) -> Mesh:
+    """The second half of ``load_mesh``: ``clean_mesh`` of what ``read_triangles`` gave (name,
+    path, vertices, faces), the coordinates times ``scale`` first."""
+    name, path, vertices, faces = triangles
     scale = check_scale(name, scale)
     mesh = clean_mesh(name, path, vertices * scale if scale != 1.0 else vertices, faces)
     return dataclasses.replace(mesh, scale=scale) if scale != 1.0 else mesh
