@@ -1,6 +1,7 @@
 """Vertex clustering in compiled code (numba, without the GIL): a coarse level of a big mesh in a
 fraction of a second, the first thing drawn of a dropped scan while its real levels of detail
-are made (``app.render.renderer.prepare_first_level``).
+are made (``app.render.renderer.prepare_first_level``). An attempt at a cell size that yields
+too many faces stops as soon as it has them.
 
 The same clustering as the renderer's ``_cluster`` (J. Rossignac and P. Borrel, 1993): vertices
 merged per cell of a uniform grid at their mean, collapsed and folded-over faces dropped, one
@@ -27,19 +28,27 @@ def cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.nd
     vertices = np.ascontiguousarray(vertices, dtype=np.float64)
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     normals, area = _vertex_normals(vertices, faces)
-    size = 1 << max(4, (2 * len(vertices)).bit_length())
-    table = np.empty(size, np.int64)
-    face_table = np.empty(1 << max(4, (2 * len(faces)).bit_length()), np.int64)
+    table = np.empty(_table_size(len(vertices)), np.int64)
     cell_size = math.sqrt(max(area, 1e-30) / max(target, 1))
-    for _ in range(12):
+    limit = int(1.15 * target)
+    for attempt in range(12):
+        # a pass is cut short past the limit (so its face table stays small), but the last
+        # one is kept whatever its count
+        cap = limit if attempt < 11 else len(faces)
+        face_table = np.empty(_table_size(cap + 1), np.int64)
         merged, out, count = _cluster_pass(vertices, faces, normals, cell_size, table,
-                                           face_table)
-        if count <= 1.15 * target:
+                                           face_table, cap)
+        if count <= limit:
             break
         cell_size *= 1.25
     out = out[:count]
     used, out = np.unique(out, return_inverse=True)
     return merged[used], out.reshape(-1, 3)
+
+
+def _table_size(keys: int) -> int:
+    """Slots of an open-addressed table for ``keys`` keys: a power of two, at least twice."""
+    return 1 << max(4, (2 * keys).bit_length())
 
 
 @njit(cache=True, nogil=True)
@@ -72,9 +81,10 @@ def _slot(a, b, c, mask):
 
 
 @njit(cache=True, nogil=True)
-def _cluster_pass(vertices, faces, normals, cell_size, table, face_table):
+def _cluster_pass(vertices, faces, normals, cell_size, table, face_table, limit):
     """One clustering at ``cell_size``: (cluster positions (c, 3), faces (≤ m, 3) in cluster
-    indices, how many faces)."""
+    indices, how many faces) — cut short once there are more than ``limit`` faces (too fine:
+    the caller tries a coarser cell)."""
     n, m = vertices.shape[0], faces.shape[0]
     lo = np.empty(3)
     for c in range(3):
@@ -148,6 +158,8 @@ def _cluster_pass(vertices, faces, normals, cell_size, table, face_table):
                 face_table[slot] = count
                 out[count, 0], out[count, 1], out[count, 2] = a, b, c
                 count += 1
+                if count > limit:
+                    return merged, out, count
                 break
             if out[s, 0] == a and out[s, 1] == b and out[s, 2] == c:
                 break

@@ -508,8 +508,8 @@ def clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.nd
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
-    bad = ~np.all(np.isfinite(vertices), axis=1)
-    if bad.any():
+    if not np.isfinite(vertices).all():  # one flat pass; the rows only for the message
+        bad = ~np.all(np.isfinite(vertices), axis=1)
         i = int(np.argmax(bad))
         raise MeshError(f"{name}: {int(bad.sum())} vertices have NaN or infinite coordinates "
                         f"(first: vertex {i + 1} = {vertices[i].tolist()}); the exporter wrote "
@@ -825,11 +825,11 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     if max_vertices < 4:
         raise ValueError(f"max_vertices must be ≥ 4, got {max_vertices}")
     x = pts - pts.mean(axis=0)
-    _, s, vt = np.linalg.svd(x, full_matrices=False)
+    s = np.linalg.svd(x, compute_uv=False)  # the vectors (costly for many points): if flat
     rank = int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
     if rank < 2:
         raise ValueError("all points lie on one line or at one point")
-    y = x if rank == 3 else x @ vt[:2].T  # flat: coordinates in the plane
+    y = x if rank == 3 else x @ np.linalg.svd(x, full_matrices=False)[2][:2].T  # in the plane
     candidates = (np.arange(len(y)) if len(y) <= 4096 else
                   _extremes(y, np.vstack((_seed_directions(rank), _directions(rank, 512)))))
     try:
