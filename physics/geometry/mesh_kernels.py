@@ -52,7 +52,9 @@ def merge_vertices(vertices: np.ndarray, faces: np.ndarray,
     inverse = np.zeros(len(vertices), dtype=np.int64)
     kept = np.empty(len(vertices), dtype=np.int64)
     count = _merge(vertices, float(10 ** digits), referenced, table, inverse, kept)
-    return vertices[kept[:count]], _renumber(faces, inverse)
+    renumbered = np.empty_like(faces)  # numpy's own: a Mesh keeps it, and a Shape shares it
+    _renumber(faces, inverse, renumbered)
+    return vertices[kept[:count]], renumbered
 
 
 @njit(cache=True, nogil=True)
@@ -63,12 +65,10 @@ def _mark(faces, used):
 
 
 @njit(cache=True, nogil=True)
-def _renumber(faces, inverse):
-    out = np.empty_like(faces)
+def _renumber(faces, inverse, out):
     for t in range(faces.shape[0]):
         for k in range(3):
             out[t, k] = inverse[faces[t, k]]
-    return out
 
 
 @njit(cache=True, nogil=True)

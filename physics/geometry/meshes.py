@@ -96,6 +96,9 @@ class Mesh:
                 solid-inertia formula applies (docs/physics.md#mass-properties-of-a-closed-mesh)
     warnings    repairs made while loading, one sentence each
     scale       the factor the file's coordinates were multiplied by (1: the file's own units)
+
+    ``clean_mesh`` makes vertices and faces read-only arrays that own their data; a Shape made
+    from the mesh shares them rather than copying them.
     """
 
     name: str
@@ -595,6 +598,16 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _frozen(a, dtype) -> np.ndarray:
+    """A read-only array of ``a``'s values as ``dtype``: ``a`` itself when it already is one
+    that owns its data (as a cleaned ``Mesh``'s arrays: nothing can write to them, and a copy of
+    a big mesh costs more in new pages than in copying), else a read-only copy."""
+    if (isinstance(a, np.ndarray) and a.dtype == dtype and not a.flags.writeable
+            and a.flags.owndata and a.flags.c_contiguous):
+        return a
+    return _readonly(np.array(a, dtype=dtype))
+
+
 def _repair_winding(name: str, vertices: np.ndarray, faces: np.ndarray,
                     pieces=None) -> tuple[np.ndarray, bool, list[str]]:
     """Consistent winding (flip triangles against their neighbours), then outward orientation.
@@ -768,7 +781,8 @@ def mesh_properties(mesh: Mesh, density: float = DEFAULT_DENSITY,
                             f"density {density:g} read as kg/m²) instead of solid — choose mode "
                             "'shell' to accept this, or close the surface for a solid body")
     try:
-        props = mass_properties(vertices, faces, density=density, mode=chosen)
+        props = mass_properties(vertices, faces, density=density, mode=chosen,
+                                watertight=mesh.watertight)
     except InertiaError as e:  # its messages say what to do (e.g. "use mode 'shell'")
         raise MeshError(f"{name}: {e}") from e
     return props, warnings + list(props.warnings)
@@ -782,8 +796,8 @@ def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
         hull = convex_hull_vertices(body, MAX_HULL_VERTICES)
     except ValueError as e:
         raise MeshError(f"{name}: no collision hull: {e}") from e
-    return Shape(name=name, source=source, vertices=_readonly(np.array(vertices, dtype=float)),
-                 faces=_readonly(np.array(faces, dtype=np.int64)), properties=props,
+    return Shape(name=name, source=source, vertices=_frozen(vertices, np.float64),
+                 faces=_frozen(faces, np.int64), properties=props,
                  hull=_readonly(hull), radius=float(radius),
                  mesh_to_body_rotation=_readonly(axes.copy()),
                  warnings=tuple(dict.fromkeys(warnings)), kind=kind, size=size, scale=scale)
