@@ -47,16 +47,17 @@ from app.render.renderer import (
     PREPARE_INLINE_FACES,
     MeshArrays,
     adopt_first_level,
-    first_level,
+    first_level_cluster,
+    first_level_posed,
     palette_color,
 )
-from app.stopwatch import Stopwatch
+from app.stopwatch import Stopwatch, split
 from physics.geometry.meshes import (
-    Mesh,
     Shape,
     clean_triangles,
     mesh_properties,
     read_triangles,
+    shape_from_mesh,
     shape_from_properties,
 )
 from physics.scene import BodyRecord, Scene, build_world, load_scene
@@ -229,21 +230,24 @@ class Loader:
 
     def _load_shape(self, path: Path, scale: float) -> Shape:
         """``load_shape``, with a big mesh's first drawn level made on a helper thread while
-        the hull is computed (both need only the mass properties, and both run compiled code
-        without the GIL), so the body is drawn as soon as it simulates. A big mesh's stages
-        are timed in the log (``timed <file>: read …``)."""
+        the mass properties and the hull are computed (its clustering needs only the clean
+        mesh, and all of them run compiled code without the GIL), so the body is drawn as soon
+        as it simulates. A big mesh's stages are timed in the log (``timed <file>: read …``)."""
         watch = Stopwatch()
         triangles = read_triangles(path, max_faces=self.max_faces)
         watch.lap("read")
         mesh = clean_triangles(triangles, scale)
         watch.lap("clean")
-        props, warnings = mesh_properties(mesh, density=self.density, mode=self.mode)
-        watch.lap("mass")
         if len(mesh.faces) <= PREPARE_INLINE_FACES:
-            return shape_from_properties(mesh, props, warnings)
+            return shape_from_mesh(mesh, density=self.density, mode=self.mode)
         if self._helper is None:
             self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
-        arrays = self._helper.submit(_timed_first_level, mesh, props)
+        # the first level's clustering needs only the clean mesh: it runs beside the mass
+        # properties and the hull (the helper takes its jobs in order)
+        clustered = self._helper.submit(_timed, first_level_cluster, mesh.vertices, mesh.faces)
+        props, warnings = mesh_properties(mesh, density=self.density, mode=self.mode)
+        watch.lap("mass")
+        arrays = self._helper.submit(_first_level_posed, mesh.name, clustered, props)
         shape = shape_from_properties(mesh, props, warnings)
         watch.lap("hull")
         log.info("timed %s: %s", mesh.name, watch.summary())
@@ -331,12 +335,22 @@ class Loader:
                 record, body_id=body_id, color=record.color or body_color(body_id))))
 
 
-def _timed_first_level(mesh: Mesh, props) -> MeshArrays:
-    """``first_level`` of a mesh, its time in the log (``timed the first level of <file>: …``)."""
+def _timed(function, *args) -> tuple:
+    """(function(*args), its Lap)."""
     watch = Stopwatch()
-    arrays = first_level(mesh.vertices, mesh.faces, props)
-    watch.lap("first level")
-    log.info("timed the first level of %s: %s", mesh.name, watch.summary())
+    result = function(*args)
+    return result, watch.lap("first level")
+
+
+def _first_level_posed(name: str, clustered: Future, props) -> MeshArrays:
+    """The first level from its clustering (done by now: the helper runs its jobs in order),
+    its time in the log (``timed the first level of <file>: …``)."""
+    coarse, lap = clustered.result()
+    watch = Stopwatch()
+    arrays = first_level_posed(coarse, props)
+    pose = watch.lap("first level")
+    log.info("timed the first level of %s: first level %.2f s (%s)", name, lap.wall + pose.wall,
+             split([lap, pose]))
     return arrays
 
 
