@@ -48,7 +48,9 @@ def merge_vertices(vertices: np.ndarray, faces: np.ndarray,
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     referenced = np.zeros(len(vertices), dtype=np.bool_)
     _mark(faces, referenced)
-    table = np.full(_table_size(len(vertices)), _EMPTY, dtype=np.int64)
+    # int32 slots halve the table (64 MB of new pages for an STL scan's 3.9 M corners)
+    table = np.full(_table_size(len(vertices)), _EMPTY,
+                    dtype=np.int32 if len(vertices) < 2 ** 31 else np.int64)
     inverse = np.zeros(len(vertices), dtype=np.int64)
     kept = np.empty(len(vertices), dtype=np.int64)
     count = _merge(vertices, float(10 ** digits), referenced, table, inverse, kept)
