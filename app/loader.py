@@ -20,7 +20,10 @@ only ever touched by the render thread.
   is sent to the physics thread for it, so the scene is untouched.
 
 Log lines (INFO, logger ``tumble``, also shown as notifications):
-``loaded <file name>: mass=<kg> kg, mode=<solid|shell>`` and ``rejected <file name>: <reason>``.
+``loaded <file name>: mass=<kg> kg, mode=<solid|shell>`` and ``rejected <file name>: <reason>``;
+for a big mesh also ``timed <file name>: read … s, clean … s, mass … s, hull … s (…)`` and
+``timed the first level of <file name>: …``, each stage's wall time and how much of it was spent
+on a core, waiting for one and blocked on the GIL (``app.stopwatch``).
 """
 
 from __future__ import annotations
@@ -42,14 +45,19 @@ from app.app_state import AppState
 from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
 from app.render.renderer import (
     PREPARE_INLINE_FACES,
+    MeshArrays,
     adopt_first_level,
-    first_level,
+    first_level_cluster,
+    first_level_posed,
     palette_color,
 )
+from app.stopwatch import Stopwatch, split
 from physics.geometry.meshes import (
     Shape,
-    load_mesh,
+    clean_triangles,
     mesh_properties,
+    read_triangles,
+    shape_from_mesh,
     shape_from_properties,
 )
 from physics.scene import BodyRecord, Scene, build_world, load_scene
@@ -222,16 +230,27 @@ class Loader:
 
     def _load_shape(self, path: Path, scale: float) -> Shape:
         """``load_shape``, with a big mesh's first drawn level made on a helper thread while
-        the hull is computed (both need only the mass properties, and both run compiled code
-        without the GIL), so the body is drawn as soon as it simulates."""
-        mesh = load_mesh(path, max_faces=self.max_faces, scale=scale)
-        props, warnings = mesh_properties(mesh, density=self.density, mode=self.mode)
+        the mass properties and the hull are computed (its clustering needs only the clean
+        mesh, and all of them run compiled code without the GIL), so the body is drawn as soon
+        as it simulates. A big mesh's stages are timed in the log (``timed <file>: read …``)."""
+        watch = Stopwatch()
+        triangles = read_triangles(path, max_faces=self.max_faces)
+        watch.lap("read")
+        mesh = clean_triangles(triangles, scale)
+        watch.lap("clean")
         if len(mesh.faces) <= PREPARE_INLINE_FACES:
-            return shape_from_properties(mesh, props, warnings)
+            return shape_from_mesh(mesh, density=self.density, mode=self.mode)
         if self._helper is None:
             self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
-        arrays = self._helper.submit(first_level, mesh.vertices, mesh.faces, props)
+        # the first level's clustering needs only the clean mesh: it runs beside the mass
+        # properties and the hull (the helper takes its jobs in order)
+        clustered = self._helper.submit(_timed, first_level_cluster, mesh.vertices, mesh.faces)
+        props, warnings = mesh_properties(mesh, density=self.density, mode=self.mode)
+        watch.lap("mass")
+        arrays = self._helper.submit(_first_level_posed, mesh.name, clustered, props)
         shape = shape_from_properties(mesh, props, warnings)
+        watch.lap("hull")
+        log.info("timed %s: %s", mesh.name, watch.summary())
         # not waited for: the body simulates as soon as it has its hull (should the renderer
         # want the level first, it makes one itself)
         arrays.add_done_callback(lambda done: self._adopt(shape, done))
@@ -314,6 +333,25 @@ class Loader:
         for body_id, record in zip(future.result(), records):
             self._results.put(_Outcome(record=dataclasses.replace(
                 record, body_id=body_id, color=record.color or body_color(body_id))))
+
+
+def _timed(function, *args) -> tuple:
+    """(function(*args), its Lap)."""
+    watch = Stopwatch()
+    result = function(*args)
+    return result, watch.lap("first level")
+
+
+def _first_level_posed(name: str, clustered: Future, props) -> MeshArrays:
+    """The first level from its clustering (done by now: the helper runs its jobs in order),
+    its time in the log (``timed the first level of <file>: …``)."""
+    coarse, lap = clustered.result()
+    watch = Stopwatch()
+    arrays = first_level_posed(coarse, props)
+    pose = watch.lap("first level")
+    log.info("timed the first level of %s: first level %.2f s (%s)", name, lap.wall + pose.wall,
+             split([lap, pose]))
+    return arrays
 
 
 def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:

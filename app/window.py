@@ -31,8 +31,11 @@ Testing/diagnostics hook: with the environment variable ``TUMBLE_STATUS_FILE=PAT
 writes a small JSON object to PATH five times a second (atomically; see ``App.status``): body
 count, body ids, frames drawn, the scene file last opened,
 world restitution and friction, sim time, pause state, files loading, the selected body and its
-centre of mass, frame rate, whether the floor and sky come from the still camera's cache,
-window size, the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
+centre of mass, frame rate, the longest interval between two of the last 120 frames
+(``frame_gap``, s), when files were last dropped on the window (``dropped_at``:
+``time.monotonic()``, a clock another process on the machine shares, so it can time what
+follows a drop), whether the floor and sky come from the still camera's cache, window size,
+the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
 level while a big mesh's levels of detail are prepared), the recording (``recording``: frames
 so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
 frames; ``last_file``) and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
@@ -267,6 +270,7 @@ class App:
         self._last_video: dict | None = None      # the status file's "last_video"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
         self._screenshot_wanted = False
+        self._dropped_at: float | None = None     # time.monotonic() of the last file drop
         self.state.recording.toggle = self.toggle_recording
         self.state.recording.screenshot = self.request_screenshot
 
@@ -693,6 +697,7 @@ class App:
 
     @_guarded
     def on_file_drop(self, x, y, paths):
+        self._dropped_at = time.monotonic()
         log.info("dropped %s at (%d, %d)", ", ".join(Path(p).name for p in paths), x, y)
         self.loader.request(paths, drop_point=self.floor_point(x, y))
 
@@ -741,7 +746,10 @@ class App:
             "paused": snapshot.paused, "loading": self.state.loading,
             "selected": self.state.selected,
             "selected_position": snapshot.pos[rows[0]].tolist() if len(rows) else None,
-            "fps": round(fps, 1), "background_cached": self.renderer.cache_background,
+            "fps": round(fps, 1),
+            "frame_gap": float(np.diff(times).max()) if len(times) > 1 else 0.0,
+            "dropped_at": self._dropped_at,
+            "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
             "last_video": self._last_video,
             "last_file": None if self.state.recording.last_file is None

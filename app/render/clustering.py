@@ -1,6 +1,7 @@
 """Vertex clustering in compiled code (numba, without the GIL): a coarse level of a big mesh in a
 fraction of a second, the first thing drawn of a dropped scan while its real levels of detail
-are made (``app.render.renderer.prepare_first_level``).
+are made (``app.render.renderer.prepare_first_level``). An attempt at a cell size that yields
+too many faces stops as soon as it has them.
 
 The same clustering as the renderer's ``_cluster`` (J. Rossignac and P. Borrel, 1993): vertices
 merged per cell of a uniform grid at their mean, collapsed and folded-over faces dropped, one
@@ -11,6 +12,7 @@ a cell size is one pass over the faces.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -27,19 +29,46 @@ def cluster(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np.nd
     vertices = np.ascontiguousarray(vertices, dtype=np.float64)
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     normals, area = _vertex_normals(vertices, faces)
-    size = 1 << max(4, (2 * len(vertices)).bit_length())
-    table = np.empty(size, np.int64)
-    face_table = np.empty(1 << max(4, (2 * len(faces)).bit_length()), np.int64)
+    n = len(vertices)
+    # one set of work arrays for every attempt: memory touched for the first time costs more
+    # than the pass itself (page faults), and rows past the clusters found are never touched
+    scratch = _Scratch(table=np.empty(_table_size(n), np.int64),
+                       cluster=np.empty(n, np.int64), cell=np.empty((n, 3), np.int64),
+                       sums=np.empty((n, 3)), surface=np.empty((n, 3)),
+                       counts=np.empty(n, np.int64))
     cell_size = math.sqrt(max(area, 1e-30) / max(target, 1))
-    for _ in range(12):
-        merged, out, count = _cluster_pass(vertices, faces, normals, cell_size, table,
-                                           face_table)
-        if count <= 1.15 * target:
+    limit = int(1.15 * target)
+    for attempt in range(12):
+        # a pass is cut short past the limit (so its face table stays small), but the last
+        # one is kept whatever its count
+        cap = limit if attempt < 11 else len(faces)
+        face_table = np.empty(_table_size(cap + 1), np.int64)
+        out = np.empty((min(cap + 1, len(faces)), 3), np.int64)
+        merged, count = _cluster_pass(vertices, faces, normals, cell_size, scratch, face_table,
+                                      out, cap)
+        if count <= limit:
             break
         cell_size *= 1.25
     out = out[:count]
     used, out = np.unique(out, return_inverse=True)
     return merged[used], out.reshape(-1, 3)
+
+
+class _Scratch(NamedTuple):
+    """Work arrays of the clustering passes over n vertices (only the first k rows of the
+    per-cluster ones are used, k clusters)."""
+
+    table: np.ndarray    # (2^j ≥ 2n,) int64: open-addressed grid cell → cluster, or _EMPTY
+    cluster: np.ndarray  # (n,) int64: the cluster of each vertex
+    cell: np.ndarray     # (n, 3) int64: the grid cell of each cluster
+    sums: np.ndarray     # (n, 3) m: sum of each cluster's vertices
+    surface: np.ndarray  # (n, 3): sum of each cluster's vertex normals
+    counts: np.ndarray   # (n,) int64: vertices in each cluster
+
+
+def _table_size(keys: int) -> int:
+    """Slots of an open-addressed table for ``keys`` keys: a power of two, at least twice."""
+    return 1 << max(4, (2 * keys).bit_length())
 
 
 @njit(cache=True, nogil=True)
@@ -72,37 +101,36 @@ def _slot(a, b, c, mask):
 
 
 @njit(cache=True, nogil=True)
-def _cluster_pass(vertices, faces, normals, cell_size, table, face_table):
-    """One clustering at ``cell_size``: (cluster positions (c, 3), faces (≤ m, 3) in cluster
-    indices, how many faces)."""
+def _cluster_pass(vertices, faces, normals, cell_size, scratch, face_table, out, limit):
+    """One clustering at ``cell_size``: (cluster positions (k, 3), how many faces it keeps,
+    written to ``out`` in cluster indices) — cut short once there are more than ``limit``
+    faces (too fine: the caller tries a coarser cell)."""
     n, m = vertices.shape[0], faces.shape[0]
     lo = np.empty(3)
     for c in range(3):
         lo[c] = vertices[:, c].min()
+    table, cluster, cell, sums, surface, counts = scratch
     mask = table.shape[0] - 1
     table[:] = _EMPTY
-    cells = np.empty((n, 3), np.int64)
-    cluster = np.empty(n, np.int64)
-    first = np.empty(n, np.int64)
-    sums = np.zeros((n, 3))
-    surface = np.zeros((n, 3))
-    counts = np.zeros(n, np.int64)
+    key = np.empty(3, np.int64)
     k = 0
     for v in range(n):
         for c in range(3):
-            cells[v, c] = np.int64(np.floor((vertices[v, c] - lo[c]) / cell_size))
-        slot = _slot(cells[v, 0], cells[v, 1], cells[v, 2], mask)
+            key[c] = np.int64(np.floor((vertices[v, c] - lo[c]) / cell_size))
+        slot = _slot(key[0], key[1], key[2], mask)
         while True:
             s = table[slot]
             if s == _EMPTY:
                 table[slot] = k
-                first[k] = v
                 s = k
                 k += 1
+                for c in range(3):
+                    cell[s, c] = key[c]
+                    sums[s, c] = 0.0
+                    surface[s, c] = 0.0
+                counts[s] = 0
                 break
-            f = first[s]
-            if cells[f, 0] == cells[v, 0] and cells[f, 1] == cells[v, 1] \
-                    and cells[f, 2] == cells[v, 2]:
+            if cell[s, 0] == key[0] and cell[s, 1] == key[1] and cell[s, 2] == key[2]:
                 break
             slot = (slot + 1) & mask
         cluster[v] = s
@@ -114,7 +142,6 @@ def _cluster_pass(vertices, faces, normals, cell_size, table, face_table):
     for s in range(k):
         for c in range(3):
             merged[s, c] = sums[s, c] / counts[s]
-    out = np.empty((m, 3), np.int64)
     face_mask = face_table.shape[0] - 1
     face_table[:] = _EMPTY
     count = 0
@@ -148,8 +175,10 @@ def _cluster_pass(vertices, faces, normals, cell_size, table, face_table):
                 face_table[slot] = count
                 out[count, 0], out[count, 1], out[count, 2] = a, b, c
                 count += 1
+                if count > limit:
+                    return merged, count
                 break
             if out[s, 0] == a and out[s, 1] == b and out[s, 2] == c:
                 break
             slot = (slot + 1) & face_mask
-    return merged, out, count
+    return merged, count

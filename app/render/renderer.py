@@ -210,10 +210,24 @@ def prepare_first_level(shape: Shape) -> MeshArrays:
 
 def first_level(vertices: np.ndarray, faces: np.ndarray, props: MassProperties) -> MeshArrays:
     """``prepare_first_level`` of a mesh (vertices (n, 3), faces (m, 3), its mass properties)
-    before its Shape exists (the loader makes it while the hull is computed). Clustered in
-    compiled code without the GIL, so frames and the hull go on meanwhile."""
-    # clustered in the mesh's own frame: only the few merged vertices are turned to the body's
-    vertices, faces = cluster(vertices, faces, FIRST_LEVEL_FACES)
+    before its Shape exists: ``first_level_posed(first_level_cluster(…), props)``."""
+    return first_level_posed(first_level_cluster(vertices, faces), props)
+
+
+def first_level_cluster(vertices: np.ndarray,
+                        faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first level's clustering of a mesh (vertices (n, 3), faces (m, 3)) in the mesh's own
+    frame: (vertices (k, 3), faces (t, 3)). It needs no mass properties, so the loader starts
+    it as soon as the mesh is clean; compiled, without the GIL, so frames, the mass properties
+    and the hull go on meanwhile."""
+    return cluster(vertices, faces, FIRST_LEVEL_FACES)
+
+
+def first_level_posed(clustered: tuple[np.ndarray, np.ndarray],
+                      props: MassProperties) -> MeshArrays:
+    """The first level from ``first_level_cluster``'s output: only the few merged vertices are
+    turned to the body frame, then given normals."""
+    vertices, faces = clustered
     vertices = (vertices - props.center_of_mass) @ props.principal_axes
     return MeshArrays((_split_normals(vertices, faces, COARSE_CREASE_ANGLE),),
                       two_sided=not props.watertight)

@@ -90,7 +90,8 @@ class MassProperties:
         }
 
 
-def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") -> MassProperties:
+def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid", *,
+                    watertight: bool | None = None) -> MassProperties:
     """Mass, centre of mass, inertia and principal frame of a triangle mesh.
 
     vertices  (n, 3) float, m
@@ -99,6 +100,9 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
     density   kg/m³ for "solid", kg/m² for "shell"
     mode      "solid": the volume enclosed by a closed surface; "shell": a thin hollow surface
               (also valid for open meshes)
+    watertight  whether the surface is closed and consistently wound, when the caller knows
+              (a cleaned ``Mesh`` does): that check, a pass over every edge, is then skipped;
+              None: checked here
 
     Raises ``InertiaError`` for unusable input: bad shapes or values, indices out of range, a flat
     or empty-volume mesh in solid mode, a surface that is not closed and consistently wound in
@@ -125,10 +129,12 @@ def mass_properties(vertices, faces, density: float = 1.0, mode: str = "solid") 
     if bad >= 0:
         raise InertiaError(f"faces[{bad}] = {faces[bad].tolist()} has a vertex index outside "
                            f"0..{len(vertices) - 1} (there are {len(vertices)} vertices)")
-    # int32 links halve the memory the check touches (any mesh that fits in memory has < 2³¹
-    # vertices, but stay correct beyond)
-    links = np.empty((3 * m, 2), np.int32 if len(vertices) < 2 ** 31 else np.int64)
-    watertight = bool(_closed_and_oriented(faces, counts, links))
+    if watertight is None:
+        # int32 links halve the memory the check touches (any mesh that fits in memory has
+        # < 2³¹ vertices, but stay correct beyond)
+        links = np.empty((3 * m, 2), np.int32 if len(vertices) < 2 ** 31 else np.int64)
+        watertight = _closed_and_oriented(faces, counts, links)
+    watertight = bool(watertight)
 
     blocks = np.empty(((m + _BLOCK - 1) // _BLOCK, 11))
     _face_sums(vertices, faces, ref, mode == "shell", blocks)

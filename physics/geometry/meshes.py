@@ -96,6 +96,9 @@ class Mesh:
                 solid-inertia formula applies (docs/physics.md#mass-properties-of-a-closed-mesh)
     warnings    repairs made while loading, one sentence each
     scale       the factor the file's coordinates were multiplied by (1: the file's own units)
+
+    ``clean_mesh`` makes vertices and faces read-only arrays that own their data; a Shape made
+    from the mesh shares them rather than copying them.
     """
 
     name: str
@@ -259,7 +262,14 @@ def load_mesh(path, *, max_faces: int = MAX_FACES, scale: float = 1.0) -> Mesh:
     multiplies the file's coordinates (0.001 reads a file in millimetres as metres) before any
     check, so the size limits apply to the body as it will be simulated.
     """
-    name, path, vertices, faces = read_triangles(path, max_faces=max_faces)
+    return clean_triangles(read_triangles(path, max_faces=max_faces), scale)
+
+
+def clean_triangles(triangles: tuple[str, str, np.ndarray, np.ndarray],
+                    scale: float = 1.0) -> Mesh:
+    """The second half of ``load_mesh``: ``clean_mesh`` of what ``read_triangles`` gave (name,
+    path, vertices, faces), the coordinates times ``scale`` first."""
+    name, path, vertices, faces = triangles
     scale = check_scale(name, scale)
     mesh = clean_mesh(name, path, vertices * scale if scale != 1.0 else vertices, faces)
     return dataclasses.replace(mesh, scale=scale) if scale != 1.0 else mesh
@@ -501,8 +511,8 @@ def clean_mesh(name: str, source: str | None, vertices: np.ndarray, faces: np.nd
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
-    bad = ~np.all(np.isfinite(vertices), axis=1)
-    if bad.any():
+    if not np.isfinite(vertices).all():  # one flat pass; the rows only for the message
+        bad = ~np.all(np.isfinite(vertices), axis=1)
         i = int(np.argmax(bad))
         raise MeshError(f"{name}: {int(bad.sum())} vertices have NaN or infinite coordinates "
                         f"(first: vertex {i + 1} = {vertices[i].tolist()}); the exporter wrote "
@@ -586,6 +596,16 @@ def _check_size(name: str, vertices: np.ndarray, faces: np.ndarray) -> str | Non
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
+
+
+def _frozen(a, dtype) -> np.ndarray:
+    """A read-only array of ``a``'s values as ``dtype``: ``a`` itself when it already is one
+    that owns its data (as a cleaned ``Mesh``'s arrays: nothing can write to them, and a copy of
+    a big mesh costs more in new pages than in copying), else a read-only copy."""
+    if (isinstance(a, np.ndarray) and a.dtype == dtype and not a.flags.writeable
+            and a.flags.owndata and a.flags.c_contiguous):
+        return a
+    return _readonly(np.array(a, dtype=dtype))
 
 
 def _repair_winding(name: str, vertices: np.ndarray, faces: np.ndarray,
@@ -761,7 +781,8 @@ def mesh_properties(mesh: Mesh, density: float = DEFAULT_DENSITY,
                             f"density {density:g} read as kg/m²) instead of solid — choose mode "
                             "'shell' to accept this, or close the surface for a solid body")
     try:
-        props = mass_properties(vertices, faces, density=density, mode=chosen)
+        props = mass_properties(vertices, faces, density=density, mode=chosen,
+                                watertight=mesh.watertight)
     except InertiaError as e:  # its messages say what to do (e.g. "use mode 'shell'")
         raise MeshError(f"{name}: {e}") from e
     return props, warnings + list(props.warnings)
@@ -775,8 +796,8 @@ def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
         hull = convex_hull_vertices(body, MAX_HULL_VERTICES)
     except ValueError as e:
         raise MeshError(f"{name}: no collision hull: {e}") from e
-    return Shape(name=name, source=source, vertices=_readonly(np.array(vertices, dtype=float)),
-                 faces=_readonly(np.array(faces, dtype=np.int64)), properties=props,
+    return Shape(name=name, source=source, vertices=_frozen(vertices, np.float64),
+                 faces=_frozen(faces, np.int64), properties=props,
                  hull=_readonly(hull), radius=float(radius),
                  mesh_to_body_rotation=_readonly(axes.copy()),
                  warnings=tuple(dict.fromkeys(warnings)), kind=kind, size=size, scale=scale)
@@ -818,11 +839,11 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     if max_vertices < 4:
         raise ValueError(f"max_vertices must be ≥ 4, got {max_vertices}")
     x = pts - pts.mean(axis=0)
-    _, s, vt = np.linalg.svd(x, full_matrices=False)
+    s = np.linalg.svd(x, compute_uv=False)  # the vectors (costly for many points): if flat
     rank = int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
     if rank < 2:
         raise ValueError("all points lie on one line or at one point")
-    y = x if rank == 3 else x @ vt[:2].T  # flat: coordinates in the plane
+    y = x if rank == 3 else x @ np.linalg.svd(x, full_matrices=False)[2][:2].T  # in the plane
     candidates = (np.arange(len(y)) if len(y) <= 4096 else
                   _extremes(y, np.vstack((_seed_directions(rank), _directions(rank, 512)))))
     try:

@@ -251,12 +251,17 @@ def test_screenshot_of_the_running_app(app):
 def test_a_big_mesh_is_drawn_coarse_before_its_finest_level_exists(app, tmp_path):
     """A staged drop: the 327,680-face scan simulates as soon as it is loaded and is drawn with
     a coarse first level while its levels of detail are still being made (the renderer logs
-    each stage as it uploads it), then with those levels; the window keeps drawing."""
+    each stage as it uploads it), then with those levels; the window keeps drawing. The loader
+    logs its stages' times, and the status says when the drop came."""
     scan = tmp_path / "scan.ply"
     trimesh.creation.icosphere(subdivisions=7, radius=0.12).export(scan)
     bodies = app.status()["bodies"]
+    before = time.monotonic()
     app.drop([scan], *DROP, types=1)
     app.wait_for_log("loaded scan.ply: mass=", timeout=60)
+    timed = app.wait_for_log("timed scan.ply: read ")
+    assert all(f" {stage} " in timed for stage in ("clean", "mass", "hull")), timed
+    assert "on a core" in timed
     first = app.wait_for_log("drawing scan.ply with a first level of ", timeout=60)
     full = app.wait_for_log("drawing scan.ply with its levels of detail", timeout=60)
     lines = app.log().splitlines()
@@ -266,6 +271,8 @@ def test_a_big_mesh_is_drawn_coarse_before_its_finest_level_exists(app, tmp_path
                           and len(s["drawn_faces"].get("scan.ply", [])) > 1)
     assert status["drawn_faces"]["scan.ply"][0] > int(first.split(" first level of ")[1].split()[0])
     assert status["fps"] > 1
+    assert 0 < status["frame_gap"] < 2.0  # no frame held up for long by the load
+    assert before < status["dropped_at"] < time.monotonic()
     app.wait_for("time goes on", lambda s: s["time"] > status["time"] + 0.5)
 
 

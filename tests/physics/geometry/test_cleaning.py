@@ -9,6 +9,7 @@ import trimesh
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from physics.geometry.inertia import mass_properties
 from physics.geometry.meshes import MeshError, clean_mesh, read_triangles
 from tests.paths import REPO
 from tests.physics.geometry.clean_reference import clean_mesh as reference_clean_mesh
@@ -143,6 +144,25 @@ BROKEN = broken_meshes()
 def test_broken_meshes_clean_as_before(case):
     vertices, faces = BROKEN[case]
     assert_same_cleaning(vertices, faces)
+
+
+@pytest.mark.parametrize("case", list(BROKEN) + [p.name for p in ASSETS])
+def test_a_cleaned_mesh_knows_what_the_inertia_check_finds(case):
+    """``Mesh.watertight`` (which spares ``mass_properties`` its own pass over the edges) is
+    exactly what that pass says of the cleaned triangles."""
+    if case in BROKEN:
+        vertices, faces = BROKEN[case]
+    else:
+        _, _, vertices, faces = read_triangles(REPO / "assets" / "meshes" / case)
+    try:
+        mesh = clean_mesh(case, None, np.array(vertices, dtype=float),
+                          np.array(faces, dtype=np.int64))
+    except MeshError:
+        return  # nothing to compute the inertia of
+    checked = mass_properties(mesh.vertices, mesh.faces, mode="shell")
+    told = mass_properties(mesh.vertices, mesh.faces, mode="shell", watertight=mesh.watertight)
+    assert checked.watertight == mesh.watertight
+    assert told.to_json_dict() == checked.to_json_dict()
 
 
 @settings(max_examples=60, deadline=None)
