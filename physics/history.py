@@ -4,16 +4,18 @@
 The engine is deterministic: the same world given the same commands at the same step
 boundaries computes the same bits. So the past is kept as
 
-- a **checkpoint** (a private copy of the whole ``World``: model, state with its warm-start,
-  manifold and broad-phase caches, sleep timers, joints) every ``CHECKPOINT_INTERVAL`` of sim
-  time, taken right after a step and before the commands of that step boundary;
+- a **checkpoint** (the whole ``World``: model, state with its warm-start, manifold and
+  broad-phase caches, sleep timers, joints) every ``CHECKPOINT_INTERVAL`` of sim time, taken
+  right after a step and before the commands of that step boundary, all but the model pickled
+  and compressed (a pile's contact caches are mostly empty hash slots: 3× smaller);
 - the **log** of every command that changed the world, with the step boundary it was applied at;
-- a **ring** of poses (positions and orientations, compact) every ``1 / RING_HZ`` s of sim time,
-  for scrubbing without simulating.
+- a **ring** of poses (positions and orientations, 14 bytes a body) every ``1 / RING_HZ`` s of
+  sim time, for scrubbing without simulating.
 
 Any past step is then exact: copy the checkpoint at or before it and re-run the logged commands
 (``world_at``). Checkpoints share the model with the one before them while no command was
-applied in between, so a quiet minute of 1 000 bodies costs state, not hulls.
+applied in between, so a quiet minute of 1 000 bodies costs state, not hulls. Pickle is safe
+here: the bytes never leave the process.
 
 The physics thread writes (``after_step``, ``log``, ``restart``, ``truncate``); any thread may
 read (``span``, ``frame_at``, ``world_at``, ``nbytes``): the lock is held only while lists are
@@ -25,7 +27,9 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
+import pickle
 import threading
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +41,8 @@ from physics.world import World
 # the run controls a log also carries (not World methods): they change how the steps run
 RUN_COMMANDS = ("set_hz",)
 QUAT_SCALE = 32767.0  # a unit quaternion component in int16: steps of 3e-5, far below a pixel
+POS_LEVELS = 65535.0  # int16 positions across a frame's bounding box: 0.06 mm over 4 m
+COMPRESSION = 3       # zlib level of checkpoints: as small as 6 in half the time
 
 
 @dataclass(frozen=True)
@@ -53,25 +59,41 @@ class LoggedCommand:
 @dataclass(frozen=True)
 class Checkpoint:
     """The world after ``step`` steps (sim time ``time`` s, running at ``hz``), before that
-    boundary's commands; ``world`` is never stepped."""
+    boundary's commands: its ``model`` (shared by checkpoints, never changed) and the rest of
+    it ``packed`` (pickled, compressed)."""
 
     step: int
     time: float
     hz: float
-    world: World
+    model: object
+    packed: bytes
+
+    def world(self) -> World:
+        """A new World as it was (its own copy of the model)."""
+        world = World.__new__(World)
+        vars(world).update(pickle.loads(zlib.decompress(self.packed)))
+        world.model = copy.deepcopy(self.model)
+        return world
 
 
 @dataclass(frozen=True)
 class PoseFrame:
     """Poses of the bodies after ``step`` steps, at sim time ``time`` s: ids (n,) int64 (shared
-    between frames while the bodies stay the same), pos (n, 3) float32 m, quat (n, 4) int16
-    (w, x, y, z times ``QUAT_SCALE``)."""
+    between frames while the bodies stay the same); pos (n, 3) uint16 levels between the
+    frame's ``low`` and ``high`` corners (3,) m; quat (n, 4) int16 (w, x, y, z times
+    ``QUAT_SCALE``)."""
 
     step: int
     time: float
     ids: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
     pos: np.ndarray
     quat: np.ndarray
+
+    def positions(self) -> np.ndarray:
+        """(n, 3) float64 centres of mass, m."""
+        return self.low + self.pos * ((self.high - self.low) / POS_LEVELS)
 
     def orientations(self) -> np.ndarray:
         """(n, 4) float64 unit quaternions."""
@@ -173,11 +195,14 @@ class History:
         self._seconds = check_history_seconds(seconds)
 
     def _checkpoint(self, world: World, step: int, hz: float) -> None:
-        memo = {} if self._model_copy is None else {id(world.model): self._model_copy}
-        saved = copy.deepcopy(world, memo)
+        model = self._model_copy if self._model_copy is not None else copy.deepcopy(world.model)
+        # a deep copy first: it leaves out what a copy must not keep (the joints' factors)
+        rest = copy.deepcopy({k: v for k, v in vars(world).items() if k != "model"})
+        packed = zlib.compress(pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL), COMPRESSION)
         with self._lock:
-            self._checkpoints.append(Checkpoint(step, float(world.state.time), float(hz), saved))
-            self._model_copy = saved.model
+            self._checkpoints.append(Checkpoint(step, float(world.state.time), float(hz), model,
+                                                packed))
+            self._model_copy = model
 
     def _add_frame(self, world: World, step: int) -> None:
         s = world.state
@@ -186,7 +211,10 @@ class History:
             ids = self._frames[-1].ids
         else:
             ids = ids.copy()
-        frame = PoseFrame(step, float(s.time), ids, s.pos.astype(np.float32),
+        low = s.pos.min(axis=0) if len(s.pos) else np.zeros(3)
+        high = np.maximum(s.pos.max(axis=0), low + 1e-9) if len(s.pos) else np.ones(3)
+        levels = np.round((s.pos - low) * (POS_LEVELS / (high - low)))
+        frame = PoseFrame(step, float(s.time), ids, low, high, levels.astype(np.uint16),
                           np.round(s.quat * QUAT_SCALE).astype(np.int16))
         with self._lock:
             self._frames.append(frame)
@@ -264,21 +292,22 @@ class History:
             k = bisect.bisect_right([c.step for c in self._checkpoints], step) - 1
             start = self._checkpoints[k]
             commands = [c for c in self._commands if start.step <= c.step < step]
-        world = copy.deepcopy(start.world)
+        world = start.world()
         hz = run_log(world, start.hz, start.step, step, commands)
         return world, hz
 
     def nbytes(self) -> int:
-        """Bytes of array data the history holds (checkpoints, ring, logged arguments), each
-        array counted once however many checkpoints share it."""
+        """Bytes of data the history holds (checkpoints, ring, logged arguments), each array
+        counted once however many checkpoints share it."""
         with self._lock:
             held = (self._checkpoints, self._frames, self._commands)
             return _array_bytes(held, set())
 
 
 def _array_bytes(value: Any, seen: set) -> int:
-    """Bytes of the numpy arrays reachable from ``value`` through dataclasses, named tuples,
-    containers and plain objects; each array once (by identity, views by their base)."""
+    """Bytes of the numpy arrays and byte strings reachable from ``value`` through
+    dataclasses, named tuples, containers and plain objects; each array once (by identity,
+    views by their base)."""
     if id(value) in seen:
         return 0
     seen.add(id(value))
@@ -289,6 +318,8 @@ def _array_bytes(value: Any, seen: set) -> int:
         if base is not value:
             return _array_bytes(base, seen)
         return value.nbytes
+    if isinstance(value, bytes):
+        return len(value)
     if isinstance(value, dict):
         return sum(_array_bytes(v, seen) for v in value.values())
     if isinstance(value, (list, tuple, set, frozenset)):

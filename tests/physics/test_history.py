@@ -74,7 +74,9 @@ def test_ring_frames_hold_the_poses_at_display_rate(scripted):
         if frame.step in recorded and frame.step % 600 == 0:
             world = recorded[frame.step]
             assert np.array_equal(frame.ids, world.ids)
-            np.testing.assert_allclose(frame.pos, world.state.pos, rtol=0, atol=1e-6)
+            extent = np.ptp(world.state.pos, axis=0)
+            np.testing.assert_allclose(frame.positions(), world.state.pos, rtol=0,
+                                       atol=extent.max() / 65535 + 1e-12)
             # a quaternion and its negative are the same turn; int16 steps are 1 / 32767
             q = frame.orientations()
             dots = np.abs(np.sum(q * world.state.quat, axis=1))
@@ -123,7 +125,7 @@ def test_memory_stays_bounded_while_the_run_goes_on():
         sizes.append(sim.history.nbytes())
     per_body_second = sizes[-1] / (64 * 4.0)
     assert max(sizes[3:]) <= 1.1 * min(sizes[3:])
-    assert per_body_second < 2_000  # bytes: 100 MB would hold a minute of 1 000 bodies
+    assert per_body_second < 1_600  # bytes: 100 MB hold a minute of 1 000 bodies at 1 666
     span = sim.history.span()
     assert span[2] - span[0].time <= 4.0 + 1e-9
 
@@ -131,14 +133,14 @@ def test_memory_stays_bounded_while_the_run_goes_on():
 def test_checkpoints_share_the_model_while_no_command_changes_it():
     sim = Simulation(start_world(), hz=HZ)
     sim.run_steps(3 * HZ)
-    models = {id(c.world.model) for c in sim.history._checkpoints}
+    models = {id(c.model) for c in sim.history._checkpoints}
     assert len(sim.history._checkpoints) == 4 and len(models) == 1
     sim.set_restitution(0.9)
     sim.run_steps(2 * HZ)
     first, *_, last = sim.history._checkpoints
-    assert last.world.model is not first.world.model
-    assert last.world.model.settings.restitution == 0.9
-    assert first.world.model.settings.restitution == 0.4
+    assert last.model is not first.model
+    assert last.world().model.settings.restitution == 0.9
+    assert first.world().model.settings.restitution == 0.4
 
 
 def test_restore_goes_back_and_running_on_makes_a_new_branch(scripted):
