@@ -24,6 +24,7 @@ import math
 import queue
 import sys
 import threading
+from functools import partial
 from typing import Callable, TextIO
 
 import moderngl
@@ -40,7 +41,8 @@ from app.video.recorder import (
     VideoWriter,
     finish_drawing,
 )
-from physics.scene import Scene, build_world, load_scene
+from physics.replay import Schedule, load_replay
+from physics.scene import Scene, SceneError, build_world
 from physics.simulation import Simulation
 
 VIEWS_AHEAD = 2           # frames the physics thread may step ahead of the drawing
@@ -64,8 +66,9 @@ def frame_count(seconds: float, fps: int) -> int:
     return int(round(seconds * fps))
 
 
-def sim_time_views(scene: Scene, fps: int, count: int):
-    """Yield the FrameView of frame k = 0 … count−1: the world of ``scene`` at sim time k/fps.
+def sim_time_views(scene: Scene, fps: int, count: int, schedule: Schedule | None = None):
+    """Yield the FrameView of frame k = 0 … count−1: the world of ``scene`` at sim time k/fps
+    (given a replay's ``schedule``, with its commands applied at their steps).
 
     The world steps offline (``Simulation.run_steps``) at the scene's rate; frame k's time
     lies between steps ⌈k·hz/fps⌉ − 1 and ⌈k·hz/fps⌉, whose snapshots are blended — or, when
@@ -75,6 +78,7 @@ def sim_time_views(scene: Scene, fps: int, count: int):
     world, records = build_world(scene)
     by_id = {r.body_id: r for r in records}
     sim = Simulation(world, hz=scene.hz)
+    run_steps = sim.run_steps if schedule is None else partial(schedule.run_steps, sim)
     prev = new = sim.latest()
     steps = 0
     for k in range(count):
@@ -83,10 +87,10 @@ def sim_time_views(scene: Scene, fps: int, count: int):
         target = math.ceil(exact - 1e-9)  # first step at or after t
         between = target - exact > 1e-9
         if between and target - 1 > steps:
-            new = sim.run_steps(target - 1 - steps)
+            new = run_steps(target - 1 - steps)
             steps = target - 1
         if target > steps:
-            prev, new = new, sim.run_steps(target - steps)
+            prev, new = new, run_steps(target - steps)
             steps = target
         pose = blend(prev, new, sim_time_weight(prev, new, t) if between else 1.0)
         yield frame_view(pose, new, by_id, palette_color)
@@ -197,10 +201,16 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
     if count < 1:
         raise RecordingError(f"--seconds {args.seconds:g} at --fps {args.fps} gives no frame; "
                              f"record at least {1 / args.fps:.3g} s")
-    scene = load_scene(args.scene)
+    replay = load_replay(args.scene)  # a scene, or a replay: a scene and its commands
+    scene = replay.scene
+    for command, line in zip(replay.commands, replay.lines):
+        if command.name == "set_hz":  # frame k's step is k·hz/fps: one rate for the video
+            raise SceneError(f"{args.scene}:{line}: [[command]] set_hz: tumble record keeps "
+                             f"the scene's rate ({scene.hz:g} Hz); a replay that changes it "
+                             "can be run by tumble simulate")
     ctx = offscreen_context()
     writer = VideoWriter(args.out, args.size, args.fps, input_format=READ_FORMAT)
-    views = sim_time_views(scene, args.fps, count)
+    views = sim_time_views(scene, args.fps, count, Schedule(replay))
     camera = make_camera(args.camera, args.size, scene.container_size,
                          [body.position for body in scene.bodies])
     progress = Progress(count, stream, unit="frames", rate_unit="fps")
