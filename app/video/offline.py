@@ -28,6 +28,8 @@ from functools import partial
 from typing import Callable, TextIO
 
 import moderngl
+import numpy as np
+from scipy.spatial import ConvexHull
 
 from app.progress import Progress
 from app.render.camera import CameraPose, OrbitCamera, home_sphere
@@ -41,9 +43,12 @@ from app.video.recorder import (
     VideoWriter,
     finish_drawing,
 )
+from physics.geometry.inertia import MassProperties
+from physics.geometry.meshes import Mesh, builtin_shape, shape_from_properties
 from physics.replay import Schedule, load_replay
-from physics.scene import Scene, SceneError, build_world
+from physics.scene import BodyRecord, Scene, SceneError, build_world
 from physics.simulation import Simulation
+from physics.world import World
 
 VIEWS_AHEAD = 2           # frames the physics thread may step ahead of the drawing
 
@@ -93,7 +98,33 @@ def sim_time_views(scene: Scene, fps: int, count: int, schedule: Schedule | None
             prev, new = new, run_steps(target - steps)
             steps = target
         pose = blend(prev, new, sim_time_weight(prev, new, t) if between else 1.0)
+        for body_id in set(new.ids.tolist()) - by_id.keys():  # added by a replay's command
+            by_id[body_id] = hull_record(sim.world, body_id)
         yield frame_view(pose, new, by_id, palette_color)
+
+
+def hull_record(world: World, body_id: int) -> BodyRecord:
+    """A record that draws a body known only to the world (a replay's command added it, with
+    no mesh file) as what it collides as: its convex hull, or its sphere."""
+    m, row = world.model, world.index_of(body_id)
+    if m.radius[row] > 0.0:
+        shape = builtin_shape("sphere", (float(m.radius[row]),))
+    else:
+        hull = m.hull_points[m.hull_start[row]:m.hull_start[row + 1]]
+        found = ConvexHull(hull)
+        faces = found.simplices.copy()
+        # wind each face counter-clockwise seen from outside: its normal away from the centre
+        normals = np.cross(hull[faces[:, 1]] - hull[faces[:, 0]],
+                           hull[faces[:, 2]] - hull[faces[:, 0]])
+        inward = np.einsum("ij,ij->i", normals, hull[faces[:, 0]] - hull.mean(axis=0)) < 0
+        faces[inward] = faces[inward][:, ::-1]
+        moments = m.inertia[row]
+        props = MassProperties(mode="solid", watertight=True, volume=found.volume,
+                               area=found.area, mass=float(m.mass[row]),
+                               center_of_mass=np.zeros(3), inertia=np.diag(moments),
+                               principal_moments=moments, principal_axes=np.eye(3), warnings=())
+        shape = shape_from_properties(Mesh("hull", None, hull, faces, True), props, [])
+    return BodyRecord(body_id, shape.name, None, None, shape)
 
 
 class Prefetched:

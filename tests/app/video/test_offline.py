@@ -143,6 +143,43 @@ def test_a_replay_is_recorded_with_its_commands_at_their_steps(scene, tmp_path):
     assert len(views[-1].ids) == 1 and views[0].pos[1, 1] < views[12].pos[1, 1] - 0.1
 
 
+def test_bodies_a_replay_adds_are_drawn_as_their_hulls(scene, tmp_path):
+    """A box and a ball dropped by commands (no mesh file) show in the video as their hull and
+    sphere: frames after the drop differ where they fall."""
+    from physics.history import LoggedCommand
+    from tests.physics.bodies import box_body
+    from tests.physics.scripted import ball
+
+    commands = [LoggedCommand(24, "add_body", (box_body((0.4, 0.3, 0.2),
+                                                        position=[0.5, 1.6, -0.5]),)),
+                LoggedCommand(24, "add_body", (ball([-0.5, 1.6, 0.5], radius=0.15),))]
+    path = replay_of_small_scene(scene, tmp_path, commands)
+    views = list(sim_time_views(load_replay_scene(path), fps=30, count=10,
+                                schedule=schedule_of(path)))
+    assert [len(v.ids) for v in views] == [2, 2, 2, 2, 4, 4, 4, 4, 4, 4]
+    box, sphere = views[-1].shapes[2], views[-1].shapes[3]
+    np.testing.assert_allclose(np.sort(np.abs(box.vertices), axis=0)[-1], [0.2, 0.15, 0.1])
+    assert box.faces.shape == (12, 3) and sphere.radius == 0.15
+    out = tmp_path / "drop.mp4"
+    result = record(path, "--seconds", "0.5", "--fps", "30", "--size", "320x180", "--out", out)
+    assert result.returncode == 0, result.stderr
+    frames = decode(out)
+    assert len(frames) == 15
+    assert np.abs(frames[14].astype(int) - frames[4]).max(axis=2).__gt__(40).sum() > 100
+
+
+def load_replay_scene(path):
+    from physics.replay import load_replay
+
+    return load_replay(path).scene
+
+
+def schedule_of(path):
+    from physics.replay import Schedule, load_replay
+
+    return Schedule(load_replay(path))
+
+
 def test_record_refuses_a_replay_that_changes_the_rate(scene, tmp_path):
     from physics.history import LoggedCommand
 
