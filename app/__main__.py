@@ -332,7 +332,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         world, _ = build_world(scene)
     except SceneError as e:
         raise _Failure(str(e), 1) from None
-    schedule, hz = Schedule(replay), scene.hz
+    schedule, hz = Schedule.of(replay), scene.hz
     clock = (0, 0.0)  # (step, sim time s) where the present rate began
     steps = round(args.seconds * scene.hz)
     out = _open_output(args.out)

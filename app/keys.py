@@ -27,6 +27,7 @@ KEY_BINDINGS = (
     KeyBinding("ESCAPE", "Esc", "deselect", "deselect; close the help"),
     KeyBinding("F1", "F1", "toggle_help", "help window with every key and mouse action"),
     KeyBinding("F9", "F9", "toggle_recording", "start / stop recording a video"),
+    KeyBinding("F10", "F10", "save_instant_replay", "save the last 10 s as a video"),
     KeyBinding("F12", "F12", "request_screenshot", "save a screenshot (PNG)"),
 )
 

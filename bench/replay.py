@@ -5,7 +5,8 @@
 N cubes fall into a pile for T s of sim time (240 Hz) on a ``Simulation`` offline, its history
 (physics/history.py) as long as the run. Then: seeks to random moments from the pose ring (what
 scrubbing shows: the frame and its orientations decoded), seeks to random exact steps (the
-checkpoint before, re-run: ``History.world_at``), the bytes the history holds, and what keeping
+checkpoint before, re-run: ``History.world_at``; the worst steps, a whole second re-run, at
+moments spread over the run), the bytes the history holds, and what keeping
 it costs the physics thread per step (checkpoints and ring frames).
 
 The peer is MuJoCo's viewer history (``simulate``: ``mj_getState(mjSTATE_INTEGRATION)`` every
@@ -68,14 +69,19 @@ def tumble_figures(n: int, seconds: float, seeks: int, sleep: bool) -> dict:
         frame = history.frame_at(t)
         frame.orientations()
         ring.append(time.perf_counter() - t0)
+    # the worst steps: each just before a checkpoint (a whole interval re-run), at moments
+    # spread over the history, the falling start included
+    starts = history._checkpoints[:-1]
     exact = []
-    for step in rng.integers(first.step, last_step + 1, seeks):
+    for k in np.linspace(0, len(starts) - 1, seeks).round().astype(int):
+        step = history._checkpoints[k + 1].step - 1
         t0 = time.perf_counter()
         history.world_at(int(step))
-        exact.append(time.perf_counter() - t0)
+        exact.append((time.perf_counter() - t0, starts[k].time))
     return {"steps_per_s": steps / run_s, "history_ms_per_step": 1e3 * sum(spent) / steps,
             "ring_ms": (1e3 * statistics.median(ring), 1e3 * max(ring)),
-            "exact_s": (statistics.median(exact), max(exact)), "bytes": history.nbytes(),
+            "exact_s": (statistics.median(e for e, _ in exact), max(exact)),
+            "bytes": history.nbytes(),
             "span_s": last_time - first.time}
 
 
@@ -132,8 +138,9 @@ def main() -> None:
           f"{ours['history_ms_per_step']:.3f} ms/step")
     print(f"Tumble  ring seek     median {ours['ring_ms'][0]:.3f} ms, max "
           f"{ours['ring_ms'][1]:.3f} ms   (target ≤ 50 ms)")
-    print(f"Tumble  exact seek    median {ours['exact_s'][0]:.2f} s, max "
-          f"{ours['exact_s'][1]:.2f} s     (target ≤ 1 s)")
+    worst, where = ours["exact_s"][1]
+    print(f"Tumble  exact seek    median {ours['exact_s'][0]:.2f} s, max {worst:.2f} s "
+          f"(re-running the second from {where:.0f} s)   (target ≤ 1 s)")
     print(f"Tumble  memory        {ours['bytes'] * mb:.1f} MB for {ours['span_s']:.1f} s "
           f"(target ≤ 100 MB for 60 s of 1 000)")
     if peer:

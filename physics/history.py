@@ -5,7 +5,8 @@ The engine is deterministic: the same world given the same commands at the same 
 boundaries computes the same bits. So the past is kept as
 
 - a **checkpoint** (the whole ``World``: model, state with its warm-start, manifold and
-  broad-phase caches, sleep timers, joints) every ``CHECKPOINT_INTERVAL`` of sim time, taken
+  broad-phase caches, sleep timers, joints) every ``CHECKPOINT_INTERVAL`` of sim time, or
+  sooner once the steps since the last one took ``CHECKPOINT_WORK`` of wall time, taken
   right after a step and before the commands of that step boundary, all but the model pickled
   and compressed (a pile's contact caches are mostly empty hash slots: 3× smaller);
 - the **log** of every command that changed the world, with the step boundary it was applied at;
@@ -35,7 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from physics.settings import CHECKPOINT_INTERVAL, HISTORY_SECONDS, MAX_HISTORY_SECONDS, RING_HZ
+from physics.settings import (
+    CHECKPOINT_INTERVAL,
+    CHECKPOINT_WORK,
+    HISTORY_SECONDS,
+    MAX_HISTORY_SECONDS,
+    RING_HZ,
+)
 from physics.world import World
 
 # the run controls a log also carries (not World methods): they change how the steps run
@@ -162,13 +169,16 @@ class History:
         self._checkpoint(world, step, hz)
         self._add_frame(world, step)
 
-    def after_step(self, world: World, step: int, hz: float) -> None:
-        """Called after each step: a checkpoint when the interval has passed, a ring frame at
-        each tick of the ring."""
+    def after_step(self, world: World, step: int, hz: float, cost: float = 0.0) -> None:
+        """Called after each step (which took ``cost`` s of wall time): a checkpoint when the
+        interval has passed or the steps since the last one cost ``CHECKPOINT_WORK``, a ring
+        frame at each tick of the ring."""
         now = world.state.time
+        self._work += cost
         if now >= self._frame_times[-1] + self._ring_dt * (1.0 - 1e-9):
             self._add_frame(world, step)
-        if now >= self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9):
+        if (now >= self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9)
+                or self._work >= CHECKPOINT_WORK):
             self._checkpoint(world, step, hz)
             self._trim(now)
 
@@ -203,6 +213,7 @@ class History:
             self._checkpoints.append(Checkpoint(step, float(world.state.time), float(hz), model,
                                                 packed))
             self._model_copy = model
+            self._work = 0.0
 
     def _add_frame(self, world: World, step: int) -> None:
         s = world.state

@@ -250,9 +250,15 @@ def _command_lines(text: str) -> list[tuple[int, dict[str, int]]]:
 class Schedule:
     """Feeds a replay's commands to a world or a ``Simulation`` at their steps."""
 
-    def __init__(self, replay: Replay):
-        self._pending = deque(zip(replay.commands, replay.lines or [None] * len(replay.commands)))
-        self._source = replay.scene.source
+    def __init__(self, commands, lines=(), source: Path | None = None):
+        """commands: LoggedCommand in order; lines: each one's line in ``source`` (messages)."""
+        commands = tuple(commands)
+        self._pending = deque(zip(commands, tuple(lines) or (None,) * len(commands)))
+        self._source = source
+
+    @classmethod
+    def of(cls, replay: Replay) -> Schedule:
+        return cls(replay.commands, replay.lines, replay.scene.source)
 
     def apply_due(self, world: World, step: int, hz: float) -> float:
         """Apply to ``world`` the commands due after ``step`` steps; returns the rate after."""

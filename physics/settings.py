@@ -24,6 +24,9 @@ HISTORY_SECONDS = 60.0       # s of sim time kept by default: a moment just miss
 MAX_HISTORY_SECONDS = 600.0  # s: ten minutes; memory grows with it (bench/replay.py)
 CHECKPOINT_INTERVAL = 1.0    # s of sim time between checkpoints: an exact seek re-runs at most
                              # this much (240 steps at 240 Hz)
+CHECKPOINT_WORK = 0.5        # s of wall time of the steps since the last checkpoint after
+                             # which one is taken early: an exact seek re-runs about this much
+                             # on a machine too slow to step a second of a big pile in a second
 RING_HZ = 60.0               # pose frames per s of sim time kept for scrubbing: a display's rate
 
 # ---- world defaults ----------------------------------------------------------------------------

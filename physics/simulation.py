@@ -487,9 +487,11 @@ class Simulation:
 
     def _advance(self) -> None:
         """One step of dt, counted and remembered."""
+        start = time.perf_counter()
         self._world.step(1.0 / self._hz)
         self._step += 1
-        self._history.after_step(self._world, self._step, self._hz)
+        self._history.after_step(self._world, self._step, self._hz,
+                                 time.perf_counter() - start)
 
     def _submit(self, text: str, apply: Callable[[], Any], touches_world: bool) -> Future:
         future: Future = Future()

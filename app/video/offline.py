@@ -81,14 +81,23 @@ def sim_time_views(scene: Scene, fps: int, count: int, schedule: Schedule | None
     snapshot is made (a snapshot costs about as much as a step of a few bodies).
     """
     world, records = build_world(scene)
-    by_id = {r.body_id: r for r in records}
-    sim = Simulation(world, hz=scene.hz)
+    return world_views(world, {r.body_id: r for r in records}, scene.hz, fps, count, schedule)
+
+
+def world_views(world: World, by_id: dict, hz: float, fps: int, count: int,
+                schedule: Schedule | None = None):
+    """``sim_time_views`` of a world already built (``by_id``: body id → BodyRecord; bodies
+    without one are drawn as their hulls): frame k at the world's time + k/fps, the commands
+    of ``schedule`` counted in steps from the world as given."""
+    by_id = dict(by_id)
+    sim = Simulation(world, hz=hz)
     run_steps = sim.run_steps if schedule is None else partial(schedule.run_steps, sim)
     prev = new = sim.latest()
+    start = new.time
     steps = 0
     for k in range(count):
-        t = k / fps
-        exact = k * scene.hz / fps
+        t = start + k / fps
+        exact = k * hz / fps
         target = math.ceil(exact - 1e-9)  # first step at or after t
         between = target - exact > 1e-9
         if between and target - 1 > steps:
@@ -241,7 +250,7 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
                              "can be run by tumble simulate")
     ctx = offscreen_context()
     writer = VideoWriter(args.out, args.size, args.fps, input_format=READ_FORMAT)
-    views = sim_time_views(scene, args.fps, count, Schedule(replay))
+    views = sim_time_views(scene, args.fps, count, Schedule.of(replay))
     camera = make_camera(args.camera, args.size, scene.container_size,
                          [body.position for body in scene.bodies])
     progress = Progress(count, stream, unit="frames", rate_unit="fps")

@@ -15,9 +15,12 @@ from tests.physics.world_compare import assert_same_world
 
 @pytest.fixture(scope="module")
 def scripted():
-    """The scripted 20 s run: (its simulation, the worlds recorded along it)."""
-    sim = Simulation(start_world(), hz=HZ)
-    return sim, scripted_run(sim)
+    """The scripted 20 s run: (its simulation, the worlds recorded along it), checkpoints by
+    sim time alone (not sooner on a slow machine), so where they fall does not vary."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("physics.history.CHECKPOINT_WORK", float("inf"))
+        sim = Simulation(start_world(), hz=HZ)
+        return sim, scripted_run(sim)
 
 
 def test_same_commands_at_same_steps_give_the_same_bits(scripted):
@@ -62,6 +65,20 @@ def test_checkpoints_are_one_second_of_sim_time_apart(scripted):
     gaps = np.diff(times)
     assert len(times) >= SECONDS and np.all(gaps > CHECKPOINT_INTERVAL - 1e-9)
     assert np.all(gaps < CHECKPOINT_INTERVAL + 1.0 / 120 + 1e-9)  # one step at most, at 120 Hz
+
+
+def test_slow_steps_bring_the_next_checkpoint_forward():
+    """Steps that cost 0.3 s of wall time each: a checkpoint every second step (0.6 s of
+    work ≥ CHECKPOINT_WORK), so an exact seek never re-runs much more than that."""
+    world = start_world()
+    history = History(world, 0, HZ)
+    for step in range(1, 9):
+        world.step(1.0 / HZ)
+        history.after_step(world, step, HZ, cost=0.3)
+    assert [c.step for c in history._checkpoints] == [0, 2, 4, 6, 8]
+    world.step(1.0 / HZ)
+    history.after_step(world, 9, HZ, cost=0.0)  # a cheap step: the interval rules again
+    assert len(history._checkpoints) == 5
 
 
 def test_ring_frames_hold_the_poses_at_display_rate(scripted):
@@ -130,7 +147,8 @@ def test_memory_stays_bounded_while_the_run_goes_on():
     assert span[2] - span[0].time <= 4.0 + 1e-9
 
 
-def test_checkpoints_share_the_model_while_no_command_changes_it():
+def test_checkpoints_share_the_model_while_no_command_changes_it(monkeypatch):
+    monkeypatch.setattr("physics.history.CHECKPOINT_WORK", float("inf"))
     sim = Simulation(start_world(), hz=HZ)
     sim.run_steps(3 * HZ)
     models = {id(c.model) for c in sim.history._checkpoints}

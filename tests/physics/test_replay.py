@@ -37,7 +37,7 @@ def test_a_saved_replay_run_again_gives_the_live_run_bit_for_bit(saved):
     replay = load_replay(path)
     assert len(replay.commands) >= 25
     world, _ = build_world(replay.scene)
-    schedule, hz = Schedule(replay), replay.scene.hz
+    schedule, hz = Schedule.of(replay), replay.scene.hz
     for step in range(HZ * SECONDS + 1):
         if step in recorded:
             assert_same_world(world, recorded[step])
@@ -50,7 +50,7 @@ def test_a_replay_fed_to_a_simulation_gives_the_same_bits(saved):
     replay = load_replay(path)
     world, _ = build_world(replay.scene)
     sim = Simulation(world, hz=replay.scene.hz)
-    schedule = Schedule(replay)
+    schedule = Schedule.of(replay)
     for step in sorted(recorded)[1:12]:
         schedule.run_steps(sim, step - sim.latest().step)
         assert_same_world(sim.world, recorded[step])
@@ -110,7 +110,7 @@ def test_a_command_the_world_refuses_names_its_line_when_run(tmp_path):
                     'body_id = 7\n')
     replay = load_replay(path)
     world, _ = build_world(replay.scene)
-    schedule = Schedule(replay)
+    schedule = Schedule.of(replay)
     for step in range(3):
         schedule.apply_due(world, step, 240.0)
     with pytest.raises(SceneError, match=rf"{path}:4: \[\[command\]\] remove_body: no body"):

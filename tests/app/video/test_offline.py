@@ -129,7 +129,7 @@ def test_a_replay_is_recorded_with_its_commands_at_their_steps(scene, tmp_path):
                 LoggedCommand(100, "set_gravity", ([0.0, -9.81, 0.0],)),
                 LoggedCommand(200, "remove_body", (0,))]
     replay = load_replay(replay_of_small_scene(scene, tmp_path, commands))
-    views = list(sim_time_views(replay.scene, fps=30, count=40, schedule=Schedule(replay)))
+    views = list(sim_time_views(replay.scene, fps=30, count=40, schedule=Schedule.of(replay)))
     world, _ = build_world(load_scene(scene))
     live = Simulation(world, hz=240)
     for k, view in enumerate(views):
@@ -177,7 +177,7 @@ def load_replay_scene(path):
 def schedule_of(path):
     from physics.replay import Schedule, load_replay
 
-    return Schedule(load_replay(path))
+    return Schedule.of(load_replay(path))
 
 
 def test_record_refuses_a_replay_that_changes_the_rate(scene, tmp_path):
