@@ -19,7 +19,9 @@ class KeyBinding:
 
 KEY_BINDINGS = (
     KeyBinding("SPACE", "Space", "toggle_pause", "pause / resume"),
-    KeyBinding("RIGHT", "Right arrow", "step_once", "one physics step (pauses)"),
+    KeyBinding("RIGHT", "Right arrow", "step_once",
+               "one physics step (pauses); on the timeline, the next moment"),
+    KeyBinding("LEFT", "Left arrow", "step_back", "on the timeline, the moment before (pauses)"),
     KeyBinding("R", "R", "reset", "reset the scene to its start"),
     KeyBinding("DELETE", "Del", "delete_selection", "remove the selected body"),
     KeyBinding("F", "F", "frame_selection", "frame the selection in the view"),

@@ -67,6 +67,7 @@ from app.keys import KEY_BINDINGS
 from app.loader import Loader
 from app.mesh_scale import FIT_SIZE, draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
+from app.panel.timeline import ring_pose, scrub_by
 from app.render.camera import OrbitCamera, home_sphere
 from app.render.gizmos import body_radius
 from app.render.imgui_gl import ImGuiRenderer
@@ -367,7 +368,9 @@ class App:
             self.state.selected_joint = None
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
-        pose = interpolate(prev, new, render_time)
+        scrub = self.state.scrub_time
+        pose = (interpolate(prev, new, render_time) if scrub is None
+                else ring_pose(self.sim.history, scrub))
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
         view = frame_view(pose, new, records, palette_color, selected,
@@ -716,12 +719,20 @@ class App:
 
     # ---- key actions not already methods (the panel's are the same code paths as its buttons)
     def toggle_pause(self) -> None:
+        self.state.scrub_time = None  # from the timeline back to the live world
         self.panel.toggle_pause()
 
     def step_once(self) -> None:
-        self.panel.step_once()
+        if self.state.scrub_time is None:
+            self.panel.step_once()
+        else:
+            scrub_by(self.panel, 1)
+
+    def step_back(self) -> None:
+        scrub_by(self.panel, -1)
 
     def reset(self) -> None:
+        self.state.scrub_time = None
         self.panel.reset()
 
     def delete_selection(self) -> None:
@@ -789,6 +800,8 @@ class App:
             "last_video": self._last_video,
             "clip": None if self._clip is None else self._clip.frames_done,
             "last_clip": self._last_clip,
+            "scrub": self.state.scrub_time,
+            "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),
             "window": list(self.window.get_size()),
