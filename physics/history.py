@@ -6,7 +6,8 @@ boundaries computes the same bits. So the past is kept as
 
 - a **checkpoint** (the whole ``World``: model, state with its warm-start, manifold and
   broad-phase caches, sleep timers, joints) every ``CHECKPOINT_INTERVAL`` of sim time, or
-  sooner once the steps since the last one took ``CHECKPOINT_WORK`` of wall time, taken
+  sooner once the steps since the last one took ``CHECKPOINT_WORK`` of wall time (those early
+  ones are kept for the last ``EARLY_KEPT`` s only, so they cost memory while they matter), taken
   right after a step and before the commands of that step boundary, all but the model pickled
   and compressed (a pile's contact caches are mostly empty hash slots: 3× smaller);
 - the **log** of every command that changed the world, with the step boundary it was applied at;
@@ -39,6 +40,7 @@ import numpy as np
 from physics.settings import (
     CHECKPOINT_INTERVAL,
     CHECKPOINT_WORK,
+    EARLY_KEPT,
     HISTORY_SECONDS,
     MAX_HISTORY_SECONDS,
     RING_HZ,
@@ -67,13 +69,15 @@ class LoggedCommand:
 class Checkpoint:
     """The world after ``step`` steps (sim time ``time`` s, running at ``hz``), before that
     boundary's commands: its ``model`` (shared by checkpoints, never changed) and the rest of
-    it ``packed`` (pickled, compressed)."""
+    it ``packed`` (pickled, compressed); ``early``: taken before the interval had passed,
+    because the steps were slow."""
 
     step: int
     time: float
     hz: float
     model: object
     packed: bytes
+    early: bool = False
 
     def world(self) -> World:
         """A new World as it was (its own copy of the model)."""
@@ -177,9 +181,9 @@ class History:
         self._work += cost
         if now >= self._frame_times[-1] + self._ring_dt * (1.0 - 1e-9):
             self._add_frame(world, step)
-        if (now >= self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9)
-                or self._work >= CHECKPOINT_WORK):
-            self._checkpoint(world, step, hz)
+        due = now >= self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9)
+        if due or self._work >= CHECKPOINT_WORK:
+            self._checkpoint(world, step, hz, early=not due)
             self._trim(now)
 
     def log(self, step: int, name: str, args: tuple = (), kwargs: dict | None = None) -> None:
@@ -204,14 +208,14 @@ class History:
         """History length in s of sim time (validated; up to MAX_HISTORY_SECONDS)."""
         self._seconds = check_history_seconds(seconds)
 
-    def _checkpoint(self, world: World, step: int, hz: float) -> None:
+    def _checkpoint(self, world: World, step: int, hz: float, early: bool = False) -> None:
         model = self._model_copy if self._model_copy is not None else copy.deepcopy(world.model)
         # a deep copy first: it leaves out what a copy must not keep (the joints' factors)
         rest = copy.deepcopy({k: v for k, v in vars(world).items() if k != "model"})
         packed = zlib.compress(pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL), COMPRESSION)
         with self._lock:
             self._checkpoints.append(Checkpoint(step, float(world.state.time), float(hz), model,
-                                                packed))
+                                                packed, early))
             self._model_copy = model
             self._work = 0.0
 
@@ -232,8 +236,11 @@ class History:
             self._frame_times.append(frame.time)
 
     def _trim(self, now: float) -> None:
-        """Keep the newest checkpoint at or before ``now − seconds`` and everything after it."""
+        """Keep the newest checkpoint at or before ``now − seconds`` and everything after it,
+        less the early checkpoints older than ``EARLY_KEPT``."""
         with self._lock:
+            self._checkpoints[1:] = [c for c in self._checkpoints[1:]
+                                     if not c.early or c.time >= now - EARLY_KEPT]
             start = 0
             while (start + 1 < len(self._checkpoints)
                    and self._checkpoints[start + 1].time <= now - self._seconds):

@@ -27,6 +27,8 @@ CHECKPOINT_INTERVAL = 1.0    # s of sim time between checkpoints: an exact seek 
 CHECKPOINT_WORK = 0.5        # s of wall time of the steps since the last checkpoint after
                              # which one is taken early: an exact seek re-runs about this much
                              # on a machine too slow to step a second of a big pile in a second
+EARLY_KEPT = 10.0            # s: those early checkpoints are dropped once older than this (an
+                             # instant replay's span), so the memory of a minute stays bounded
 RING_HZ = 60.0               # pose frames per s of sim time kept for scrubbing: a display's rate
 
 # ---- world defaults ----------------------------------------------------------------------------

@@ -79,6 +79,13 @@ def test_slow_steps_bring_the_next_checkpoint_forward():
     world.step(1.0 / HZ)
     history.after_step(world, 9, HZ, cost=0.0)  # a cheap step: the interval rules again
     assert len(history._checkpoints) == 5
+    # once older than EARLY_KEPT, the early ones go; the interval's stay
+    for step in range(10, 12 * HZ):
+        world.step(1.0 / HZ)
+        history.after_step(world, step, HZ)
+    kept = history._checkpoints
+    assert kept[0].step == 0 and not any(c.early for c in kept)
+    assert [c.step for c in kept] == [0, *range(8 + HZ, 12 * HZ, HZ)]  # a second after 8
 
 
 def test_ring_frames_hold_the_poses_at_display_rate(scripted):
