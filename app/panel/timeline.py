@@ -73,15 +73,19 @@ def _history_bytes(history: History) -> int:
 
 def _command_ticks(history: History, start: float, end: float) -> None:
     """A small mark above the slider at the time of each logged command."""
+    commands = history.commands()
+    if not commands:
+        return
     (x0, y0), (x1, _) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
     frames = history.frames()
-    steps = [f.step for f in frames]
+    steps = np.fromiter((f.step for f in frames), np.int64, len(frames))
+    times = np.fromiter((f.time for f in frames), float, len(frames))
+    rows = np.minimum(np.searchsorted(steps, [c.step for c in commands]), len(frames) - 1)
+    # one tick a pixel: a grab sends a command every frame it moves
+    xs = np.unique(np.round(x0 + (x1 - x0) * (times[rows] - start) / max(end - start, 1e-9)))
     draw_list = imgui.get_window_draw_list()
     colour = imgui.get_color_u32(imgui.ImVec4(1.0, 0.75, 0.2, 0.9))
-    span = max(end - start, 1e-9)
-    for command in history.commands():
-        k = min(bisect.bisect_left(steps, command.step), len(frames) - 1)
-        x = x0 + (x1 - x0) * (frames[k].time - start) / span
+    for x in xs.tolist():
         draw_list.add_line((x, y0 - 1.0), (x, y0 + 5.0), colour, 2.0)
 
 

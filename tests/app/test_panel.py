@@ -479,3 +479,25 @@ def test_a_magnitude_plot_never_reaches_below_zero():
         panel.record_plots(state.sim.run_steps(1))
     _, values = panel.history.series(state.selected)
     assert plot_range(values[:, [2]], signed=False)[0] == 0.0
+
+
+def test_the_timeline_ticks_each_command_and_a_click_shows_that_moment(ui, fbo):
+    state, panel = open_scene("bounce")
+    state.sim.run_steps(240)
+    state.sim.set_gravity([0.0, -5.0, 0.0])
+    state.sim.run_steps(240)
+    frame(ui, fbo, panel)
+    frame(ui, fbo, panel)
+    img = read_rgb(fbo).astype(int)
+    x0, y0, x1, y1 = (round(v) for corner in panel.item_rects["timeline"] for v in corner)
+    amber = (img[y0 - 1:y0 + 5, x0:x1, 0] > 200) & (img[y0 - 1:y0 + 5, x0:x1, 2] < 120)
+    columns = np.flatnonzero(amber.any(axis=0))
+    # one tick, halfway along (1 s of the 2 s kept)
+    assert len(columns) and columns.max() - columns.min() <= 4
+    assert abs(columns.mean() / (x1 - x0) - 0.5) < 0.03
+    # a click a quarter along pauses and shows 0.5 s from the ring
+    click(ui, fbo, panel, x0 + (x1 - x0) * 0.25, (y0 + y1) / 2)
+    settle(state, panel)
+    assert state.sim.latest().paused
+    assert abs(state.scrub_time - 0.5) < 0.05
+    assert state.scrub_time in [f.time for f in state.sim.history.frames()]
