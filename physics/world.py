@@ -602,7 +602,8 @@ class World:
             return pairs
         n = np.int64(self.model.count)
         keys = pairs.min(axis=1).astype(np.int64) * n + pairs.max(axis=1)
-        return pairs[~np.isin(keys, banned)]
+        at = np.minimum(np.searchsorted(banned, keys), len(banned) - 1)  # banned is sorted
+        return pairs[banned[at] != keys]
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to

@@ -32,7 +32,7 @@ from app.panel.widgets import (
     units,
     vec_row,
 )
-from app.render.view import GizmoOptions
+from app.render.view import ALL_BODIES_UP_TO, GizmoOptions
 from app.video.recorder import FPS_CHOICES
 from physics.geometry.meshes import BUILTIN_SIZES
 from physics.geometry.rotation import (
@@ -367,15 +367,30 @@ def _orientation(panel: Panel, q) -> None:
     imgui.pop_text_wrap_pos()
 
 
+_SELECTED_ONLY_TIP = (f"Draw the gizmos of the selected body alone. Turns on by itself in a scene "
+                      f"of more than {ALL_BODIES_UP_TO} bodies (drawing every body's gizmos "
+                      "would slow the window) until you set it.")
+
+
 def gizmos(panel: Panel, s: Snapshot) -> None:
     options: GizmoOptions = panel.state.gizmos
+    if options.selected_only is None and options.only_selected(len(s.ids)):
+        imgui.text_colored(DIM, f"Over {ALL_BODIES_UP_TO} bodies: the selected body's gizmos "
+                           "only" + ("." if panel.state.selected is not None else
+                                     " (click a body)."))
     if imgui.begin_table("gizmos", 2):
         for field in dataclasses.fields(GizmoOptions):
             value = getattr(options, field.name)
+            if field.name == "selected_only":  # as it applies now; a click: the user's
+                value = options.only_selected(len(s.ids))
             if isinstance(value, bool):  # every toggle, also ones added later
                 imgui.table_next_column()
                 label = GIZMO_LABELS.get(field.name, field.name.replace("_", " "))
-                _, value = imgui.checkbox(label, value)
+                changed, value = imgui.checkbox(label, value)
+                if field.name == "selected_only":
+                    imgui.set_item_tooltip(_SELECTED_ONLY_TIP)
+                    if not changed:
+                        continue
                 setattr(options, field.name, value)
         imgui.end_table()
     _, options.arrow_scale = imgui.slider_float("arrow scale", options.arrow_scale,

@@ -358,7 +358,7 @@ class Gizmos:
         self._camera = camera
         parts = {name: [] for name in self.batches}
         parts["arrows"] = []  # (origin, vector, nominal radius, colour) groups, built at once
-        if options.selected_only:
+        if options.only_selected(view.count):
             rows = np.array([view.selected] if 0 <= view.selected < view.count else [], dtype=int)
         else:
             rows = np.arange(view.count)
@@ -470,7 +470,7 @@ class Gizmos:
         from transparent (oldest) to opaque (newest). Screen-space wide lines, not tubes: every
         body's trail is tens of segments, too many triangles for llvmpipe as tubes."""
         ids = list(view.polhode)
-        if options.selected_only:
+        if options.only_selected(view.count):
             selected = int(view.ids[view.selected]) if 0 <= view.selected < view.count else None
             ids = [i for i in ids if i == selected]
         trails = [np.asarray(view.polhode[i], dtype=float).reshape(-1, 3) for i in ids]
@@ -579,7 +579,7 @@ class Gizmos:
         joints = view.joints
         first, second = joints.first_row, joints.second_row
         drawn = (first >= 0) | (second >= 0)
-        if options.selected_only:
+        if options.only_selected(view.count):
             mine = np.zeros(joints.count, dtype=bool)
             if view.selected >= 0:
                 mine |= (first == view.selected) | (second == view.selected)

@@ -13,6 +13,8 @@ import numpy as np
 from physics.geometry.meshes import Shape
 from physics.geometry.rotation import quat_to_matrix
 
+ALL_BODIES_UP_TO = 100  # bodies: above, gizmos default to the selected body (GizmoOptions)
+
 # ``tumble record --gizmos`` names → GizmoOptions fields
 GIZMO_FLAGS = {"L": "angular_momentum", "omega": "angular_velocity", "axes": "principal_axes",
                "ellipsoid": "inertia_ellipsoid", "com": "centre_of_mass",
@@ -35,8 +37,15 @@ class GizmoOptions:
     collision_hulls: bool = False    # each body's collision shape as a wireframe
     bounding_box: bool = False       # the bounding box along the principal axes
     joints: bool = True              # anchors, links, axes, limits and reaction forces
-    selected_only: bool = False
+    # None: automatic, the selected body alone once a scene has more than ALL_BODIES_UP_TO
+    # bodies (every body's gizmos at 500 bodies cost llvmpipe a third of a frame); the panel's
+    # toggle turns it into the user's own True or False
+    selected_only: bool | None = None
     arrow_scale: float = 1.0         # multiplies every arrow's length (slider)
+
+    def only_selected(self, count: int) -> bool:
+        """Whether a frame of ``count`` bodies draws the gizmos of the selected body alone."""
+        return count > ALL_BODIES_UP_TO if self.selected_only is None else self.selected_only
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,7 @@ def gizmo_options(names) -> GizmoOptions:
                              f"{','.join(GIZMO_FLAGS)} or none")
         chosen[GIZMO_FLAGS[name]] = True
     off = {field: False for field in GIZMO_FLAGS.values()}
-    return GizmoOptions(**{**off, **chosen})
+    return GizmoOptions(**{**off, **chosen}, selected_only=False)  # asked for: every body
 
 
 def frame_view(pose, snapshot, records: dict, default_colors, selected: int | None = None,

@@ -24,7 +24,12 @@ from physics.constraints.tree import (
     tree_factor,
     tree_resolve,
 )
-from physics.dynamics.integrator import rotate_free, rotation_response, world_inverse_inertia
+from physics.dynamics.integrator import (
+    rotate_free,
+    rotation_response,
+    to_body_frame,
+    world_inverse_inertia,
+)
 from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 from physics.settings import (
     CHORD_GAIN,
@@ -204,11 +209,20 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
 
 def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
     """Kinetic energy of the bodies that can move, J (the mass-weighted sum ½ v²/m⁻¹ + ½ L·ω)."""
-    movable = inv_mass > 0.0
-    inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
-    spin = np.einsum("ni,nij,nj->n", ang_mom, inv_iw, ang_mom)
-    linear = np.sum(vel**2, axis=1)[movable] / inv_mass[movable]
-    return 0.5 * float(linear.sum() + spin.sum())
+    return _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia)
+
+
+@njit(cache=True, nogil=True)
+def _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia):
+    """``_kinetic`` in one pass: L·ω as Σ I⁻¹ (Rᵀ L)² in the principal frame."""
+    total = 0.0
+    for i in range(len(vel)):
+        if inv_mass[i] > 0.0:
+            total += (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2) / inv_mass[i]
+        b0, b1, b2 = to_body_frame(quat, ang_mom, i)
+        total += (inv_inertia[i, 0] * b0 * b0 + inv_inertia[i, 1] * b1 * b1
+                  + inv_inertia[i, 2] * b2 * b2)
+    return 0.5 * total
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,

@@ -24,6 +24,7 @@ from physics.constraints.solve import (
     sweep_joints,
     warm_start,
 )
+from physics.dynamics.integrator import vector_to_world_frame
 from physics.geometry.rotation import quat_rotate
 from physics.settings import SETTLE_PASSES
 
@@ -305,8 +306,33 @@ def _classify_kernel(jac, phi, active, nblock, out):
 def reactions(joints: JointSet, rows: JointRows, impulses, pos, quat, h):
     """Force and torque (m, 3) N, N·m on each joint's first body at its anchor: λ/h summed over
     rows, the torque about the anchor."""
-    lin = np.einsum("mr,mra->ma", impulses, rows.jac[:, :, 0:3]) / h
-    ang = np.einsum("mr,mra->ma", impulses, rows.jac[:, :, 3:6]) / h
-    arm = quat_rotate(quat[joints.first], joints.local_a)
-    return lin, ang - np.cross(arm, lin)
+    m = len(joints.kind)
+    force, torque = np.empty((m, 3)), np.empty((m, 3))
+    _reactions_kernel(joints.first, joints.local_a, rows.jac, impulses, quat, float(h), force,
+                      torque)
+    return force, torque
+
+
+@njit(cache=True, nogil=True)
+def _reactions_kernel(first, local_a, jac, impulses, quat, h, force, torque):
+    """``reactions`` in one pass: Σ λ J_A / h over each joint's rows, its torque taken about
+    the anchor R a (a: the anchor in A's frame)."""
+    for j in range(len(first)):
+        f0 = f1 = f2 = t0 = t1 = t2 = 0.0
+        for r in range(jac.shape[1]):
+            lam = impulses[j, r]
+            f0 += lam * jac[j, r, 0]
+            f1 += lam * jac[j, r, 1]
+            f2 += lam * jac[j, r, 2]
+            t0 += lam * jac[j, r, 3]
+            t1 += lam * jac[j, r, 4]
+            t2 += lam * jac[j, r, 5]
+        f0, f1, f2 = f0 / h, f1 / h, f2 / h
+        a0, a1, a2 = vector_to_world_frame(quat, first[j], local_a[j, 0], local_a[j, 1],
+                                           local_a[j, 2])
+        force[j, 0], force[j, 1], force[j, 2] = f0, f1, f2
+        torque[j, 0] = t0 / h - (a1 * f2 - a2 * f1)
+        torque[j, 1] = t1 / h - (a2 * f0 - a0 * f2)
+        torque[j, 2] = t2 / h - (a0 * f1 - a1 * f0)
+
 

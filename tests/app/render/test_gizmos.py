@@ -18,7 +18,7 @@ from app.render.gizmos import (
     arrow_vectors,
     body_radius,
 )
-from app.render.view import FrameView, GizmoOptions
+from app.render.view import ALL_BODIES_UP_TO, FrameView, GizmoOptions
 from physics.geometry.meshes import builtin_shape
 
 SIZE = (320, 240)
@@ -247,6 +247,27 @@ def test_selected_only_draws_the_selected_body_alone(gl):
     image = render(gl, view, CAMERA, options)
     assert not gold(pixels(image, CAMERA, along(pos[0], tips[0]))).any()
     assert gold(pixels(image, CAMERA, along(pos[1], tips[1]))).all()
+
+
+@pytest.mark.parametrize("count, chosen, both", [
+    (ALL_BODIES_UP_TO, None, True),        # automatic: every body up to the limit
+    (ALL_BODIES_UP_TO + 1, None, False),   # past it the selected body alone
+    (ALL_BODIES_UP_TO + 1, False, True),   # the user's toggle brings back all
+    (2, True, False),                      # and the user's True holds in a small scene
+])
+def test_past_the_limit_gizmos_default_to_the_selected_body(gl, count, chosen, both):
+    shapes = [box()] * count
+    # two bodies in view; the rest 50 m off, only counted
+    pos = [(-0.8, 0.6, 0.0), (0.8, 0.6, 0.0)] + [(0.0, 0.6, 50.0 + k) for k in range(count - 2)]
+    spin = 4.0 * shapes[0].properties.principal_moments.mean()
+    ang_mom = np.array([[0.0, 1.0, 0.0]] * count) * spin
+    view = make_view(shapes, pos, ang_mom=ang_mom, selected=1)
+    tips = arrow_vectors(view, 1.0)["angular_momentum"]
+    options = GizmoOptions(angular_momentum=True, principal_axes=False, selected_only=chosen)
+    image = render(gl, view, CAMERA, options)
+    assert gold(pixels(image, CAMERA, along(pos[1], tips[1]))).all()
+    unselected = gold(pixels(image, CAMERA, along(pos[0], tips[0])))
+    assert unselected.all() if both else not unselected.any()
 
 
 def test_arrows_stay_readable_far_away(gl):
