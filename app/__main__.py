@@ -126,9 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "world; w, l: world angular velocity and momentum about the centre of "
                     "mass; w1..w3: angular velocity in the principal frame; ke, pe: energies "
                     "in J). Numbers are written at full precision.")
-    p.add_argument("scene", metavar="SCENE.toml", help="scene file")
+    p.add_argument("scene", metavar="SCENE.toml", help="scene or replay file")
     p.add_argument("--seconds", metavar="T", type=_non_negative_float, required=True,
-                   help="simulated time in s (rounded to whole steps)")
+                   help="simulated time in s (rounded to whole steps at the scene's rate)")
     p.add_argument("--every", metavar="K", type=_positive_int, default=1,
                    help="write every K-th step (the first, t = 0, always); default 1")
     p.add_argument("--out", metavar="FILE.csv", required=True, help="output CSV file")
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser(
         "record", prog="tumble record", help="render a scene offscreen to an MP4 video",
         description="Render a scene offscreen (no display needed) to MP4, deterministically.")
-    p.add_argument("scene", metavar="SCENE.toml", help="scene file")
+    p.add_argument("scene", metavar="SCENE.toml", help="scene or replay file")
     p.add_argument("--seconds", metavar="T", type=_non_negative_float, required=True,
                    help="simulated time in s")
     p.add_argument("--fps", type=_positive_int, default=60, help="frames per second; default 60")
@@ -324,16 +324,20 @@ def _inertia_table(name: str, density: float, d: dict) -> str:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``tumble simulate``: run the World at the scene's fixed rate and write the CSV."""
     _existing_file(args.scene, "scene file")
-    from physics.scene import SceneError, build_world, load_scene
+    from physics.replay import Schedule, load_replay
+    from physics.scene import SceneError, build_world
     try:
-        scene = load_scene(args.scene)
+        replay = load_replay(args.scene)  # a scene, or a replay: a scene and its commands
+        scene = replay.scene
         world, _ = build_world(scene)
     except SceneError as e:
         raise _Failure(str(e), 1) from None
+    schedule, hz = Schedule.of(replay), scene.hz
+    clock = (0, 0.0)  # (step, sim time s) where the present rate began
     steps = round(args.seconds * scene.hz)
     out = _open_output(args.out)
     joints_out = None if args.joints is None else _open_output(args.joints)
-    if not scene.bodies:
+    if not scene.bodies and not replay.commands:
         log.warning("%s: the scene has no bodies, so %s holds only the header; add [[body]] "
                     "tables", args.scene, args.out)
     progress = Progress(steps, sys.stderr, unit="steps", rate_unit="steps/s",
@@ -346,15 +350,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         rows = 0
         for k in range(steps + 1):
             if k:
-                world.step(scene.dt)
+                try:
+                    rate = schedule.apply_due(world, k - 1, hz)
+                except SceneError as e:
+                    raise _Failure(str(e), 1) from None
+                if rate != hz:  # a replay changed the rate
+                    clock, hz = (k - 1, clock[1] + (k - 1 - clock[0]) / hz), rate
+                world.step(1.0 / hz)
                 progress.update(k)
                 for joint_id, joint in world.take_broken_joints():
                     log.info("t = %.6g s: joint %d (%s) broke past its break force",
                              k / scene.hz, joint_id, joint.kind)
+            t = clock[1] + (k - clock[0]) / hz
             if k % args.every == 0:
                 if joints_out is not None:
-                    _write_joint_rows(joints_out, world.joint_view(), k / scene.hz)
-                pending.append(_sample(world, k / scene.hz))
+                    _write_joint_rows(joints_out, world.joint_view(), t)
+                pending.append(_sample(world, t))
                 rows += world.count
                 if len(pending) * world.count >= _CHUNK_ROWS:
                     _write_rows(out, pending)

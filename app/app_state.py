@@ -46,7 +46,8 @@ class AppState:
     implausible size waiting for the user to choose their scale (app/mesh_scale.py);
     selected_point: where the selected body was clicked, (3,) m in its principal frame (None:
     its centre); joint_draft: a joint being made with the mouse (app/joints.py), or None;
-    selected_joint: the joint id chosen in the panel, or None."""
+    selected_joint: the joint id chosen in the panel, or None; scrub_time: the sim time the
+    timeline shows from the history (s), or None for the live world."""
 
     sim: Simulation
     notifications: Notifications = field(default_factory=Notifications)
@@ -63,3 +64,4 @@ class AppState:
     selected_point: np.ndarray | None = None
     joint_draft: JointDraft | None = None
     selected_joint: int | None = None
+    scrub_time: float | None = None

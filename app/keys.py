@@ -19,7 +19,9 @@ class KeyBinding:
 
 KEY_BINDINGS = (
     KeyBinding("SPACE", "Space", "toggle_pause", "pause / resume"),
-    KeyBinding("RIGHT", "Right arrow", "step_once", "one physics step (pauses)"),
+    KeyBinding("RIGHT", "Right arrow", "step_once",
+               "one physics step (pauses); on the timeline, the next moment"),
+    KeyBinding("LEFT", "Left arrow", "step_back", "on the timeline, the moment before (pauses)"),
     KeyBinding("R", "R", "reset", "reset the scene to its start"),
     KeyBinding("DELETE", "Del", "delete_selection", "remove the selected body"),
     KeyBinding("F", "F", "frame_selection", "frame the selection in the view"),
@@ -27,6 +29,7 @@ KEY_BINDINGS = (
     KeyBinding("ESCAPE", "Esc", "deselect", "deselect; close the help"),
     KeyBinding("F1", "F1", "toggle_help", "help window with every key and mouse action"),
     KeyBinding("F9", "F9", "toggle_recording", "start / stop recording a video"),
+    KeyBinding("F10", "F10", "save_instant_replay", "save the last 10 s as a video"),
     KeyBinding("F12", "F12", "request_screenshot", "save a screenshot (PNG)"),
 )
 

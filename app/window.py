@@ -70,6 +70,7 @@ from app.keys import KEY_BINDINGS
 from app.loader import Loader
 from app.mesh_scale import FIT_SIZE, draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
+from app.panel.timeline import ring_pose, scrub_by
 from app.render.camera import OrbitCamera, home_sphere
 from app.render.gizmos import body_radius
 from app.render.imgui_gl import ImGuiRenderer
@@ -79,6 +80,7 @@ from app.render.polhode import PolhodeTrail
 from app.render.renderer import Renderer, palette_color
 from app.render.view import FrameView, frame_view
 from app.resources import asset_path
+from app.video.clip import INSTANT_REPLAY_SECONDS, ClipJob, ClipRequest
 from app.video.recorder import (
     RecordingError,
     ScreenRecording,
@@ -268,6 +270,8 @@ class App:
         self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
         self.recording: ScreenRecording | None = None
         self._last_video: dict | None = None      # the status file's "last_video"
+        self._clip: ClipJob | None = None         # F10's clip being saved, then "last_clip"
+        self._last_clip: dict | None = None
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
         self._screenshot_wanted = False
         self._dropped_at: float | None = None     # time.monotonic() of the last file drop
@@ -310,6 +314,7 @@ class App:
             self._frame_times.append(now)
             self._frames += 1
             self.loader.poll()
+            self._poll_clip()
             prev, new = self.sim.latest_two()
             self._frame_new_container(new)
             self._forget_removed(new)
@@ -367,7 +372,9 @@ class App:
             self.state.selected_joint = None
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
-        pose = interpolate(prev, new, render_time)
+        scrub = self.state.scrub_time
+        pose = (interpolate(prev, new, render_time) if scrub is None
+                else ring_pose(self.sim.history, scrub))
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
         view = frame_view(pose, new, records, palette_color, selected,
@@ -550,6 +557,45 @@ class App:
             self.state.notifications.info(f"video saved{because}: {result.path} "
                                           f"({result.frames} frames, {result.seconds:.1f} s)")
 
+    def save_instant_replay(self) -> None:
+        """F10: the last 10 s of the history (or all of it, if shorter) saved as a video in the
+        background, at the recording settings' rate and the window's size."""
+        settings, notifications = self.state.recording, self.state.notifications
+        if self._clip is not None:
+            notifications.warning("a clip is still being saved; F10 again when it is done")
+            return
+        first, _, t1 = self.sim.history.span()
+        t0 = max(first.time, t1 - INSTANT_REPLAY_SECONDS)
+        if round((t1 - t0) * settings.fps) < 1:
+            notifications.warning("nothing to save yet: the history is empty")
+            return
+        try:
+            path = timestamped_path(prepare_folder(settings.folder),
+                                    f"{self._scene_name()}_replay", ".mp4")
+        except RecordingError as e:
+            notifications.error(f"cannot save the clip: {e}")
+            return
+        size = even_size(*self.window.get_framebuffer_size())
+        self._clip = ClipJob(ClipRequest(t0, t1, settings.fps, size, path), self.sim.history,
+                             self.state.bodies, self.camera, self.state.gizmos)
+        notifications.info(f"saving the last {t1 - t0:.1f} s to {path}")
+
+    def _poll_clip(self) -> None:
+        """Once F10's clip is written: a notification, and the status file's "last_clip"."""
+        clip = self._clip
+        if clip is None or not clip.done:
+            return
+        self._clip = None
+        result = clip.result
+        self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
+                           "count": clip.count, "t0": clip.request.t0, "t1": clip.request.t1,
+                           "fps": clip.request.fps, "error": clip.error}
+        if clip.error:
+            self.state.notifications.error(f"clip not saved: {clip.error}")
+        else:
+            self.state.recording.last_file = result.path
+            self.state.notifications.info(f"clip saved: {result.path} ({result.frames} frames)")
+
     def request_screenshot(self) -> None:
         """F12: save the next frame as PNG (3D view, with the panel if "include panel")."""
         self._screenshot_wanted = True
@@ -677,12 +723,20 @@ class App:
 
     # ---- key actions not already methods (the panel's are the same code paths as its buttons)
     def toggle_pause(self) -> None:
+        self.state.scrub_time = None  # from the timeline back to the live world
         self.panel.toggle_pause()
 
     def step_once(self) -> None:
-        self.panel.step_once()
+        if self.state.scrub_time is None:
+            self.panel.step_once()
+        else:
+            scrub_by(self.panel, 1)
+
+    def step_back(self) -> None:
+        scrub_by(self.panel, -1)
 
     def reset(self) -> None:
+        self.state.scrub_time = None
         self.panel.reset()
 
     def delete_selection(self) -> None:
@@ -752,6 +806,10 @@ class App:
             "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
             "last_video": self._last_video,
+            "clip": None if self._clip is None else self._clip.frames_done,
+            "last_clip": self._last_clip,
+            "scrub": self.state.scrub_time,
+            "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),
             "window": list(self.window.get_size()),

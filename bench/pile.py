@@ -56,8 +56,8 @@ def initial_conditions(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return pos, quat / np.linalg.norm(quat, axis=1, keepdims=True)
 
 
-def tumble(n: int, sleep: bool = True):
-    """(step, summary) for Tumble; sleep false: its bodies never fall asleep."""
+def pile_world(n: int, sleep: bool = True) -> World:
+    """The pile's start as a Tumble world; sleep false: its bodies never fall asleep."""
     world = World(WorldDef(container_size=CONTAINER, friction=FRICTION, restitution=RESTITUTION,
                            sleep=sleep))
     pos, quat = initial_conditions(n)
@@ -68,6 +68,12 @@ def tumble(n: int, sleep: bool = True):
     for p, q in zip(pos, quat):
         world.add_body(BodyDef(mass=MASS, principal_moments=[moment] * 3, hull=corners, position=p,
                                orientation=q))
+    return world
+
+
+def tumble(n: int, sleep: bool = True):
+    """(step, summary) for Tumble; sleep false: its bodies never fall asleep."""
+    world = pile_world(n, sleep)
 
     def summary():
         points, _ = world.contact_points()

@@ -162,6 +162,13 @@ class BodyRecord:
 
 def load_scene(path) -> Scene:
     """Read and validate a scene file; raises ``SceneError`` naming file, line and key."""
+    path, text, data = read_toml(path)
+    return _Reader(path, text).scene(data)
+
+
+def read_toml(path) -> tuple[Path, str, dict]:
+    """(path, text, parsed tables) of a TOML file; ``SceneError`` naming the file (and the line
+    of a syntax error) when it cannot be read or parsed."""
     path = Path(os.fspath(path))
     name = str(path)
     if path.is_dir():
@@ -181,7 +188,7 @@ def load_scene(path) -> Scene:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SceneError(_syntax_message(name, text, str(e))) from None
-    return _Reader(path, text).scene(data)
+    return path, text, data
 
 
 def _syntax_message(name: str, text: str, message: str) -> str:

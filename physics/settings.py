@@ -19,6 +19,18 @@ MAX_HZ = 10_000.0         # steps per second: beyond this the app cannot keep re
                           # single body, and a headless run of minutes would take hours
 DEFAULT_HZ = 240            # steps per second: four steps per 60 Hz frame (smooth, cheap)
 
+# ---- history (physics/history.py, docs/architecture.md#history) ------------------------------
+HISTORY_SECONDS = 60.0       # s of sim time kept by default: a moment just missed is in it
+MAX_HISTORY_SECONDS = 600.0  # s: ten minutes; memory grows with it (bench/replay.py)
+CHECKPOINT_INTERVAL = 1.0    # s of sim time between checkpoints: an exact seek re-runs at most
+                             # this much (240 steps at 240 Hz)
+CHECKPOINT_WORK = 0.5        # s of wall time of the steps since the last checkpoint after
+                             # which one is taken early: an exact seek re-runs about this much
+                             # on a machine too slow to step a second of a big pile in a second
+EARLY_KEPT = 10.0            # s: those early checkpoints are dropped once older than this (an
+                             # instant replay's span), so the memory of a minute stays bounded
+RING_HZ = 60.0               # pose frames per s of sim time kept for scrubbing: a display's rate
+
 # ---- world defaults ----------------------------------------------------------------------------
 STANDARD_GRAVITY = (0.0, -9.81, 0.0)   # m/s², y up
 DEFAULT_RESTITUTION = 0.5              # a lively bounce that still settles

@@ -45,6 +45,7 @@ import numpy as np
 
 from physics.constraints.joint import JointDef
 from physics.constraints.view import JointView
+from physics.history import History, check_history_seconds
 from physics.model import BodyDef, check_number
 from physics.runtime import configure, use_threads
 from physics.settings import CATCH_UP, ERROR_HISTORY, MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
@@ -240,6 +241,7 @@ class Simulation:
 
         self._step = 0
         self._reset_point = (copy.deepcopy(world), 0)
+        self._history = History(world, 0, self._hz)
         self._behind = False
         self._time_dropped = 0.0
         self._errors: collections.deque[CommandError] = collections.deque(maxlen=ERROR_HISTORY)
@@ -272,6 +274,12 @@ class Simulation:
         """The owned World. Only for offline use (thread not running); reset and rolled-back
         commands replace the object, so fetch it again after those."""
         return self._world
+
+    @property
+    def history(self) -> History:
+        """The recent past (physics/history.py): its reading methods are safe from any
+        thread."""
+        return self._history
 
     @property
     def running(self) -> bool:
@@ -322,8 +330,7 @@ class Simulation:
         try:
             for _ in range(int(n)):
                 done += self._apply_queued()
-                self._world.step(1.0 / self._hz)
-                self._step += 1
+                self._advance()
             done += self._apply_queued()
         finally:  # a failing step still leaves the applied commands resolved and published
             self._behind = False
@@ -360,7 +367,7 @@ class Simulation:
         """Change a joint's limits, motor_speed, motor_max or break_force."""
         changes = copy.deepcopy(changes)
         text = f"edit_joint({_describe(joint_id)}, {_describe(changes)})"
-        return self._submit(text, lambda: self._world.edit_joint(joint_id, **changes),
+        return self._submit(text, lambda: self._logged("edit_joint", (joint_id,), changes),
                             touches_world=True)
 
     def set_gravity(self, gravity) -> Future[None]:
@@ -414,7 +421,25 @@ class Simulation:
         def apply():
             world, self._step = self._reset_point
             self._world = copy.deepcopy(world)
+            self._history.restart(self._world, self._step, self._hz)
         return self._submit("reset()", apply, touches_world=True)
+
+    def restore(self, step: int) -> Future[None]:
+        """Go back to the world exactly as it was after ``step`` steps (within the history),
+        paused; what came after it is discarded, so running on makes a new branch."""
+        def apply():
+            world, hz = self._history.world_at(int(step))
+            self._world, self._hz, self._step = world, hz, int(step)
+            self._history.truncate(self._step)
+            self._paused = True
+        return self._submit(f"restore({_describe(step)})", apply, touches_world=True)
+
+    def set_history_seconds(self, seconds: float) -> Future[None]:
+        """How much sim time the history keeps, s (up to ten minutes)."""
+        def apply():
+            self._history.set_seconds(check_history_seconds(seconds))
+        return self._submit(f"set_history_seconds({_describe(seconds)})", apply,
+                            touches_world=False)
 
     def set_reset_point(self) -> Future[None]:
         """Make the current state (at the command's step boundary) the one ``reset`` restores."""
@@ -425,6 +450,7 @@ class Simulation:
     def set_hz(self, hz: float) -> Future[None]:
         def apply():
             self._hz = _check_hz(hz)
+            self._history.log(self._step, "set_hz", (self._hz,))
         return self._submit(f"set_hz({_describe(hz)})", apply, touches_world=False)
 
     def set_time_scale(self, scale: float) -> Future[None]:
@@ -443,8 +469,7 @@ class Simulation:
         """Pause (if running) and advance exactly one step of dt."""
         def apply():
             self._paused = True
-            self._world.step(1.0 / self._hz)
-            self._step += 1
+            self._advance()
         return self._submit("step_once()", apply, touches_world=True)
 
     # ---- submission and application -------------------------------------------------------
@@ -452,7 +477,21 @@ class Simulation:
         # copy the arguments now: the caller may reuse its arrays before the command is applied
         args = copy.deepcopy(args)
         text = f"{method}({', '.join(_describe(a) for a in args)})"
-        return self._submit(text, lambda: getattr(self._world, method)(*args), touches_world=True)
+        return self._submit(text, lambda: self._logged(method, args), touches_world=True)
+
+    def _logged(self, method: str, args: tuple, kwargs: dict | None = None):
+        """Apply a World method and, once it succeeded, log it in the history."""
+        result = getattr(self._world, method)(*args, **(kwargs or {}))
+        self._history.log(self._step, method, args, kwargs)
+        return result
+
+    def _advance(self) -> None:
+        """One step of dt, counted and remembered."""
+        start = time.perf_counter()
+        self._world.step(1.0 / self._hz)
+        self._step += 1
+        self._history.after_step(self._world, self._step, self._hz,
+                                 time.perf_counter() - start)
 
     def _submit(self, text: str, apply: Callable[[], Any], touches_world: bool) -> Future:
         future: Future = Future()
@@ -531,6 +570,7 @@ class Simulation:
 
     def _publish(self, wall_time: float) -> None:
         for body_id in self._world.remove_non_finite():
+            self._history.log(self._step, "remove_body", (body_id,))
             message = f"body #{body_id} became non-finite (NaN or Inf) and was removed"
             log.error("physics thread: %s", message)
             self._errors.append(CommandError(-1, self._step, "step", message))
@@ -587,8 +627,7 @@ class Simulation:
         start = time.perf_counter()
         steps = 0
         while owed >= dt and steps < cap:
-            self._world.step(dt)
-            self._step += 1
+            self._advance()
             steps += 1
             owed -= dt
             if time.perf_counter() - start >= self._batch_budget:

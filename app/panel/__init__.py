@@ -42,7 +42,7 @@ import numpy as np
 from imgui_bundle import imgui
 
 from app.app_state import AppState
-from app.panel import overlays, sections
+from app.panel import overlays, sections, timeline
 from app.panel.actions import PanelActions
 from app.panel.history import BEHIND_SHOWN_SECONDS, HISTORY_SECONDS, History, LagIndicator
 from app.panel.overlays import PANEL_WIDTH
@@ -123,6 +123,7 @@ class Panel(PanelActions):
             self._draw_panel(snapshot)
         else:
             self.item_rects.pop("panel", None)
+        timeline.timeline(self, snapshot.time)
         overlays.toasts(self)
         overlays.rec_indicator(self)
         if state.show_help:

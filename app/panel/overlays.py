@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from app.panel import Panel
 
 PANEL_WIDTH = 380.0      # px, the panel docked at the right edge of the window
+TIMELINE_HEIGHT = 40.0   # px, the timeline along the bottom of the 3D view (timeline.py)
 _TOAST_COLOURS = {40: (0.55, 0.13, 0.13), 30: (0.50, 0.36, 0.08)}  # logging level → rgb
 _TOAST_INFO = (0.16, 0.20, 0.28)
 
@@ -47,7 +48,7 @@ def toasts(panel: Panel) -> None:
     wrap, pad = min(440.0, max(120.0, right - 40.0)), 10.0
     font, size = imgui.get_font(), imgui.get_font_size()
     draw_list = imgui.get_foreground_draw_list()
-    y = height - 16.0
+    y = height - 16.0 - TIMELINE_HEIGHT
     for note, opacity in reversed(visible):
         text_size = imgui.calc_text_size(note.text, False, wrap)
         x0, y0 = right - text_size.x - 2 * pad, y - text_size.y - 2 * pad

@@ -24,9 +24,12 @@ import math
 import queue
 import sys
 import threading
+from functools import partial
 from typing import Callable, TextIO
 
 import moderngl
+import numpy as np
+from scipy.spatial import ConvexHull
 
 from app.progress import Progress
 from app.render.camera import CameraPose, OrbitCamera, home_sphere
@@ -40,8 +43,12 @@ from app.video.recorder import (
     VideoWriter,
     finish_drawing,
 )
-from physics.scene import Scene, build_world, load_scene
+from physics.geometry.inertia import MassProperties
+from physics.geometry.meshes import Mesh, builtin_shape, shape_from_properties
+from physics.replay import Schedule, load_replay
+from physics.scene import BodyRecord, Scene, SceneError, build_world
 from physics.simulation import Simulation
+from physics.world import World
 
 VIEWS_AHEAD = 2           # frames the physics thread may step ahead of the drawing
 
@@ -64,8 +71,9 @@ def frame_count(seconds: float, fps: int) -> int:
     return int(round(seconds * fps))
 
 
-def sim_time_views(scene: Scene, fps: int, count: int):
-    """Yield the FrameView of frame k = 0 … count−1: the world of ``scene`` at sim time k/fps.
+def sim_time_views(scene: Scene, fps: int, count: int, schedule: Schedule | None = None):
+    """Yield the FrameView of frame k = 0 … count−1: the world of ``scene`` at sim time k/fps
+    (given a replay's ``schedule``, with its commands applied at their steps).
 
     The world steps offline (``Simulation.run_steps``) at the scene's rate; frame k's time
     lies between steps ⌈k·hz/fps⌉ − 1 and ⌈k·hz/fps⌉, whose snapshots are blended — or, when
@@ -73,23 +81,59 @@ def sim_time_views(scene: Scene, fps: int, count: int):
     snapshot is made (a snapshot costs about as much as a step of a few bodies).
     """
     world, records = build_world(scene)
-    by_id = {r.body_id: r for r in records}
-    sim = Simulation(world, hz=scene.hz)
+    return world_views(world, {r.body_id: r for r in records}, scene.hz, fps, count, schedule)
+
+
+def world_views(world: World, by_id: dict, hz: float, fps: int, count: int,
+                schedule: Schedule | None = None):
+    """``sim_time_views`` of a world already built (``by_id``: body id → BodyRecord; bodies
+    without one are drawn as their hulls): frame k at the world's time + k/fps, the commands
+    of ``schedule`` counted in steps from the world as given."""
+    by_id = dict(by_id)
+    sim = Simulation(world, hz=hz)
+    run_steps = sim.run_steps if schedule is None else partial(schedule.run_steps, sim)
     prev = new = sim.latest()
+    start = new.time
     steps = 0
     for k in range(count):
-        t = k / fps
-        exact = k * scene.hz / fps
+        t = start + k / fps
+        exact = k * hz / fps
         target = math.ceil(exact - 1e-9)  # first step at or after t
         between = target - exact > 1e-9
         if between and target - 1 > steps:
-            new = sim.run_steps(target - 1 - steps)
+            new = run_steps(target - 1 - steps)
             steps = target - 1
         if target > steps:
-            prev, new = new, sim.run_steps(target - steps)
+            prev, new = new, run_steps(target - steps)
             steps = target
         pose = blend(prev, new, sim_time_weight(prev, new, t) if between else 1.0)
+        for body_id in set(new.ids.tolist()) - by_id.keys():  # added by a replay's command
+            by_id[body_id] = hull_record(sim.world, body_id)
         yield frame_view(pose, new, by_id, palette_color)
+
+
+def hull_record(world: World, body_id: int) -> BodyRecord:
+    """A record that draws a body known only to the world (a replay's command added it, with
+    no mesh file) as what it collides as: its convex hull, or its sphere."""
+    m, row = world.model, world.index_of(body_id)
+    if m.radius[row] > 0.0:
+        shape = builtin_shape("sphere", (float(m.radius[row]),))
+    else:
+        hull = m.hull_points[m.hull_start[row]:m.hull_start[row + 1]]
+        found = ConvexHull(hull)
+        faces = found.simplices.copy()
+        # wind each face counter-clockwise seen from outside: its normal away from the centre
+        normals = np.cross(hull[faces[:, 1]] - hull[faces[:, 0]],
+                           hull[faces[:, 2]] - hull[faces[:, 0]])
+        inward = np.einsum("ij,ij->i", normals, hull[faces[:, 0]] - hull.mean(axis=0)) < 0
+        faces[inward] = faces[inward][:, ::-1]
+        moments = m.inertia[row]
+        props = MassProperties(mode="solid", watertight=True, volume=found.volume,
+                               area=found.area, mass=float(m.mass[row]),
+                               center_of_mass=np.zeros(3), inertia=np.diag(moments),
+                               principal_moments=moments, principal_axes=np.eye(3), warnings=())
+        shape = shape_from_properties(Mesh("hull", None, hull, faces, True), props, [])
+    return BodyRecord(body_id, shape.name, None, None, shape)
 
 
 class Prefetched:
@@ -197,10 +241,16 @@ def main(args: argparse.Namespace, stream: TextIO = sys.stderr) -> int:
     if count < 1:
         raise RecordingError(f"--seconds {args.seconds:g} at --fps {args.fps} gives no frame; "
                              f"record at least {1 / args.fps:.3g} s")
-    scene = load_scene(args.scene)
+    replay = load_replay(args.scene)  # a scene, or a replay: a scene and its commands
+    scene = replay.scene
+    for command, line in zip(replay.commands, replay.lines):
+        if command.name == "set_hz":  # frame k's step is k·hz/fps: one rate for the video
+            raise SceneError(f"{args.scene}:{line}: [[command]] set_hz: tumble record keeps "
+                             f"the scene's rate ({scene.hz:g} Hz); a replay that changes it "
+                             "can be run by tumble simulate")
     ctx = offscreen_context()
     writer = VideoWriter(args.out, args.size, args.fps, input_format=READ_FORMAT)
-    views = sim_time_views(scene, args.fps, count)
+    views = sim_time_views(scene, args.fps, count, Schedule.of(replay))
     camera = make_camera(args.camera, args.size, scene.container_size,
                          [body.position for body in scene.bodies])
     progress = Progress(count, stream, unit="frames", rate_unit="fps")

@@ -256,6 +256,51 @@ def test_simulate_invalid_scene_is_one_line_with_file_and_line(tmp_path):
                           1, f"{scene}:4: [[body]] #1: restitution must be between 0 and 1")
 
 
+def test_simulate_a_replay_gives_the_live_run_bit_for_bit(tmp_path):
+    """A scripted run (every command kind) saved as a replay: ``tumble simulate`` of it writes
+    the live run's states to the last bit, through a stretch at another physics rate."""
+    from app.__main__ import _sample
+    from physics.replay import save_replay
+    from physics.scene import build_world
+    from physics.simulation import Simulation
+    from tests.physics.scripted import scripted_run
+    from tests.physics.test_replay import SCENE
+
+    world, _ = build_world(SCENE)
+    sim = Simulation(world, hz=SCENE.hz)
+    recorded = scripted_run(sim, record_every=200)
+    replay = tmp_path / "run.toml"
+    save_replay(replay, SCENE, sim.history)
+    out = tmp_path / "run.csv"
+    result = tumble("simulate", replay, "--seconds", "10", "--every", "200", "--out", out)
+    assert result.returncode == 0, result.stderr
+    _, rows = read_csv(out)
+    written = np.array([[float(v) for v in row] for row in rows])
+    start = 0
+    for step in range(0, 2401, 200):
+        live = _sample(recorded[step], 0.0)
+        block = written[start:start + len(live)]
+        start += len(live)
+        assert np.array_equal(block[:, 1:], live[:, 1:]), f"step {step}"
+        assert block[0, 0] == pytest.approx(recorded[step].state.time, abs=1e-9)
+    assert start == len(written)
+
+
+def test_simulate_a_replay_with_a_bad_command_is_one_line_naming_it(tmp_path):
+    replay = tmp_path / "bad.toml"
+    replay.write_text('[world]\nhz = 240\n\n[[command]]\nstep = 5\nname = "apply_impulse"\n'
+                      'body_id = 0\nimpulse = [1.0, 0.0]\nspin = 2.0\n')
+    assert_one_line_error(tumble("simulate", replay, "--seconds", "1", "--out",
+                                 tmp_path / "o.csv"),
+                          1, f"{replay}:9: [[command]] #1: spin: apply_impulse takes no 'spin'")
+    refused = tmp_path / "refused.toml"
+    refused.write_text('[world]\nhz = 240\n\n[[body]]\nshape = "sphere"\nsize = [0.1]\n\n'
+                       '[[command]]\nstep = 5\nname = "remove_body"\nbody_id = 3\n')
+    assert_one_line_error(tumble("simulate", refused, "--seconds", "1", "--out",
+                                 tmp_path / "o.csv"),
+                          1, f"{refused}:8: [[command]] remove_body: no body with id 3")
+
+
 # ---- the rest of the command line -----------------------------------------------------------
 
 def test_help_lists_every_command_and_version_prints():

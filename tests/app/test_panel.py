@@ -12,6 +12,7 @@ from pyglet.extlibs import png
 
 from app.app_state import AppState
 from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel
+from app.panel.overlays import TIMELINE_HEIGHT
 from app.render.imgui_gl import ImGuiRenderer
 from app.resources import asset_path
 from physics.geometry.meshes import builtin_shape
@@ -117,13 +118,17 @@ def test_every_section_with_each_body_selected_and_the_panel_png(ui, fbo):
     img = read_rgb(fbo).astype(int)
     clear = np.round(np.array(CLEAR) * 255).astype(int)
     # the panel fills the right edge with the dark theme; the 3D view left of it is untouched
-    # except for the centred help window and the toasts at its bottom right
+    # except for the centred help window, the toasts at its bottom right and the timeline
     panel_px = img[100:700, int(W - PANEL_WIDTH) + 4:W - 20].reshape(-1, 3)
     assert np.median(panel_px.sum(axis=1)) < 120
     assert np.abs(img[5:60, 5:300] - clear).max() <= 1
-    toast_row = img[H - 40, int(W - PANEL_WIDTH) - 200:int(W - PANEL_WIDTH) - 20]
+    toast_row = img[H - 40 - int(TIMELINE_HEIGHT), int(W - PANEL_WIDTH) - 200:
+                    int(W - PANEL_WIDTH) - 20]
     assert np.abs(toast_row - clear).max() > 40  # the newest toast (red error card)
     assert toast_row[:, 0].mean() > toast_row[:, 2].mean() + 40
+    # the timeline: a dark bar along the bottom of the 3D view, under the toasts
+    timeline_row = img[H - 8 - int(TIMELINE_HEIGHT) // 2, 20:int(W - PANEL_WIDTH) - 20]
+    assert np.median(timeline_row.sum(axis=1)) < 200
 
 
 def test_restitution_slider_takes_effect_at_the_next_step(ui, fbo):
@@ -474,3 +479,25 @@ def test_a_magnitude_plot_never_reaches_below_zero():
         panel.record_plots(state.sim.run_steps(1))
     _, values = panel.history.series(state.selected)
     assert plot_range(values[:, [2]], signed=False)[0] == 0.0
+
+
+def test_the_timeline_ticks_each_command_and_a_click_shows_that_moment(ui, fbo):
+    state, panel = open_scene("bounce")
+    state.sim.run_steps(240)
+    state.sim.set_gravity([0.0, -5.0, 0.0])
+    state.sim.run_steps(240)
+    frame(ui, fbo, panel)
+    frame(ui, fbo, panel)
+    img = read_rgb(fbo).astype(int)
+    x0, y0, x1, y1 = (round(v) for corner in panel.item_rects["timeline"] for v in corner)
+    amber = (img[y0 - 1:y0 + 5, x0:x1, 0] > 200) & (img[y0 - 1:y0 + 5, x0:x1, 2] < 120)
+    columns = np.flatnonzero(amber.any(axis=0))
+    # one tick, halfway along (1 s of the 2 s kept)
+    assert len(columns) and columns.max() - columns.min() <= 4
+    assert abs(columns.mean() / (x1 - x0) - 0.5) < 0.03
+    # a click a quarter along pauses and shows 0.5 s from the ring
+    click(ui, fbo, panel, x0 + (x1 - x0) * 0.25, (y0 + y1) / 2)
+    settle(state, panel)
+    assert state.sim.latest().paused
+    assert abs(state.scrub_time - 0.5) < 0.05
+    assert state.scrub_time in [f.time for f in state.sim.history.frames()]

@@ -109,6 +109,85 @@ def test_frames_show_exact_sim_times_between_steps(tmp_path):
         np.testing.assert_allclose(view.pos[0], [0.3 * k / 30, 1.0, -0.6 * k / 30], atol=1e-12)
 
 
+def replay_of_small_scene(path: Path, tmp_path: Path, commands) -> Path:
+    """SMALL_SCENE with ``commands`` (LoggedCommand) written as a replay file."""
+    from physics.replay import Replay, write_replay
+
+    write_replay(tmp_path / "replay.toml", Replay(load_scene(path), tuple(commands)))
+    return tmp_path / "replay.toml"
+
+
+def test_a_replay_is_recorded_with_its_commands_at_their_steps(scene, tmp_path):
+    """Frame k of a replay's video shows the live run with the same commands at step 8k
+    (240 Hz, 30 fps): a throw, gravity switched on and a body removed change what it shows."""
+    from physics.history import LoggedCommand
+    from physics.replay import Schedule, load_replay
+    from physics.scene import build_world
+    from physics.simulation import Simulation
+
+    commands = [LoggedCommand(40, "apply_impulse", (1, [0.0, 3.0, 0.0])),
+                LoggedCommand(100, "set_gravity", ([0.0, -9.81, 0.0],)),
+                LoggedCommand(200, "remove_body", (0,))]
+    replay = load_replay(replay_of_small_scene(scene, tmp_path, commands))
+    views = list(sim_time_views(replay.scene, fps=30, count=40, schedule=Schedule.of(replay)))
+    world, _ = build_world(load_scene(scene))
+    live = Simulation(world, hz=240)
+    for k, view in enumerate(views):
+        for command in commands:
+            if command.step == 8 * k - 8 or (k and 8 * k - 8 < command.step < 8 * k):
+                live.run_steps(command.step - live.latest().step)
+                getattr(live, command.name)(*command.args)
+        snap = live.run_steps(8 * k - live.latest().step)
+        assert np.array_equal(view.ids, snap.ids), k
+        np.testing.assert_allclose(view.pos, snap.pos, rtol=0, atol=1e-12, err_msg=str(k))
+    assert len(views[-1].ids) == 1 and views[0].pos[1, 1] < views[12].pos[1, 1] - 0.1
+
+
+def test_bodies_a_replay_adds_are_drawn_as_their_hulls(scene, tmp_path):
+    """A box and a ball dropped by commands (no mesh file) show in the video as their hull and
+    sphere: frames after the drop differ where they fall."""
+    from physics.history import LoggedCommand
+    from tests.physics.bodies import box_body
+    from tests.physics.scripted import ball
+
+    commands = [LoggedCommand(24, "add_body", (box_body((0.4, 0.3, 0.2),
+                                                        position=[0.5, 1.6, -0.5]),)),
+                LoggedCommand(24, "add_body", (ball([-0.5, 1.6, 0.5], radius=0.15),))]
+    path = replay_of_small_scene(scene, tmp_path, commands)
+    views = list(sim_time_views(load_replay_scene(path), fps=30, count=10,
+                                schedule=schedule_of(path)))
+    assert [len(v.ids) for v in views] == [2, 2, 2, 2, 4, 4, 4, 4, 4, 4]
+    box, sphere = views[-1].shapes[2], views[-1].shapes[3]
+    np.testing.assert_allclose(np.sort(np.abs(box.vertices), axis=0)[-1], [0.2, 0.15, 0.1])
+    assert box.faces.shape == (12, 3) and sphere.radius == 0.15
+    out = tmp_path / "drop.mp4"
+    result = record(path, "--seconds", "0.5", "--fps", "30", "--size", "320x180", "--out", out)
+    assert result.returncode == 0, result.stderr
+    frames = decode(out)
+    assert len(frames) == 15
+    assert np.abs(frames[14].astype(int) - frames[4]).max(axis=2).__gt__(40).sum() > 100
+
+
+def load_replay_scene(path):
+    from physics.replay import load_replay
+
+    return load_replay(path).scene
+
+
+def schedule_of(path):
+    from physics.replay import Schedule, load_replay
+
+    return Schedule.of(load_replay(path))
+
+
+def test_record_refuses_a_replay_that_changes_the_rate(scene, tmp_path):
+    from physics.history import LoggedCommand
+
+    path = replay_of_small_scene(scene, tmp_path, [LoggedCommand(10, "set_hz", (120.0,))])
+    result = record(path, "--seconds", "1", "--out", tmp_path / "o.mp4")
+    assert_one_line_error(result, 1, f"{path}:", "set_hz: tumble record keeps the scene's rate")
+
+
 def test_prefetched_items_come_in_order_made_on_another_thread():
     makers = []
 

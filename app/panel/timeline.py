@@ -1,0 +1,117 @@
+"""The timeline along the bottom of the 3D view (docs/architecture.md#history): the history's
+span, the time shown and a tick at each command. Dragging it pauses and shows that moment
+from the ring of poses; Left/Right step through the ring while it is shown; "Resume from
+here" makes that moment the live world (a branch: what came after is dropped), Space goes
+back to the live end instead."""
+
+from __future__ import annotations
+
+import bisect
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+from imgui_bundle import imgui
+
+from app.panel.overlays import PANEL_WIDTH, TIMELINE_HEIGHT
+from app.panel.widgets import AMBER
+from app.render.interpolate import Pose
+from physics.history import History
+
+if TYPE_CHECKING:
+    from app.panel import Panel
+
+RESUME_WIDTH = 140.0   # px, the "Resume from here" button
+SIZE_EVERY = 1.0       # s of wall time between counts of the history's bytes (a walk of it)
+_sizes: dict[int, tuple[float, int]] = {}  # id(history) → (when counted, bytes)
+
+
+def timeline(panel: Panel, time_now: float) -> None:
+    """Draw the timeline; ``time_now``: the sim time the live view shows, s."""
+    state, history = panel.state, panel.state.sim.history
+    first, _, last_time = history.span()
+    width, height = imgui.get_io().display_size
+    right = width - (PANEL_WIDTH if state.show_panel else 0.0)
+    imgui.set_next_window_pos((8.0, height - TIMELINE_HEIGHT - 8.0), imgui.Cond_.always)
+    imgui.set_next_window_size((max(right - 16.0, 200.0), TIMELINE_HEIGHT), imgui.Cond_.always)
+    flags = (imgui.WindowFlags_.no_title_bar | imgui.WindowFlags_.no_move
+             | imgui.WindowFlags_.no_resize | imgui.WindowFlags_.no_saved_settings
+             | imgui.WindowFlags_.no_scrollbar)
+    imgui.begin("Timeline", None, flags)
+    shown = state.scrub_time if state.scrub_time is not None else min(time_now, last_time)
+    slider = imgui.get_content_region_avail().x - RESUME_WIDTH - 8.0
+    panel._item_width = slider
+    imgui.set_next_item_width(slider)
+    changed, value = imgui.slider_float("##timeline", shown, first.time,
+                                        max(last_time, first.time + 1e-6), "%.2f s")
+    panel._remember("timeline")
+    if imgui.is_item_activated() and not state.sim.latest().paused:
+        panel.toggle_pause()
+    if changed:  # the ring's moment nearest to it: Left/Right then step whole frames
+        state.scrub_time = history.frame_at(float(value)).time
+    _command_ticks(history, first.time, last_time)
+    imgui.same_line()
+    if state.scrub_time is not None:
+        if imgui.button("Resume from here", (RESUME_WIDTH, 0.0)):
+            resume_from_here(panel)
+        panel._item_width = RESUME_WIDTH
+        panel._remember("resume")
+    else:
+        imgui.text_colored(AMBER, f"{last_time - first.time:.0f} s · "
+                                  f"{_history_bytes(history) / 1e6:.0f} MB")
+    imgui.end()
+
+
+def _history_bytes(history: History) -> int:
+    now = time.perf_counter()
+    counted, size = _sizes.get(id(history), (-SIZE_EVERY, 0))
+    if now - counted >= SIZE_EVERY:
+        _sizes.clear()  # one history at a time
+        _sizes[id(history)] = (now, size := history.nbytes())
+    return size
+
+
+def _command_ticks(history: History, start: float, end: float) -> None:
+    """A small mark above the slider at the time of each logged command."""
+    commands = history.commands()
+    if not commands:
+        return
+    (x0, y0), (x1, _) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    frames = history.frames()
+    steps = np.fromiter((f.step for f in frames), np.int64, len(frames))
+    times = np.fromiter((f.time for f in frames), float, len(frames))
+    rows = np.minimum(np.searchsorted(steps, [c.step for c in commands]), len(frames) - 1)
+    # one tick a pixel: a grab sends a command every frame it moves
+    xs = np.unique(np.round(x0 + (x1 - x0) * (times[rows] - start) / max(end - start, 1e-9)))
+    draw_list = imgui.get_window_draw_list()
+    colour = imgui.get_color_u32(imgui.ImVec4(1.0, 0.75, 0.2, 0.9))
+    for x in xs.tolist():
+        draw_list.add_line((x, y0 - 1.0), (x, y0 + 5.0), colour, 2.0)
+
+
+def scrub_by(panel: Panel, frames: int) -> None:
+    """Left/Right: show the ring frame ``frames`` away from the one shown (pausing)."""
+    state, history = panel.state, panel.state.sim.history
+    times = [f.time for f in history.frames()]
+    shown = state.scrub_time if state.scrub_time is not None else times[-1]
+    k = min(max(bisect.bisect_left(times, shown - 1e-9) + frames, 0), len(times) - 1)
+    if not state.sim.latest().paused:
+        panel.toggle_pause()
+    state.scrub_time = times[k]
+
+
+def resume_from_here(panel: Panel) -> None:
+    """The moment shown becomes the live world, running (the old future is dropped)."""
+    state = panel.state
+    step = state.sim.history.step_at(state.scrub_time)
+    panel.watch(state.sim.restore(step), "resume from here")
+    panel.watch(state.sim.set_paused(False), "resume")
+    state.scrub_time = None
+
+
+def ring_pose(history: History, time: float) -> Pose:
+    """The bodies as the ring holds them nearest to sim time ``time`` s (no velocities)."""
+    frame = history.frame_at(time)
+    zeros = np.zeros((len(frame.ids), 3))
+    return Pose(ids=frame.ids, pos=frame.positions(), quat=frame.orientations(), vel=zeros,
+                omega=zeros, ang_mom=zeros, time=frame.time, alpha=1.0)

@@ -1,0 +1,85 @@
+"""Clips saved after the fact: a span of the physics thread's history rendered to MP4 in the
+background through the offline renderer of ``tumble record`` (docs/architecture.md#history).
+
+The span's first step is rebuilt exactly (``History.world_at``) and run again with the logged
+commands, so frame k shows sim time t0 + k/fps as ``tumble record`` would show it, with the
+bodies' own meshes and colours (the render thread's records) and the app's camera and gizmos.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from app.render.camera import OrbitCamera
+from app.render.view import GizmoOptions
+from app.video.offline import frame_count, offscreen_context, render_video, world_views
+from app.video.recorder import READ_FORMAT, RecordingResult, VideoWriter
+from physics.history import History
+from physics.replay import Schedule
+
+INSTANT_REPLAY_SECONDS = 10.0  # s that F10 saves: a throw and its tumble, short to render
+
+
+@dataclass(frozen=True)
+class ClipRequest:
+    """Sim times t0 < t1 (s) of the history to save at ``fps`` and ``size`` (even pixels)."""
+
+    t0: float
+    t1: float
+    fps: int
+    size: tuple[int, int]
+    path: Path
+
+
+class ClipJob:
+    """Renders one ``ClipRequest`` on its own thread; ``done`` / ``progress`` / ``result`` /
+    ``error`` are read from any thread."""
+
+    def __init__(self, request: ClipRequest, history: History, records: dict,
+                 camera: OrbitCamera, gizmos: GizmoOptions):
+        self.request = request
+        self.count = frame_count(request.t1 - request.t0, request.fps)
+        self.frames_done = 0
+        self.result: RecordingResult | None = None
+        self.error: str | None = None
+        self._history, self._records = history, dict(records)
+        self._camera, self._gizmos = copy.deepcopy(camera), gizmos
+        self._thread = threading.Thread(target=self._run, name="tumble-clip", daemon=True)
+        self._thread.start()
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    @property
+    def progress(self) -> float:
+        """0 … 1 of the frames written."""
+        return self.frames_done / max(self.count, 1)
+
+    def _run(self) -> None:
+        try:
+            history, request = self._history, self.request
+            start = history.step_at(request.t0)
+            world, hz = history.world_at(start)
+            later = tuple(replace(c, step=c.step - start) for c in history.commands()
+                          if c.step >= start)
+            views = world_views(world, self._records, hz, request.fps, self.count,
+                                Schedule(later))
+            ctx = offscreen_context()
+            try:
+                writer = VideoWriter(request.path, request.size, request.fps,
+                                     input_format=READ_FORMAT)
+                self.result = render_video(views, self.count, writer, self._camera,
+                                           self._gizmos, ctx, self._count_frame)
+            finally:
+                ctx.release()
+            if self.result.error:
+                self.error = self.result.error
+        except Exception as e:  # reported by the window as a notification; the app goes on
+            self.error = f"{type(e).__name__}: {e}"
+
+    def _count_frame(self, done: int) -> None:
+        self.frames_done = done
