@@ -76,6 +76,8 @@ class BodyDef:
     velocity          (3,) world, m/s
     angular_velocity  (3,) world, rad/s
     restitution, friction: per-body material; None → the world's default
+    static            scenery: never moves, infinite mass (docs/physics.md#static-bodies); its
+                      velocity and angular velocity must be zero
     """
 
     mass: float
@@ -88,6 +90,7 @@ class BodyDef:
     angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     restitution: float | None = None
     friction: float | None = None
+    static: bool = False
 
     def __post_init__(self) -> None:
         self.mass = float(self.mass)
@@ -125,6 +128,17 @@ class BodyDef:
             self.restitution = check_restitution(self.restitution)
         if self.friction is not None:
             self.friction = check_friction(self.friction)
+        self.static = check_static(self.static)
+        if self.static and (self.velocity.any() or self.angular_velocity.any()):
+            raise ValueError("a static body never moves: its velocity and angular_velocity "
+                             "must be zero")
+
+
+def check_static(value) -> bool:
+    """``static`` must be True or False (not 0, 1 or a text)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"static must be true or false, got {value!r}")
+    return bool(value)
 
 
 @dataclass
@@ -223,7 +237,10 @@ class Model:
     """Static data of N bodies (rows) and the world; built and edited by ``World`` only.
 
     Per body: ids (n,) int64 stable ids; mass, inv_mass (n,) kg, 1/kg; inertia, inv_inertia (n, 3)
-    principal moments kg·m² and their inverses; radius (n,) m (0 = hull shape);
+    principal moments kg·m² and their inverses (zero for a static body: infinite mass, while mass
+    and inertia keep the body's own for the inspector and for making it dynamic again);
+    static (n,) bool scenery that never moves (docs/physics.md#static-bodies); radius (n,) m
+    (0 = hull shape);
     restitution, friction (n,) with NaN meaning "use the world default".
     Hulls, flattened: hull_points (H, 3) body-frame vertices, hull_start (n+1,) row offsets
     (body i owns hull_points[hull_start[i]:hull_start[i+1]]).
@@ -242,6 +259,7 @@ class Model:
     inv_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     inv_inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    static: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     bound_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     restitution: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -305,9 +323,11 @@ class Model:
         self._hulls_changed()
         self.ids = np.append(self.ids, np.int64(body_id))
         self.mass = np.append(self.mass, body.mass)
-        self.inv_mass = np.append(self.inv_mass, 1.0 / body.mass)
         self.inertia = np.vstack((self.inertia, body.principal_moments))
-        self.inv_inertia = np.vstack((self.inv_inertia, 1.0 / body.principal_moments))
+        self.static = np.append(self.static, False)
+        self.inv_mass = np.append(self.inv_mass, 0.0)
+        self.inv_inertia = np.vstack((self.inv_inertia, np.zeros(3)))
+        self.set_static(len(self.ids) - 1, body.static)
         self.radius = np.append(self.radius, body.radius)
         hull = body.hull if body.radius == 0.0 else np.zeros((0, 3))
         bound = body.radius if body.radius > 0.0 else np.linalg.norm(hull, axis=1).max()
@@ -319,6 +339,12 @@ class Model:
         self.hull_points = np.vstack((self.hull_points, hull))
         self.hull_start = np.append(self.hull_start, self.hull_start[-1] + len(hull))
         self._append_topology(hull)
+
+    def set_static(self, row: int, static: bool) -> None:
+        """Make one body scenery (zero inverse mass and inertia) or dynamic again."""
+        self.static[row] = static
+        self.inv_mass[row] = 0.0 if static else 1.0 / self.mass[row]
+        self.inv_inertia[row] = 0.0 if static else 1.0 / self.inertia[row]
 
     def _append_topology(self, hull: np.ndarray) -> None:
         top = polytope(hull)  # empty for spheres (no hull)
@@ -340,7 +366,8 @@ class Model:
         """Remove one body row (later rows move up by one)."""
         self._hulls_changed()
         lo, hi = self.hull_start[row], self.hull_start[row + 1]
-        for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius", "bound_radius",
+        for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "static", "radius",
+                     "bound_radius",
                      "restitution", "friction", "box_axes", "box_half", "box_centre"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
         self.hull_points = np.delete(self.hull_points, np.s_[lo:hi], axis=0)

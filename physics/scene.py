@@ -51,7 +51,8 @@ from physics.world import World
 WORLD_KEYS = ("gravity", "hz", "restitution", "friction")
 CONTAINER_KEYS = ("size",)
 BODY_KEYS = ("mesh", "shape", "size", "scale", "density", "inertia", "position", "orientation",
-             "velocity", "angular_velocity", "restitution", "friction", "color", "name")
+             "velocity", "angular_velocity", "restitution", "friction", "color", "name",
+             "static")
 JOINT_KEYS = ("type", "bodies", "anchor", "axis", "limits", "motor", "min", "max", "rest_length",
               "stiffness", "damping", "break_force", "collide")
 MOTOR_KEYS = {"hinge": ("speed", "max_torque"), "prismatic": ("speed", "max_force")}
@@ -82,6 +83,7 @@ class BodyEntry:
     velocity          (3,) m/s, angular_velocity (3,) rad/s — world frame
     restitution, friction   per-body material; None → the world's default
     color             (3,) RGB in [0, 1], or None → the renderer chooses
+    static            scenery that never moves (docs/physics.md#static-bodies)
     line              line of the ``[[body]]`` header in the source file (messages only)
     """
 
@@ -99,6 +101,7 @@ class BodyEntry:
     restitution: float | None = None
     friction: float | None = None
     color: tuple[float, float, float] | None = None
+    static: bool = False
     line: int | None = field(default=None, compare=False)
 
 
@@ -479,6 +482,7 @@ class _Reader:
             friction=(self.checked(t, "friction", values["friction"], check_friction)
                       if "friction" in values else None),
             color=color,
+            static=self.flag(t, "static", values.get("static", False)),
             line=self.lines.line(t),
         )
 
@@ -524,6 +528,12 @@ class _Reader:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise self.error(table, key, f"{key} must be one of {', '.join(options)}; got "
                          f"{_toml(value)}{hint}")
+
+    def flag(self, table: tuple, key: str, value) -> bool:
+        """``true`` or ``false`` (not 0, 1 or a text)."""
+        if not isinstance(value, bool):
+            raise self.error(table, key, f"{key} must be true or false, got {_toml(value)}")
+        return value
 
     def checked(self, table: tuple, key: str, value, check) -> float:
         """A number validated by a model check (the World's own rules and wording)."""
@@ -575,6 +585,8 @@ def save_scene(scene: Scene, path) -> None:
             value = getattr(body, key)
             if value is not None:
                 out.append(_toml_line(key, value))
+        if body.static:
+            out.append(_toml_line("static", True))
     for entry in scene.joints:
         out.append("\n[[joint]]\n")
         out += _joint_lines(entry.joint, scene.bodies)
@@ -648,7 +660,8 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
             velocity=_floats(snapshot.vel[row]), angular_velocity=_floats(snapshot.omega[row]),
             restitution=_own(snapshot.body_restitution[row]),
             friction=_own(snapshot.body_friction[row]),
-            color=None if record.color is None else _floats(record.color)))
+            color=None if record.color is None else _floats(record.color),
+            static=bool(snapshot.static[row])))
     index_of[WORLD] = WORLD
     joints = []
     for k in range(len(view.ids)):
@@ -734,6 +747,7 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
             body_def = shape.body_def(
                 body.position, body.orientation, body.velocity, body.angular_velocity,
                 restitution=body.restitution, friction=body.friction)
+            body_def = dataclasses.replace(body_def, static=body.static)
             _check_inside(scene.container_size, body, body_def.position)
             body_id = world.add_body(body_def)
         except ValueError as e:  # MeshError, or a bad value in a Scene built in code

@@ -303,6 +303,15 @@ def inspector(panel: Panel, s: Snapshot) -> None:
     imgui.separator_text("Orientation (principal frame to world)")
     _orientation(panel, s.quat[row])
 
+    static = panel._shown(f"static:{body_id}", bool(s.static[row]))
+    changed, static = imgui.checkbox("static", static)
+    panel.item_rects["static"] = (tuple(imgui.get_item_rect_min()),
+                                  tuple(imgui.get_item_rect_max()))
+    imgui.set_item_tooltip("scenery: never moves (infinite mass), not moved by gravity, "
+                           "contacts, joints, impulses or the grab; everything collides with it")
+    if changed:
+        panel.set_static(body_id, static)
+
     imgui.separator_text("Motion")
     if begin_table("motion"):
         omega, omega_b, ang_mom = s.omega[row], s.omega_body[row], s.ang_mom[row]
