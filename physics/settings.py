@@ -57,6 +57,7 @@ INERTIA_FORMULAS = ("solid", "shell")      # a closed solid, or a thin surface (
 INERTIA_MODES = ("auto",) + INERTIA_FORMULAS  # auto: solid if closed, else shell with a warning
 MAX_FACES = 5_000_000       # triangles per file by default (a 5 M-face scan loads in seconds)
 MAX_HULL_VERTICES = 64      # collision hull vertices, as MuJoCo's hulls
+MAX_PIECES = 64             # convex pieces of a compound body (V-HACD's default hull budget)
 SIZE_LIMITS = (1e-5, 1e4)   # m across: outside, float64 mass properties (∝ size⁵) and the
                             # millimetre contact tolerances mean nothing, so a mesh is refused
 PLAUSIBLE_SIZE = (2e-3, 20.0)  # m across: outside, a mesh is most likely in other units

@@ -16,6 +16,7 @@ import numpy as np
 from physics.collision.broadphase import pairs_within_reach, reach
 from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
+from physics.collision.pieces import compound_pairs, piece_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import resting_contacts
@@ -391,6 +392,15 @@ class World:
         self.wake(body_id)
         self._wake_near(row)
 
+    def set_pieces(self, body_id: int, pieces) -> None:
+        """Make a body collide with other bodies as convex pieces (k_i, 3) in its body frame, m
+        (a compound body, docs/physics.md#compound-bodies), or as its own shape again (none);
+        it wakes, and so does what touches it. Its mass properties do not change."""
+        row = self.index_of(body_id)
+        self.model.set_pieces(row, pieces)
+        self.wake(body_id)
+        self._wake_near(row)
+
     def _wake_near(self, row: int) -> None:
         """Wake every sleeping body whose bounding sphere comes within the speculative margin
         of body ``row``'s: a static body keeps no island or contact list of what sleeps on it
@@ -616,7 +626,14 @@ class World:
         if not awake.all():
             pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
         pairs = self._without_joined(pairs)
+        pieces = None
+        if m.compound.any() and len(pairs):  # compound bodies meet piece by piece
+            compound = compound_pairs(pairs, m.compound)
+            pieces = piece_contacts(pairs[compound], s.pos, rotm, vel, omega, m, h)
+            pairs = pairs[~compound]
         found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
+        if pieces is not None and pieces.count:
+            found = Contacts.join(found, pieces)
         return Contacts.join(walls, found) if found.count else walls
 
     def _wake_struck(self, contacts, vel, omega, h) -> bool:
