@@ -284,9 +284,11 @@ class Loader:
                              ("friction", sim.set_friction(scene.friction)),
                              ("hz", sim.set_hz(scene.hz))):
             future.add_done_callback(lambda f, what=what: self._refused(f, path, what))
-        bodies = [record.shape.body_def(entry.position, entry.orientation, entry.velocity,
-                                        entry.angular_velocity, restitution=entry.restitution,
-                                        friction=entry.friction)
+        bodies = [dataclasses.replace(
+                      record.shape.body_def(entry.position, entry.orientation, entry.velocity,
+                                            entry.angular_velocity, restitution=entry.restitution,
+                                            friction=entry.friction),
+                      static=entry.static, pieces=record.pieces)
                   for entry, record in zip(scene.bodies, records)]
         # one command: the joints are made with their bodies, before any step
         sim.add_group(bodies, [entry.joint for entry in scene.joints]).add_done_callback(

@@ -166,7 +166,7 @@ class PanelActions:
         offset = self._beside(snapshot, snapshot.pos[row], shape.bound_radius)
         body = shape.body_def(position + offset, orientation, snapshot.vel[row],
                               snapshot.omega[row], **own_materials(snapshot, row))
-        body = dataclasses.replace(body, static=bool(snapshot.static[row]))
+        body = dataclasses.replace(body, static=bool(snapshot.static[row]), pieces=record.pieces)
 
         def done(new_id):
             self._register(dataclasses.replace(record, body_id=new_id))
@@ -224,7 +224,8 @@ class PanelActions:
         body = BodyDef(mass=p.mass, principal_moments=p.principal_moments, hull=shape.hull,
                        radius=shape.radius, position=s.pos[row], orientation=s.quat[row],
                        velocity=s.vel[row], angular_velocity=s.omega[row],
-                       static=bool(s.static[row]), **own_materials(s, row))
+                       static=bool(s.static[row]), pieces=record.pieces,
+                       **own_materials(s, row))
         # removing the body removes its joints: they are made again on the new body
         view = s.joints
         joints = [def_at_present(view, k) for k in range(len(view.ids))

@@ -241,6 +241,21 @@ def test_an_opened_scene_is_what_its_file_says(app, path):
     assert_same_scene(scene_from_snapshot(snapshot, state.bodies), load_scene(path))
 
 
+def test_an_opened_scene_keeps_its_static_bodies_and_convex_pieces(app, tmp_path):
+    state, loader = app
+    (tmp_path / "scenery.toml").write_text(
+        f'[[body]]\nmesh = "{MESHES / "two_boxes.glb"}"\nstatic = true\n'
+        f'\n[[body]]\nmesh = "{MESHES / "two_boxes.glb"}"\ncollision = "hull"\n'
+        'position = [0.0, 2.0, 0.0]\n')
+    loader.request([tmp_path / "scenery.toml"])
+    settle(state, loader)
+    model = state.sim.world.model
+    assert model.static.tolist() == [True, False]
+    # two boxes joined at an edge: their hull is 2.4× their volume, so "auto" splits them
+    assert model.compound.tolist() == [True, False] and model.piece_count[0] >= 2
+    assert [r.collision for r in state.bodies.values()] == ["auto", "hull"]
+
+
 def test_scene_and_mesh_together_and_startup_reset_point(app):
     state, loader = app
     scene = load_scene(SCENES / "dzhanibekov.toml")
