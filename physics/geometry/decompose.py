@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
+import subprocess
+import sys
 import tempfile
 import time
 import zipfile
@@ -118,30 +121,54 @@ def _key(vertices, faces) -> str:
 
 
 def _split(name, vertices, faces) -> tuple[np.ndarray, ...]:
-    import vhacdx  # imported here: only meshes that need pieces pay for it
-
     from physics.geometry.meshes import convex_hull_vertices
 
-    # V-HACD takes VTK's polygon layout: each face as (3, a, b, c)
-    polygons = np.column_stack((np.full(len(faces), 3), faces)).ravel().astype(np.uint32)
     try:
-        hulls = vhacdx.compute_vhacd(
-            vertices, polygons, maxConvexHulls=DECOMPOSE_MAX_PIECES,
-            resolution=DECOMPOSE_RESOLUTION,
-            minimumVolumePercentErrorAllowed=DECOMPOSE_VOLUME_ERROR,
-            maxNumVerticesPerCH=MAX_HULL_VERTICES)
-    except Exception as e:  # the binding raises whatever its C++ throws
+        hulls = _vhacd_hulls(vertices, faces)
+    except RuntimeError as e:
         raise DecompositionError(f"{name}: convex decomposition failed ({e}); it collides as "
                                  "its hull") from e
-    pieces = []
-    for points, _ in hulls:
-        if len(points) >= 4 and _volume(points) > 0.0:  # V-HACD may return flat slivers
-            pieces.append(convex_hull_vertices(np.asarray(points, dtype=float),
-                                               MAX_HULL_VERTICES))
+    pieces = [convex_hull_vertices(points, MAX_HULL_VERTICES) for points in hulls
+              if len(points) >= 4 and _volume(points) > 0.0]  # V-HACD may return slivers
     if not pieces:
         raise DecompositionError(f"{name}: convex decomposition gave no pieces; it collides "
                                  "as its hull")
     return tuple(pieces)
+
+
+def _vhacd_hulls(vertices, faces) -> list[np.ndarray]:
+    """V-HACD's hulls (each (k, 3) m) of the mesh, computed in a child process: the binding
+    holds Python's global lock for the whole split (seconds), which in this process would stop
+    every other thread — the app's render loop with them. RuntimeError with the child's last
+    words when it fails."""
+    sent = io.BytesIO()
+    np.savez(sent, vertices=vertices, faces=faces)
+    result = subprocess.run([sys.executable, "-m", "physics.geometry.decompose"],
+                            input=sent.getvalue(), capture_output=True, check=False)
+    if result.returncode != 0:
+        words = result.stderr.decode(errors="replace").strip().splitlines()
+        raise RuntimeError(words[-1] if words else f"exit status {result.returncode}")
+    with np.load(io.BytesIO(result.stdout), allow_pickle=False) as data:
+        return [np.array(data[f"hull{i}"], dtype=float) for i in range(int(data["count"]))]
+
+
+def _child() -> None:
+    """The child process of ``_vhacd_hulls``: the mesh as .npz on stdin, the hulls on stdout."""
+    import vhacdx
+
+    with np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False) as data:
+        vertices, faces = data["vertices"], data["faces"]
+    # V-HACD takes VTK's polygon layout: each face as (3, a, b, c)
+    polygons = np.column_stack((np.full(len(faces), 3), faces)).ravel().astype(np.uint32)
+    hulls = vhacdx.compute_vhacd(
+        vertices, polygons, maxConvexHulls=DECOMPOSE_MAX_PIECES,
+        resolution=DECOMPOSE_RESOLUTION,
+        minimumVolumePercentErrorAllowed=DECOMPOSE_VOLUME_ERROR,
+        maxNumVerticesPerCH=MAX_HULL_VERTICES)
+    sent = io.BytesIO()
+    np.savez(sent, count=np.array(len(hulls)),
+             **{f"hull{i}": points for i, (points, _) in enumerate(hulls)})
+    sys.stdout.buffer.write(sent.getvalue())
 
 
 def _volume(points) -> float:
@@ -187,3 +214,7 @@ def _write(path: Path, key: str, pieces) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(file.name)
+
+
+if __name__ == "__main__":
+    _child()

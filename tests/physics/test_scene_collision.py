@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from physics.geometry import decompose as decompose_module
 from physics.scene import SceneError, build_world, load_scene, save_scene
 from physics.settings import DECOMPOSE_MAX_PIECES
 
@@ -122,11 +123,9 @@ def test_collision_is_read_saved_back_and_refused_where_it_means_nothing(meshes,
 
 def test_a_mesh_the_library_fails_on_keeps_its_hull_with_a_message_naming_it(
         meshes, monkeypatch, caplog, tmp_path):
-    import vhacdx
-
-    def fails(*args, **kwargs):
+    def fails(*args):
         raise RuntimeError("out of memory")
-    monkeypatch.setattr(vhacdx, "compute_vhacd", fails)
+    monkeypatch.setattr(decompose_module, "_vhacd_hulls", fails)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing cached: the library is asked
     path = scene(meshes, '\n[[body]]\nmesh = "torus.obj"\ncollision = "decomposed"\n'
                          'position = [0.0, 0.5, 0.0]\n')
