@@ -46,6 +46,7 @@ from app.render.renderer import (
     first_level,
     palette_color,
 )
+from physics.geometry.decompose import DecompositionError, body_frame, decompose, needs_pieces
 from physics.geometry.meshes import (
     Shape,
     load_mesh,
@@ -269,6 +270,33 @@ class Loader:
             record=record,
             message=f"loaded {shape.name}: mass={p.mass:.6g} kg, mode={p.mode}{scaled}",
             warnings=shape.warnings, file_done=True))
+        if shape.kind is None and p.mode == "solid":
+            # it collides as its hull at once, and as its pieces once they are found: on a
+            # thread of their own (the split runs in a child process; this thread waits), so
+            # neither the physics nor the loader waits (docs/physics.md#convex-decomposition)
+            threading.Thread(target=self._decompose, args=(record,), daemon=True,
+                             name="tumble-decompose").start()
+
+    def _decompose(self, record: BodyRecord) -> None:
+        """Split a dropped mesh into convex pieces if its hull is clearly larger than it, and
+        make its body collide as them; says so in notifications."""
+        shape, p = record.shape, record.shape.properties
+        if not needs_pieces("auto", shape.vertices, p.volume):
+            return
+        self._results.put(_Outcome(message=f"decomposing {shape.name}…"))
+        try:
+            found = decompose(shape.name, shape.vertices, shape.faces, p.volume)
+        except DecompositionError as e:
+            self._results.put(_Outcome(warnings=(str(e),)))
+            return
+        pieces = body_frame(found.pieces, p.center_of_mass, p.principal_axes)
+        done = self.state.sim.set_pieces(record.body_id, pieces)
+        message = (f"{shape.name} collides as {len(pieces)} pieces "
+                   f"({100 * found.volume_excess:+.0f} % volume)")
+        # a body removed meanwhile refuses the pieces: nothing to say then
+        done.add_done_callback(lambda f: f.exception() is None and self._results.put(_Outcome(
+            record=dataclasses.replace(record, collision="auto", pieces=pieces),
+            message=message)))
 
     def _open_scene(self, path: Path) -> Future | None:
         """Validate and build the scene, then replace the simulation's contents with it."""

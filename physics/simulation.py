@@ -405,6 +405,11 @@ class Simulation:
         """Make a body scenery that never moves (True) or dynamic again (World.set_static)."""
         return self._world_command("set_static", body_id, static)
 
+    def set_pieces(self, body_id: int, pieces) -> Future[None]:
+        """Make a body collide as convex pieces (k_i, 3) in its body frame, m, or as its own
+        shape again (none): World.set_pieces."""
+        return self._world_command("set_pieces", body_id, tuple(pieces))
+
     def set_grab(self, body_id: int, anchor, target, stiffness: float,
                  damping: float) -> Future[None]:
         """Spring from a body-frame anchor (3,) m to a world target (3,) m (see World.set_grab)."""

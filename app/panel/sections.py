@@ -280,6 +280,8 @@ def inspector(panel: Panel, s: Snapshot) -> None:
         if entered and not math.isclose(density, shape.density, rel_tol=1e-9):
             panel.set_density(body_id, density)
         text_row("inertia mode", p.mode + ("" if p.watertight else " (surface not closed)"))
+        text_row("collides as", f"{len(record.pieces)} convex pieces" if record.pieces
+                 else "its sphere" if shape.radius > 0 else "its convex hull")
         imgui.end_table()
     imgui.push_text_wrap_pos(0.0)
     for warning in shape.warnings:

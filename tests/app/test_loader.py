@@ -256,6 +256,35 @@ def test_an_opened_scene_keeps_its_static_bodies_and_convex_pieces(app, tmp_path
     assert [r.collision for r in state.bodies.values()] == ["auto", "hull"]
 
 
+def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app):
+    state, loader = app
+    loader.request([MESHES / "torus.obj"])
+    snapshot = settle(state, loader)
+    (body_id,) = (int(i) for i in snapshot.ids)
+    assert state.bodies[body_id].pieces == ()  # simulating already, as its hull
+    deadline = time.monotonic() + 120.0
+    while not state.bodies[body_id].pieces:
+        loader.poll()
+        assert time.monotonic() < deadline, "no pieces"
+        time.sleep(0.01)
+    pieces = state.bodies[body_id].pieces
+    model = state.sim.world.model
+    assert model.compound.tolist() == [True] and model.piece_count[0] == len(pieces) >= 2
+    shown = [n.text for n, _ in state.notifications.visible()]
+    assert "decomposing torus.obj…" in shown
+    assert any(t.startswith(f"torus.obj collides as {len(pieces)} pieces") for t in shown)
+
+
+def test_a_dropped_convex_mesh_is_not_decomposed(app):
+    state, loader = app
+    loader.request([TETRA, MESHES / "cylinder_ascii.stl"])
+    settle(state, loader)
+    time.sleep(0.5)  # the decomposition threads have decided
+    loader.poll()
+    assert not state.sim.world.model.compound.any()
+    assert not any("decomposing" in n.text for n, _ in state.notifications.visible())
+
+
 def test_scene_and_mesh_together_and_startup_reset_point(app):
     state, loader = app
     scene = load_scene(SCENES / "dzhanibekov.toml")
