@@ -8,6 +8,7 @@ import pytest
 import trimesh
 
 from physics.geometry import decompose as decompose_module
+from physics.geometry.rotation import quat_to_matrix
 from physics.scene import SceneError, build_world, load_scene, save_scene
 from physics.settings import DECOMPOSE_MAX_PIECES
 
@@ -33,11 +34,26 @@ def flat_torus() -> trimesh.Trimesh:
     return mesh
 
 
+def mug() -> trimesh.Trimesh:
+    """A mug, y up, its bottom at y = 0: a cup 0.1 m across and 0.11 m tall (walls 8 mm, bottom
+    10 mm) with a ring handle beside it, two solids in one mesh."""
+    cup = trimesh.creation.revolve(np.array([[0.0, 0.0], [0.05, 0.0], [0.05, 0.11],
+                                             [0.042, 0.11], [0.042, 0.01], [0.0, 0.01]]),
+                                   sections=32)
+    handle = trimesh.creation.torus(0.03, 0.007, major_sections=24, minor_sections=8)
+    handle.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, [1, 0, 0]))
+    handle.apply_translation([0.078, 0.0, 0.055])
+    mesh = trimesh.util.concatenate([cup, handle])
+    mesh.apply_transform(UPRIGHT)
+    return mesh
+
+
 @pytest.fixture(scope="module")
 def meshes(tmp_path_factory):
     folder = tmp_path_factory.mktemp("meshes")
     bowl().export(folder / "bowl.obj")
     flat_torus().export(folder / "torus.obj")
+    mug().export(folder / "mug.obj")
     return folder
 
 
@@ -134,3 +150,19 @@ def test_a_mesh_the_library_fails_on_keeps_its_hull_with_a_message_naming_it(
     assert records[0].pieces == () and not world.model.compound.any()
     assert "torus.obj: convex decomposition failed (out of memory); it collides as its hull" in (
         caplog.text)
+
+
+def test_a_mug_dropped_on_its_side_comes_to_rest_on_the_floor(meshes):
+    """On its side (turned a quarter about x: its opening towards +z, the handle up), it falls,
+    rolls and rests with its mesh touching the floor, not held above it by anything."""
+    side = [float(np.sqrt(0.5)), float(np.sqrt(0.5)), 0.0, 0.0]
+    path = scene(meshes, f'\n[[body]]\nmesh = "mug.obj"\nposition = [0.0, 0.3, 0.0]\n'
+                         f'orientation = {side}\nrestitution = 0.1\n')
+    world, records = settle(path, seconds=4.0)
+    assert len(records[0].pieces) >= 2  # its hull is over 3× its volume: split
+    assert world.asleep()[0]
+    shape = records[0].shape
+    rotm = quat_to_matrix(world.state.quat[:1])[0]
+    body = (shape.vertices - shape.properties.center_of_mass) @ shape.mesh_to_body_rotation
+    lowest = (world.state.pos[0] + body @ rotm.T)[:, 1].min()
+    assert lowest == pytest.approx(0.0, abs=3e-3)
