@@ -744,8 +744,10 @@ def _toml_line(key: str, value) -> str:
 # Building
 
 
-def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
+def build_world(scene: Scene, split: bool = True) -> tuple[World, list[BodyRecord]]:
     """A new ``World`` with the scene's settings and bodies, and one record per body (in order).
+    split false: every mesh collides as its hull, its pieces left to the caller (the app finds
+    them off its loader thread, docs/physics.md#convex-decomposition).
 
     Each mesh or builtin is loaded once per (source, density, mode) and shared by the bodies
     that use it. A shape that fails to load → ``SceneError`` naming the scene file, the body and
@@ -769,7 +771,8 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
                 shapes[key] = _load(body)
             shape = shapes[key]
             if key + (body.collision,) not in pieces:
-                pieces[key + (body.collision,)] = collision_pieces(shape, body.collision)
+                pieces[key + (body.collision,)] = (collision_pieces(shape, body.collision)
+                                                   if split else ())
             body_pieces = pieces[key + (body.collision,)]
             body_def = shape.body_def(
                 body.position, body.orientation, body.velocity, body.angular_velocity,

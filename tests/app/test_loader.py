@@ -52,6 +52,16 @@ def settle(state, loader, timeout=20.0):
     return state.sim.latest()
 
 
+def wait_for_pieces(state, loader, body_id, timeout=120.0) -> tuple:
+    """Poll like the render loop until the body's record has its convex pieces; them."""
+    deadline = time.monotonic() + timeout
+    while not state.bodies[body_id].pieces:
+        loader.poll()
+        assert time.monotonic() < deadline, "no pieces"
+        time.sleep(0.01)
+    return state.bodies[body_id].pieces
+
+
 def world_hull(state, snapshot, body_id):
     """(k,3) world collision hull points of one body in the snapshot."""
     row = list(snapshot.ids).index(body_id)
@@ -248,12 +258,16 @@ def test_an_opened_scene_keeps_its_static_bodies_and_convex_pieces(app, tmp_path
         f'\n[[body]]\nmesh = "{MESHES / "two_boxes.glb"}"\ncollision = "hull"\n'
         'position = [0.0, 2.0, 0.0]\n')
     loader.request([tmp_path / "scenery.toml"])
-    settle(state, loader)
-    model = state.sim.world.model
-    assert model.static.tolist() == [True, False]
-    # two boxes joined at an edge: their hull is 2.4× their volume, so "auto" splits them
-    assert model.compound.tolist() == [True, False] and model.piece_count[0] >= 2
+    snapshot = settle(state, loader)
+    assert snapshot.static.tolist() == [True, False]
     assert [r.collision for r in state.bodies.values()] == ["auto", "hull"]
+    # two boxes joined at an edge: their hull is 2.4× their volume, so "auto" splits them, off
+    # the loader thread: the scene simulates with hulls meanwhile
+    first, second = (int(i) for i in snapshot.ids)
+    pieces = wait_for_pieces(state, loader, first)
+    model = state.sim.world.model
+    assert model.compound.tolist() == [True, False] and model.piece_count[0] == len(pieces) >= 2
+    assert state.bodies[second].pieces == ()
 
 
 def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app):
@@ -262,12 +276,7 @@ def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app):
     snapshot = settle(state, loader)
     (body_id,) = (int(i) for i in snapshot.ids)
     assert state.bodies[body_id].pieces == ()  # simulating already, as its hull
-    deadline = time.monotonic() + 120.0
-    while not state.bodies[body_id].pieces:
-        loader.poll()
-        assert time.monotonic() < deadline, "no pieces"
-        time.sleep(0.01)
-    pieces = state.bodies[body_id].pieces
+    pieces = wait_for_pieces(state, loader, body_id)
     model = state.sim.world.model
     assert model.compound.tolist() == [True] and model.piece_count[0] == len(pieces) >= 2
     shown = [n.text for n, _ in state.notifications.visible()]
