@@ -156,6 +156,10 @@ def _child() -> None:
     """The child process of ``_vhacd_hulls``: the mesh as .npz on stdin, the hulls on stdout."""
     import vhacdx
 
+    # below the app's threads: a split in the background must not starve the frames (its
+    # threads keep every core busy for seconds)
+    os.nice(10)
+
     with np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False) as data:
         vertices, faces = data["vertices"], data["faces"]
     # V-HACD takes VTK's polygon layout: each face as (3, a, b, c)
