@@ -25,7 +25,7 @@ import numpy as np
 
 from app.progress import Progress
 
-COMMANDS = ("inertia", "simulate", "record")
+COMMANDS = ("inertia", "decompose", "simulate", "record")
 CSV_COLUMNS = ("t", "body", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz",
                "wx", "wy", "wz", "lx", "ly", "lz", "w1", "w2", "w3", "ke", "pe")
 # %r is repr(float): the shortest text that reads back as the same float (full precision)
@@ -38,6 +38,7 @@ SIMULATE_PROGRESS_DELAY = 2.0  # s: a run that ends sooner shows no progress bar
 USAGE = """\
 tumble [-h] [--version] [SCENE.toml | MESH ...]
        tumble inertia MESH [--density RHO] [--mode auto|solid|shell] [--scale S] [--json]
+       tumble decompose MESH [--scale S] [--json]
        tumble simulate SCENE.toml --seconds T [--every K] --out FILE.csv
        tumble record SCENE.toml --seconds T [--fps 60] [--size 1280x720]
                      [--gizmos L,axes,joints] [--camera YAW,PITCH[,DIST]] --out FILE.mp4"""
@@ -115,9 +116,25 @@ def build_parser() -> argparse.ArgumentParser:
                         "millimetres as metres); default 1")
     p.add_argument("--json", action="store_true",
                    help="print JSON with the keys mode, watertight, volume, area, mass, "
-                        "center_of_mass, inertia, principal_moments, principal_axes, warnings")
+                        "center_of_mass, inertia, principal_moments, principal_axes, obb, "
+                        "scale, pieces (convex pieces it collides as, or null), warnings")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     p.set_defaults(run=cmd_inertia)
+
+    p = commands.add_parser(
+        "decompose", prog="tumble decompose", help="the convex pieces a mesh collides as",
+        description="Split a closed mesh into convex pieces as a scene's collision = "
+                    "\"decomposed\" does (V-HACD, cached under $XDG_CACHE_HOME/tumble/pieces) "
+                    "and print each piece's vertex count and volume.")
+    p.add_argument("mesh", metavar="MESH", help="mesh file")
+    p.add_argument("--scale", metavar="S", type=_positive_float, default=1.0,
+                   help="multiply the file's coordinates by S first; default 1")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON with the keys pieces (vertices, volume m³ each), "
+                        "volume_excess, hull_ratio, auto (whether collision = \"auto\" splits "
+                        "it), seconds, cached")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    p.set_defaults(run=cmd_decompose)
 
     p = commands.add_parser(
         "simulate", prog="tumble simulate", help="headless run of a scene, written as CSV",
@@ -285,11 +302,63 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     del data["warnings"]  # last, after the box, and with the load's own warnings too:
     data["obb"] = oriented_box(mesh.vertices, props).to_json_dict()
     data["scale"] = mesh.scale
+    data["pieces"] = _piece_count(mesh, props, warnings)
     data["warnings"] = list(dict.fromkeys(warnings))  # load repairs, the auto-mode fallback
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         print(_inertia_table(mesh.name, args.density, data))
+    return 0
+
+
+def _piece_count(mesh, props, warnings: list) -> int | None:
+    """How many convex pieces the mesh collides as in a scene (collision = "auto"), or None
+    when it collides as its hull (docs/physics.md#convex-decomposition)."""
+    from physics.geometry.decompose import DecompositionError, decompose, needs_pieces
+    volume = props.volume if props.mode == "solid" else None
+    if not needs_pieces("auto", mesh.vertices, volume):
+        return None
+    try:
+        return len(decompose(mesh.name, mesh.vertices, mesh.faces, volume).pieces)
+    except DecompositionError as e:
+        warnings.append(str(e))
+        return None
+
+
+def cmd_decompose(args: argparse.Namespace) -> int:
+    """``tumble decompose MESH``: the convex pieces, as a table or JSON."""
+    import json
+
+    _existing_file(args.mesh, "mesh file")
+    from physics.geometry.decompose import decompose, hull_ratio, needs_pieces
+    from physics.geometry.meshes import load_mesh, mesh_properties
+    try:
+        mesh = load_mesh(args.mesh, scale=args.scale)
+        props, _ = mesh_properties(mesh)
+        if props.mode != "solid":
+            raise ValueError(f"{mesh.name}: not a closed solid (its surface is open), so it "
+                             "has no inside to split; it collides as its hull")
+        found = decompose(mesh.name, mesh.vertices, mesh.faces, props.volume)
+    except ValueError as e:  # MeshError, DecompositionError: the message names the file
+        raise _Failure(str(e), 1) from None
+    from scipy.spatial import ConvexHull
+    data = {"pieces": [{"vertices": len(p), "volume": float(ConvexHull(p).volume)}
+                       for p in found.pieces],
+            "volume_excess": found.volume_excess,
+            "hull_ratio": hull_ratio(mesh.vertices, props.volume),
+            "auto": needs_pieces("auto", mesh.vertices, props.volume),
+            "seconds": found.seconds, "cached": found.cached}
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{mesh.name}: {len(found.pieces)} convex pieces, "
+          f"{100 * found.volume_excess:+.1f} % over the mesh's volume; its hull is "
+          f"{data['hull_ratio']:.2f}× the volume, so collision = \"auto\" "
+          f"{'splits it' if data['auto'] else 'keeps the hull'} "
+          f"({found.seconds:.2f} s{', cached' if found.cached else ''})")
+    print("  piece  vertices  volume m³")
+    for k, piece in enumerate(data["pieces"]):
+        print(f"  {k + 1:5d}  {piece['vertices']:8d}  {piece['volume']:.6g}")
     return 0
 
 
@@ -317,6 +386,8 @@ def _inertia_table(name: str, density: float, d: dict) -> str:
         f"    centre            {vec(d['obb']['center'])} m",
         f"    half extents      {vec(d['obb']['half_extents'])} m",
     ]
+    if d["pieces"] is not None:
+        lines.append(f"  collides as         {d['pieces']} convex pieces (tumble decompose)")
     lines += [f"  warning: {w}" for w in d["warnings"]]
     return "\n".join(lines)
 

@@ -52,6 +52,7 @@ from app.render.renderer import (
     palette_color,
 )
 from app.stopwatch import Stopwatch, split
+from physics.geometry.decompose import DecompositionError, body_frame, decompose, needs_pieces
 from physics.geometry.meshes import (
     Shape,
     clean_triangles,
@@ -71,6 +72,7 @@ GAP = 0.05         # m between neighbouring bodies dropped together
 WALL_MARGIN = 0.01  # m kept between a dropped body and the container walls
 SCENE_SUFFIX = ".toml"
 _STOP = object()
+_ONE_SPLIT = threading.Lock()  # convex decompositions one after the other (Loader._decompose)
 
 
 def body_color(body_id: int) -> tuple[float, float, float]:
@@ -288,6 +290,41 @@ class Loader:
             record=record,
             message=f"loaded {shape.name}: mass={p.mass:.6g} kg, mode={p.mode}{scaled}",
             warnings=shape.warnings, file_done=True))
+        self._start_decomposing(record)
+
+    def _start_decomposing(self, record: BodyRecord) -> None:
+        """A mesh body collides as its hull at once, and as its convex pieces once they are
+        found: on a thread of its own (the split runs in a child process; the thread waits for
+        it), so neither the physics nor the loader waits (docs/physics.md#convex-decomposition).
+        """
+        shape = record.shape
+        if shape.kind is None and shape.properties.mode == "solid" and (
+                record.collision != "hull"):
+            threading.Thread(target=self._decompose, args=(record,), daemon=True,
+                             name="tumble-decompose").start()
+
+    def _decompose(self, record: BodyRecord) -> None:
+        """Split a mesh into convex pieces as its collision mode says (``auto``: if its hull is
+        clearly larger than it), and make its body collide as them; says so in notifications.
+        One split at a time: each keeps every core busy."""
+        shape, p = record.shape, record.shape.properties
+        if not needs_pieces(record.collision, shape.vertices, p.volume):
+            return
+        with _ONE_SPLIT:
+            self._results.put(_Outcome(message=f"decomposing {shape.name}…"))
+            try:
+                found = decompose(shape.name, shape.vertices, shape.faces, p.volume)
+            except DecompositionError as e:
+                self._results.put(_Outcome(warnings=(str(e),)))
+                return
+        pieces = body_frame(found.pieces, p.center_of_mass, p.principal_axes)
+        done = self.state.sim.set_pieces(record.body_id, pieces)
+        message = (f"{shape.name} collides as {len(pieces)} pieces "
+                   f"({100 * found.volume_excess:+.0f} % volume)")
+        # a body removed meanwhile refuses the pieces: nothing to say then
+        done.add_done_callback(lambda f: f.exception() is None and self._results.put(_Outcome(
+            record=dataclasses.replace(record, pieces=pieces),
+            message=message)))
 
     def _open_scene(self, path: Path) -> Future | None:
         """Validate and build the scene, then replace the simulation's contents with it."""
@@ -303,9 +340,11 @@ class Loader:
                              ("friction", sim.set_friction(scene.friction)),
                              ("hz", sim.set_hz(scene.hz))):
             future.add_done_callback(lambda f, what=what: self._refused(f, path, what))
-        bodies = [record.shape.body_def(entry.position, entry.orientation, entry.velocity,
-                                        entry.angular_velocity, restitution=entry.restitution,
-                                        friction=entry.friction)
+        bodies = [dataclasses.replace(
+                      record.shape.body_def(entry.position, entry.orientation, entry.velocity,
+                                            entry.angular_velocity, restitution=entry.restitution,
+                                            friction=entry.friction),
+                      static=entry.static)
                   for entry, record in zip(scene.bodies, records)]
         # one command: the joints are made with their bodies, before any step
         sim.add_group(bodies, [entry.joint for entry in scene.joints]).add_done_callback(
@@ -331,8 +370,10 @@ class Loader:
             log.error("the scene's bodies were refused: %s", future.exception())
             return
         for body_id, record in zip(future.result(), records):
-            self._results.put(_Outcome(record=dataclasses.replace(
-                record, body_id=body_id, color=record.color or body_color(body_id))))
+            record = dataclasses.replace(record, body_id=body_id,
+                                         color=record.color or body_color(body_id))
+            self._results.put(_Outcome(record=record))
+            self._start_decomposing(record)
 
 
 def _timed(function, *args) -> tuple:
@@ -357,7 +398,7 @@ def _first_level_posed(name: str, clustered: Future, props) -> MeshArrays:
 def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:
     """Read and validate the scene and load every shape (SceneError for any problem)."""
     scene = load_scene(path)
-    _, records = build_world(scene)
+    _, records = build_world(scene, split=False)  # the pieces come later (Loader._decompose)
     return scene, records
 
 

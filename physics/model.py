@@ -13,12 +13,13 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.collision.boxes import box_frame
-from physics.geometry.polytope import polytope
+from physics.geometry.polytope import Polytope, polytope
 from physics.settings import (
     DEFAULT_CONTAINER,
     DEFAULT_FRICTION,
     DEFAULT_RESTITUTION,
     MAX_HULL_VERTICES,
+    MAX_PIECES,
     RESTITUTION_THRESHOLD,
     SOLVER_ITERATIONS,
     SOLVER_ITERATIONS_RANGE,
@@ -71,23 +72,31 @@ class BodyDef:
     principal_moments (3,) kg·m², ascending, > 0
     hull              (k, 3) collision vertices in the body (principal) frame, k ≤ 64, m
     radius            > 0 → exact sphere collision shape of this radius (hull then unused), m
+    pieces            convex pieces (k_i, 3) body frame, m, k_i ≤ 64, at most 64 of them: the body
+                      collides with other bodies as these (a compound body); empty → as its hull.
+                      The walls always see the hull, which touches a plane where the pieces do
+                      (docs/physics.md#compound-bodies)
     position          (3,) centre of mass in the world, m
     orientation       (4,) w, x, y, z: principal frame → world
     velocity          (3,) world, m/s
     angular_velocity  (3,) world, rad/s
     restitution, friction: per-body material; None → the world's default
+    static            scenery: never moves, infinite mass (docs/physics.md#static-bodies); its
+                      velocity and angular velocity must be zero
     """
 
     mass: float
     principal_moments: np.ndarray
     hull: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     radius: float = 0.0
+    pieces: tuple = ()
     position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     orientation: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     restitution: float | None = None
     friction: float | None = None
+    static: bool = False
 
     def __post_init__(self) -> None:
         self.mass = float(self.mass)
@@ -111,6 +120,7 @@ class BodyDef:
         if not np.all(np.isfinite(hull)):
             raise ValueError("collision hull vertices must be finite")
         self.hull = hull
+        self.pieces = check_pieces(self.pieces, self.radius)
         self.position = check_vector("position", self.position, 3)
         q = check_vector("orientation", self.orientation, 4)
         norm = np.linalg.norm(q)
@@ -125,6 +135,34 @@ class BodyDef:
             self.restitution = check_restitution(self.restitution)
         if self.friction is not None:
             self.friction = check_friction(self.friction)
+        self.static = check_static(self.static)
+        if self.static and (self.velocity.any() or self.angular_velocity.any()):
+            raise ValueError("a static body never moves: its velocity and angular_velocity "
+                             "must be zero")
+
+
+def check_pieces(pieces, radius: float = 0.0) -> tuple[np.ndarray, ...]:
+    """Convex pieces as a tuple of finite (k, 3) float arrays, 4 ≤ k ≤ MAX_HULL_VERTICES, at most
+    MAX_PIECES of them (none for a sphere), or ValueError saying which and why."""
+    pieces = tuple(np.asarray(piece, dtype=float) for piece in pieces)
+    if pieces and radius > 0.0:
+        raise ValueError("a sphere collides as its exact radius: it takes no convex pieces")
+    if len(pieces) > MAX_PIECES:
+        raise ValueError(f"{len(pieces)} convex pieces; at most {MAX_PIECES}")
+    for index, piece in enumerate(pieces):
+        if piece.ndim != 2 or piece.shape[1] != 3 or not 4 <= len(piece) <= MAX_HULL_VERTICES:
+            raise ValueError(f"convex piece {index + 1} must be k×3 vertices with 4 ≤ k ≤ "
+                             f"{MAX_HULL_VERTICES}, got shape {piece.shape}")
+        if not np.all(np.isfinite(piece)):
+            raise ValueError(f"convex piece {index + 1} has non-finite vertices")
+    return pieces
+
+
+def check_static(value) -> bool:
+    """``static`` must be True or False (not 0, 1 or a text)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"static must be true or false, got {value!r}")
+    return bool(value)
 
 
 @dataclass
@@ -223,7 +261,10 @@ class Model:
     """Static data of N bodies (rows) and the world; built and edited by ``World`` only.
 
     Per body: ids (n,) int64 stable ids; mass, inv_mass (n,) kg, 1/kg; inertia, inv_inertia (n, 3)
-    principal moments kg·m² and their inverses; radius (n,) m (0 = hull shape);
+    principal moments kg·m² and their inverses (zero for a static body: infinite mass, while mass
+    and inertia keep the body's own for the inspector and for making it dynamic again);
+    static (n,) bool scenery that never moves (docs/physics.md#static-bodies); radius (n,) m
+    (0 = hull shape);
     restitution, friction (n,) with NaN meaning "use the world default".
     Hulls, flattened: hull_points (H, 3) body-frame vertices, hull_start (n+1,) row offsets
     (body i owns hull_points[hull_start[i]:hull_start[i+1]]).
@@ -234,6 +275,13 @@ class Model:
     Spheres (radius > 0) have no hull and no topology.
     Hulls that are boxes (collision/boxes.py), body frame: box_axes (n, 3, 3) unit axes as columns,
     box_half (n, 3) half extents m (zero for any other shape), box_centre (n, 3) m.
+    Compound bodies (docs/physics.md#compound-bodies): compound (n,) bool the body collides
+    with other bodies as convex pieces; pieces, a Model of shapes only (its rows are collision
+    shapes about their own centres; its per-body physical arrays stay empty; None before the
+    first body): a compound body's pieces, and for every other body a copy of its own shape (so
+    that a pair of a compound body and a plain one is a pair of piece sets); body i's rows are
+    piece_first[i] … + piece_count[i] − 1 (n,) int64, each placed at piece_centre (P, 3) m in
+    the body frame; piece_body (P,) int64 the body row of each.
     """
 
     settings: WorldDef
@@ -242,6 +290,7 @@ class Model:
     inv_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     inv_inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    static: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     bound_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     restitution: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -259,6 +308,12 @@ class Model:
     box_axes: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
     box_half: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     box_centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    compound: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    pieces: Model | None = None
+    piece_first: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    piece_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    piece_centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    piece_body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # made on first use after a body is added or removed, not on every step: building the
     # records and their arrays cost more than the transform of a small scene's hulls
     _hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
@@ -302,26 +357,88 @@ class Model:
 
     def append(self, body_id: int, body: BodyDef) -> None:
         """Add one body row."""
-        self._hulls_changed()
-        self.ids = np.append(self.ids, np.int64(body_id))
         self.mass = np.append(self.mass, body.mass)
-        self.inv_mass = np.append(self.inv_mass, 1.0 / body.mass)
         self.inertia = np.vstack((self.inertia, body.principal_moments))
-        self.inv_inertia = np.vstack((self.inv_inertia, 1.0 / body.principal_moments))
-        self.radius = np.append(self.radius, body.radius)
-        hull = body.hull if body.radius == 0.0 else np.zeros((0, 3))
-        bound = body.radius if body.radius > 0.0 else np.linalg.norm(hull, axis=1).max()
-        self.bound_radius = np.append(self.bound_radius, bound)
+        self.static = np.append(self.static, False)
+        self.inv_mass = np.append(self.inv_mass, 0.0)
+        self.inv_inertia = np.vstack((self.inv_inertia, np.zeros(3)))
         self.restitution = np.append(
             self.restitution, np.nan if body.restitution is None else body.restitution
         )
         self.friction = np.append(self.friction, np.nan if body.friction is None else body.friction)
+        self.append_shape(body_id, body.hull if body.radius == 0.0 else np.zeros((0, 3)),
+                          body.radius)
+        self.set_static(len(self.ids) - 1, body.static)
+        self.compound = np.append(self.compound, False)
+        self.piece_first = np.append(self.piece_first, np.int64(0))
+        self.piece_count = np.append(self.piece_count, np.int64(0))
+        self.set_pieces(len(self.ids) - 1, body.pieces)
+
+    def append_shape(self, shape_id: int, hull: np.ndarray, radius: float,
+                     top: Polytope | None = None) -> None:
+        """Add one collision shape row: a hull (k, 3) about the row's origin, m, or a sphere of
+        ``radius`` m (hull empty); ``top`` its topology when known (else computed)."""
+        self._hulls_changed()
+        self.ids = np.append(self.ids, np.int64(shape_id))
+        self.radius = np.append(self.radius, radius)
+        bound = radius if radius > 0.0 else np.linalg.norm(hull, axis=1).max()
+        self.bound_radius = np.append(self.bound_radius, bound)
         self.hull_points = np.vstack((self.hull_points, hull))
         self.hull_start = np.append(self.hull_start, self.hull_start[-1] + len(hull))
-        self._append_topology(hull)
+        self._append_topology(hull, polytope(hull) if top is None else top)
 
-    def _append_topology(self, hull: np.ndarray) -> None:
-        top = polytope(hull)  # empty for spheres (no hull)
+    def topology(self, row: int) -> Polytope:
+        """The hull topology of one row, its indices local to the row (as ``polytope`` gives)."""
+        f_lo, f_hi = self.face_start[row], self.face_start[row + 1]
+        e_lo, e_hi = self.edge_start[row], self.edge_start[row + 1]
+        loops = self.face_loop_start[f_lo:f_hi + 1]
+        return Polytope(self.face_normal[f_lo:f_hi], self.face_offset[f_lo:f_hi],
+                        loops - loops[0], self.face_vertex[loops[0]:loops[-1]],
+                        self.edge[e_lo:e_hi], self.edge_faces[e_lo:e_hi])
+
+    def set_pieces(self, row: int, pieces) -> None:
+        """Make body ``row`` collide with other bodies as these convex pieces (k_i, 3), body
+        frame, m (``check_pieces``), or as its own shape (no pieces)."""
+        pieces = check_pieces(pieces, self.radius[row])
+        for piece in range(self.piece_count[row] - 1, -1, -1):  # the old ones, last first
+            self._delete_piece(self.piece_first[row] + piece)
+        if self.pieces is None:
+            self.pieces = Model(self.settings)
+        self.compound[row] = bool(pieces)
+        self.piece_first[row] = self.pieces.count
+        self.piece_count[row] = max(len(pieces), 1)
+        # the narrow phase keys contacts by shape ids (collision/keys.py keeps 20 bits): the
+        # body id and the piece's index, unique while body ids stay below 2¹⁴
+        body_id = int(self.ids[row])
+        if not pieces:  # its own shape, about its centre of mass
+            lo, hi = self.hull_start[row], self.hull_start[row + 1]
+            self.pieces.append_shape(body_id << 6, self.hull_points[lo:hi], self.radius[row],
+                                     self.topology(row))
+            self._place_piece(row, np.zeros(3))
+        for index, piece in enumerate(pieces):
+            centre = piece.mean(axis=0)  # inside the convex piece: the kernels' bounds need it
+            self.pieces.append_shape((body_id << 6) | index, piece - centre, 0.0)
+            self._place_piece(row, centre)
+
+    def _place_piece(self, row: int, centre: np.ndarray) -> None:
+        self.piece_centre = np.vstack((self.piece_centre, centre))
+        self.piece_body = np.append(self.piece_body, np.int64(row))
+
+    def _delete_piece(self, piece: int) -> None:
+        """Remove one row of ``pieces`` (later rows move up by one)."""
+        self.pieces.delete_shape(piece)
+        self.piece_centre = np.delete(self.piece_centre, piece, axis=0)
+        self.piece_body = np.delete(self.piece_body, piece)
+        self.piece_first[self.piece_first > piece] -= 1
+
+    def set_static(self, row: int, static: bool) -> None:
+        """Make one body scenery (zero inverse mass and inertia) or dynamic again."""
+        self.static[row] = static
+        self.inv_mass[row] = 0.0 if static else 1.0 / self.mass[row]
+        self.inv_inertia[row] = 0.0 if static else 1.0 / self.inertia[row]
+
+    def _append_topology(self, hull: np.ndarray, top: Polytope) -> None:
+        """Add a row's topology (empty for spheres: no hull)."""
         self.face_normal = np.vstack((self.face_normal, top.face_normal))
         self.face_offset = np.append(self.face_offset, top.face_offset)
         self.face_start = np.append(self.face_start, self.face_start[-1] + len(top.face_offset))
@@ -338,10 +455,19 @@ class Model:
 
     def delete(self, row: int) -> None:
         """Remove one body row (later rows move up by one)."""
+        for piece in range(self.piece_count[row] - 1, -1, -1):
+            self._delete_piece(self.piece_first[row] + piece)
+        for name in ("mass", "inv_mass", "inertia", "inv_inertia", "static", "restitution",
+                     "friction", "compound", "piece_first", "piece_count"):
+            setattr(self, name, np.delete(getattr(self, name), row, axis=0))
+        self.piece_body[self.piece_body > row] -= 1
+        self.delete_shape(row)
+
+    def delete_shape(self, row: int) -> None:
+        """Remove one collision shape row (later rows move up by one)."""
         self._hulls_changed()
         lo, hi = self.hull_start[row], self.hull_start[row + 1]
-        for name in ("ids", "mass", "inv_mass", "inertia", "inv_inertia", "radius", "bound_radius",
-                     "restitution", "friction", "box_axes", "box_half", "box_centre"):
+        for name in ("ids", "radius", "bound_radius", "box_axes", "box_half", "box_centre"):
             setattr(self, name, np.delete(getattr(self, name), row, axis=0))
         self.hull_points = np.delete(self.hull_points, np.s_[lo:hi], axis=0)
         self.hull_start = _drop_segment(self.hull_start, row)

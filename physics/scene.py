@@ -32,6 +32,13 @@ import tomli_w
 from physics.constraints.joint import JOINT_TYPES, WORLD, JointDef
 from physics.constraints.view import def_at_present
 from physics.files import why_missing
+from physics.geometry.decompose import (
+    COLLISION_MODES,
+    DecompositionError,
+    body_frame,
+    decompose,
+    needs_pieces,
+)
 from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
 from physics.settings import (
@@ -51,7 +58,8 @@ from physics.world import World
 WORLD_KEYS = ("gravity", "hz", "restitution", "friction")
 CONTAINER_KEYS = ("size",)
 BODY_KEYS = ("mesh", "shape", "size", "scale", "density", "inertia", "position", "orientation",
-             "velocity", "angular_velocity", "restitution", "friction", "color", "name")
+             "velocity", "angular_velocity", "restitution", "friction", "color", "name",
+             "static", "collision")
 JOINT_KEYS = ("type", "bodies", "anchor", "axis", "limits", "motor", "min", "max", "rest_length",
               "stiffness", "damping", "break_force", "collide")
 MOTOR_KEYS = {"hinge": ("speed", "max_torque"), "prismatic": ("speed", "max_force")}
@@ -82,6 +90,9 @@ class BodyEntry:
     velocity          (3,) m/s, angular_velocity (3,) rad/s — world frame
     restitution, friction   per-body material; None → the world's default
     color             (3,) RGB in [0, 1], or None → the renderer chooses
+    static            scenery that never moves (docs/physics.md#static-bodies)
+    collision         meshes: "auto" | "hull" | "decomposed" — how it collides with other bodies
+                      (docs/physics.md#convex-decomposition); "auto" for builtins
     line              line of the ``[[body]]`` header in the source file (messages only)
     """
 
@@ -99,6 +110,8 @@ class BodyEntry:
     restitution: float | None = None
     friction: float | None = None
     color: tuple[float, float, float] | None = None
+    static: bool = False
+    collision: str = "auto"
     line: int | None = field(default=None, compare=False)
 
 
@@ -145,7 +158,9 @@ class BodyRecord:
     name (mesh file name or builtin kind), the mesh file (None for builtins), colour (None → the
     renderer chooses), the ``Shape`` (mesh for drawing, mass properties, hull) and the inertia
     mode asked for (``auto`` stays ``auto`` when the scene is saved, whatever it chose);
-    ``scene_name`` is the scene's name for it (what joints call it), or None."""
+    ``scene_name`` is the scene's name for it (what joints call it), or None; ``collision`` the
+    collision mode asked for (saved as asked, like ``inertia``) and ``pieces`` the convex pieces
+    it collides as, body frame (empty: its hull; docs/physics.md#convex-decomposition)."""
 
     body_id: int
     name: str
@@ -154,6 +169,8 @@ class BodyRecord:
     shape: Shape
     inertia: str = "auto"
     scene_name: str | None = None
+    collision: str = "auto"
+    pieces: tuple = ()
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,6 +451,7 @@ class _Reader:
         inertia = self.choice(t, "inertia", values.get("inertia", "auto"), INERTIA_MODES)
         mesh = shape = size = None
         scale = 1.0
+        collision = "auto"
         if "mesh" in values:
             mesh = self.mesh_path(t, values["mesh"])
             if "scale" in values:
@@ -444,10 +462,15 @@ class _Reader:
             if "size" in values:
                 raise self.error(t, "size", "'size' is for builtin shapes only; a mesh keeps the "
                                  "size it has in its file")
+            collision = self.choice(t, "collision", values.get("collision", "auto"),
+                                    COLLISION_MODES)
         else:
             if "scale" in values:
                 raise self.error(t, "scale", "'scale' is for mesh files only; a builtin shape "
                                  "takes its dimensions in 'size'")
+            if "collision" in values:
+                raise self.error(t, "collision", "'collision' is for mesh files only; a builtin "
+                                 "shape collides as itself")
             shape = self.choice(t, "shape", values["shape"], tuple(BUILTIN_SIZES))
             default, meaning, _ = BUILTIN_SIZES[shape]
             if "size" in values:
@@ -486,6 +509,8 @@ class _Reader:
             friction=(self.checked(t, "friction", values["friction"], check_friction)
                       if "friction" in values else None),
             color=color,
+            static=self.flag(t, "static", values.get("static", False)),
+            collision=collision,
             line=self.lines.line(t),
         )
 
@@ -531,6 +556,12 @@ class _Reader:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise self.error(table, key, f"{key} must be one of {', '.join(options)}; got "
                          f"{_toml(value)}{hint}")
+
+    def flag(self, table: tuple, key: str, value) -> bool:
+        """``true`` or ``false`` (not 0, 1 or a text)."""
+        if not isinstance(value, bool):
+            raise self.error(table, key, f"{key} must be true or false, got {_toml(value)}")
+        return value
 
     def checked(self, table: tuple, key: str, value, check) -> float:
         """A number validated by a model check (the World's own rules and wording)."""
@@ -582,6 +613,10 @@ def save_scene(scene: Scene, path) -> None:
             value = getattr(body, key)
             if value is not None:
                 out.append(_toml_line(key, value))
+        if body.static:
+            out.append(_toml_line("static", True))
+        if body.collision != "auto":
+            out.append(_toml_line("collision", body.collision))
     for entry in scene.joints:
         out.append("\n[[joint]]\n")
         out += _joint_lines(entry.joint, scene.bodies)
@@ -655,7 +690,8 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
             velocity=_floats(snapshot.vel[row]), angular_velocity=_floats(snapshot.omega[row]),
             restitution=_own(snapshot.body_restitution[row]),
             friction=_own(snapshot.body_friction[row]),
-            color=None if record.color is None else _floats(record.color)))
+            color=None if record.color is None else _floats(record.color),
+            static=bool(snapshot.static[row]), collision=record.collision))
     index_of[WORLD] = WORLD
     joints = []
     for k in range(len(view.ids)):
@@ -715,8 +751,10 @@ def _toml_line(key: str, value) -> str:
 # Building
 
 
-def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
+def build_world(scene: Scene, split: bool = True) -> tuple[World, list[BodyRecord]]:
     """A new ``World`` with the scene's settings and bodies, and one record per body (in order).
+    split false: every mesh collides as its hull, its pieces left to the caller (the app finds
+    them off its loader thread, docs/physics.md#convex-decomposition).
 
     Each mesh or builtin is loaded once per (source, density, mode) and shared by the bodies
     that use it. A shape that fails to load → ``SceneError`` naming the scene file, the body and
@@ -725,6 +763,7 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
     world = World(scene.world_def())
     records: list[BodyRecord] = []
     shapes: dict[tuple, Shape] = {}
+    pieces: dict[tuple, tuple] = {}
     name = str(scene.source) if scene.source is not None else "scene"
     for index, body in enumerate(scene.bodies):
         where = _where(name, body.line, ("body", index))
@@ -738,15 +777,20 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
             if key not in shapes:
                 shapes[key] = _load(body)
             shape = shapes[key]
+            if key + (body.collision,) not in pieces:
+                pieces[key + (body.collision,)] = (collision_pieces(shape, body.collision)
+                                                   if split else ())
+            body_pieces = pieces[key + (body.collision,)]
             body_def = shape.body_def(
                 body.position, body.orientation, body.velocity, body.angular_velocity,
                 restitution=body.restitution, friction=body.friction)
+            body_def = dataclasses.replace(body_def, static=body.static, pieces=body_pieces)
             _check_inside(scene.container_size, body, body_def.position)
             body_id = world.add_body(body_def)
         except ValueError as e:  # MeshError, or a bad value in a Scene built in code
             raise SceneError(f"{where}{e}") from e
         records.append(BodyRecord(body_id, display, source, body.color, shape, body.inertia,
-                                  body.name))
+                                  body.name, body.collision, body_pieces))
     for index, entry in enumerate(scene.joints):
         joint = entry.joint
         ids = [WORLD if i == WORLD else records[i].body_id for i in (joint.first, joint.second)]
@@ -755,6 +799,30 @@ def build_world(scene: Scene) -> tuple[World, list[BodyRecord]]:
         except ValueError as e:
             raise SceneError(f"{_where(name, entry.line, ('joint', index))}{e}") from e
     return world, records
+
+
+def collision_pieces(shape: Shape, collision: str) -> tuple[np.ndarray, ...]:
+    """The convex pieces, body frame, a mesh shape collides as under ``collision`` (empty: its
+    hull; docs/physics.md#convex-decomposition). A mesh the library fails on keeps its hull,
+    with a warning naming it; ``"decomposed"`` for a mesh that is no closed solid is an error."""
+    p = shape.properties
+    solid = shape.kind is None and shape.radius == 0.0 and p.mode == "solid"
+    if not solid:
+        if collision == "decomposed":
+            raise ValueError(f"{shape.name}: collision = \"decomposed\" needs a closed solid "
+                             "mesh; this one collides as its hull")
+        return ()
+    if not needs_pieces(collision, shape.vertices, p.volume):
+        return ()
+    try:
+        found = decompose(shape.name, shape.vertices, shape.faces, p.volume)
+    except DecompositionError as e:
+        log.warning("%s", e)
+        return ()
+    log.info("%s collides as %d pieces (%.0f %% over its volume, %.2f s%s)", shape.name,
+             len(found.pieces), 100 * found.volume_excess, found.seconds,
+             ", cached" if found.cached else "")
+    return body_frame(found.pieces, p.center_of_mass, p.principal_axes)
 
 
 def _check_inside(container_size, body: BodyEntry, centre) -> None:

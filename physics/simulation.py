@@ -113,7 +113,8 @@ class Snapshot:
                     (the physics thread owns them: whoever shows or saves them reads them here)
     contact_points (k,3), contact_normals (k,3): contacts that carried load in the last step, m
     gravity (3,) m/s²; container_size (3,) m or None; restitution, friction: world defaults;
-    solver_iterations: sequential-impulse sweeps per step; asleep (n,) bool: sleeping bodies
+    solver_iterations: sequential-impulse sweeps per step; asleep (n,) bool: sleeping bodies;
+    static (n,) bool: scenery that never moves (``Simulation.set_static``)
     paused, time_scale, hz: run controls in effect
     behind          the last batch ended with whole steps still owed (sim time lags wall time)
     time_dropped    s of sim time given up so far to stay real-time (see module docstring)
@@ -145,6 +146,7 @@ class Snapshot:
     friction: float
     solver_iterations: int
     asleep: np.ndarray
+    static: np.ndarray
     paused: bool
     time_scale: float
     hz: float
@@ -406,6 +408,15 @@ class Simulation:
         return self._world_command("set_body_state", body_id, position, orientation, velocity,
                                    angular_velocity)
 
+    def set_static(self, body_id: int, static: bool) -> Future[None]:
+        """Make a body scenery that never moves (True) or dynamic again (World.set_static)."""
+        return self._world_command("set_static", body_id, static)
+
+    def set_pieces(self, body_id: int, pieces) -> Future[None]:
+        """Make a body collide as convex pieces (k_i, 3) in its body frame, m, or as its own
+        shape again (none): World.set_pieces."""
+        return self._world_command("set_pieces", body_id, tuple(pieces))
+
     def set_grab(self, body_id: int, anchor, target, stiffness: float,
                  damping: float) -> Future[None]:
         """Spring from a body-frame anchor (3,) m to a world target (3,) m (see World.set_grab)."""
@@ -564,6 +575,7 @@ class Simulation:
                             else _frozen(settings.container_size)),
             restitution=float(settings.restitution), friction=float(settings.friction),
             solver_iterations=int(settings.solver_iterations), asleep=_frozen(w.asleep()),
+            static=_read_only(w.model.static),
             paused=self._paused, time_scale=self._time_scale, hz=self._hz,
             behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors),
             joints=joints, broken_joints=tuple(self._broken))

@@ -16,6 +16,7 @@ import numpy as np
 from physics.collision.broadphase import pairs_within_reach, reach
 from physics.collision.contact import Contacts
 from physics.collision.narrowphase import pair_contacts
+from physics.collision.pieces import compound_pairs, piece_contacts
 from physics.collision.walls import wall_clearance, wall_contacts
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import resting_contacts
@@ -58,6 +59,7 @@ from physics.model import (
     check_friction,
     check_restitution,
     check_solver_iterations,
+    check_static,
     check_vector,
 )
 from physics.settings import (
@@ -66,6 +68,7 @@ from physics.settings import (
     PENETRATION_SLOP,
     PUSH_ITERATIONS,
     SLEEP_LINEAR_TOLERANCE,
+    SPECULATIVE_MARGIN,
     WAKE_TOUCH_GAP,
 )
 from physics.state import State
@@ -136,6 +139,8 @@ class World:
     def remove_body(self, body_id: int) -> None:
         """Remove a body; whatever rested on it or against it wakes up."""
         row = self.index_of(body_id)
+        if self.model.static[row]:
+            self._wake_near(row)
         first, second = self._last_pairs
         touching = np.concatenate((second[first == body_id], first[second == body_id]))
         self.state.asleep[np.isin(self.model.ids, touching)] = False
@@ -299,12 +304,15 @@ class World:
         self.wake(body_id)
 
     def apply_impulse(self, body_id: int, impulse, point=None) -> None:
-        """Instantaneous impulse (3,) N·s at a world point (default: the centre of mass)."""
+        """Instantaneous impulse (3,) N·s at a world point (default: the centre of mass); a
+        static body, of infinite mass, takes it without moving."""
         row = self.index_of(body_id)
         impulse = check_vector("impulse", impulse, 3)
         offset = (
             np.zeros(3) if point is None else check_vector("point", point, 3) - self.state.pos[row]
         )
+        if self.model.static[row]:
+            return
         self.wake(body_id)
         self.state.vel[row] += impulse * self.model.inv_mass[row]
         self.state.ang_mom[row] += np.cross(offset, impulse)
@@ -359,9 +367,49 @@ class World:
         new_vel = s.vel[row] if velocity is None else check_vector("velocity", velocity, 3)
         omega = (self.angular_velocity()[row] if angular_velocity is None
                  else check_vector("angular_velocity", angular_velocity, 3))
+        if self.model.static[row]:
+            if new_vel.any() or omega.any():
+                raise ValueError(f"body {body_id} is static: it can be placed but not set "
+                                 "moving; make it dynamic first")
+            self._wake_near(row)  # what rested on it where it was
         s.pos[row], s.quat[row], s.vel[row] = new_pos, new_quat, new_vel
-        s.ang_mom[row] = angular_momentum(new_quat[None], omega[None], inv[None])[0]
+        if not self.model.static[row]:  # a static body's is zero (and its inverse inertia)
+            s.ang_mom[row] = angular_momentum(new_quat[None], omega[None], inv[None])[0]
         self.wake(body_id)
+        if self.model.static[row]:
+            self._wake_near(row)  # what it now touches where it is
+
+    def set_static(self, body_id: int, static: bool) -> None:
+        """Make a body scenery — it stops where it is, and never moves under gravity, contacts,
+        joints, impulses or the grab — or dynamic again (docs/physics.md#static-bodies).
+        Whatever rests on or against it wakes."""
+        row = self.index_of(body_id)
+        static = check_static(static)
+        if static:
+            self.state.vel[row] = 0.0
+            self.state.ang_mom[row] = 0.0
+        self.model.set_static(row, static)
+        self.wake(body_id)
+        self._wake_near(row)
+
+    def set_pieces(self, body_id: int, pieces) -> None:
+        """Make a body collide with other bodies as convex pieces (k_i, 3) in its body frame, m
+        (a compound body, docs/physics.md#compound-bodies), or as its own shape again (none);
+        it wakes, and so does what touches it. Its mass properties do not change."""
+        row = self.index_of(body_id)
+        self.model.set_pieces(row, pieces)
+        self.wake(body_id)
+        self._wake_near(row)
+
+    def _wake_near(self, row: int) -> None:
+        """Wake every sleeping body whose bounding sphere comes within the speculative margin
+        of body ``row``'s: a static body keeps no island or contact list of what sleeps on it
+        (scenery links no island), so a change to it wakes its neighbourhood instead."""
+        m, s = self.model, self.state
+        gap = np.linalg.norm(s.pos - s.pos[row], axis=1) - m.bound_radius - m.bound_radius[row]
+        near = gap <= SPECULATIVE_MARGIN
+        s.asleep[near] = False
+        s.slow_time[near] = 0.0
 
     def wake(self, body_id: int) -> None:
         """Wake one body (its sleeping neighbours wake through their contacts with it)."""
@@ -390,13 +438,15 @@ class World:
         joints = self.joints.arrays(m.ids) if jointed else None
         if jointed:
             self._wake_joined(joints)
-        if m.count == 0 or s.asleep.all():  # nothing moves (the last contacts still hold)
+        scenery = bool(m.static.any())
+        held = s.asleep | m.static if scenery else s.asleep                  # (n,)
+        if m.count == 0 or held.all():  # nothing moves (the last contacts still hold)
             s.time += h
             return
         rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
         force, torque = self._external_loads(rotm)                            # (n,3) N, N·m
-        awake = ~s.asleep                                                     # (n,)
-        # a sleeping body is held still: no gravity, and infinite mass for the solver
+        awake = ~held                                                         # (n,)
+        # a sleeping or static body is held still: no gravity, and infinite mass for the solver
         accel = np.where(awake[:, None], m.settings.gravity + force * m.inv_mass[:, None], 0.0)
         inv_mass = np.where(awake, m.inv_mass, 0.0)                           # (n,) 1/kg
 
@@ -463,7 +513,7 @@ class World:
             free[joints.first] = True
             free[joints.second[joints.second >= 0]] = True
             if touched.any():
-                chained = island_labels(m.count, joints.first, joints.second)      # (n,)
+                chained = island_labels(m.count, *self._links(joints.first, joints.second))
                 free &= ~np.isin(chained, chained[touched])
             free &= ~touched
             touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
@@ -476,7 +526,8 @@ class World:
         # are projected back onto Φ = 0 last: a link pushed out of its neighbour must not leave
         # its joint open (docs/physics.md#joint-projection)
         acted = result.acted                                                  # (k,)
-        island = island_labels(m.count, contacts.body[acted], contacts.other[acted])  # (n,)
+        island = island_labels(m.count, *self._links(contacts.body[acted],
+                                                     contacts.other[acted]))  # (n,)
         if contacts.count:
             shift = push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
                                PENETRATION_SLOP, PUSH_ITERATIONS)
@@ -498,12 +549,16 @@ class World:
                 other = np.maximum(contacts.other, 0)
                 linked = acted | ((contacts.other >= 0)
                                   & (pushed[contacts.body] | pushed[other]))
-                guarded = island_labels(m.count, contacts.body[linked], contacts.other[linked])
+                guarded = island_labels(m.count, *self._links(contacts.body[linked],
+                                                              contacts.other[linked]))
             allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
                                          m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
+            # a body on scenery is guarded as one against a wall (scenery links no island)
+            walled = result.walled | lifted | s.asleep
+            if scenery:
+                walled = walled | self._on_scenery(contacts.body[acted], contacts.other[acted])
             remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
-                                      m.settings.gravity, rows, guarded[rows],
-                                      (result.walled | lifted | s.asleep)[rows])
+                                      m.settings.gravity, rows, guarded[rows], walled[rows])
         # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
         # leave its joint open
         if jointed:
@@ -512,24 +567,30 @@ class World:
                                self.joints.factors)
             rotm_end = quat_to_matrix(quat)
 
+        if scenery:  # held exactly where it stands, whatever rounding the stages above did
+            pos[m.static], quat[m.static] = s.pos[m.static], s.quat[m.static]
+            vel[m.static], ang_mom[m.static] = 0.0, 0.0
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
         s.time += h
         if jointed:
             self._joint_results(joints, joint_rows, h, end_rows)
-            island = island_labels(m.count, np.concatenate((contacts.body[acted], joints.first)),
-                                   np.concatenate((contacts.other[acted], joints.second)))
+            island = island_labels(m.count, *self._links(
+                np.concatenate((contacts.body[acted], joints.first)),
+                np.concatenate((contacts.other[acted], joints.second))))
         # 7. islands at rest fall asleep
         self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
         s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
         self._last_contacts = (contacts.point, contacts.normal, acted)
 
     def _wake_joined(self, joints) -> None:
-        """A sleeping body joined to an awake one wakes (until both rest together)."""
+        """A sleeping body joined to an awake one wakes (until both rest together); a static
+        body, never asleep, wakes nothing, as the world does not."""
         s = self.state
         for _ in range(len(joints.kind)):
+            moving = ~(s.asleep | self.model.static)
             both = joints.second >= 0
-            first_awake = ~s.asleep[joints.first]
-            second_awake = np.where(both, ~s.asleep[np.maximum(joints.second, 0)], False)
+            first_awake = moving[joints.first]
+            second_awake = np.where(both, moving[np.maximum(joints.second, 0)], False)
             waking = np.concatenate((joints.first[second_awake & ~first_awake],
                                      joints.second[first_awake & both & ~second_awake]))
             waking = waking[s.asleep[waking]]
@@ -565,7 +626,14 @@ class World:
         if not awake.all():
             pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
         pairs = self._without_joined(pairs)
+        pieces = None
+        if m.compound.any() and len(pairs):  # compound bodies meet piece by piece
+            compound = compound_pairs(pairs, m.compound)
+            pieces = piece_contacts(pairs[compound], s.pos, rotm, vel, omega, m, h)
+            pairs = pairs[~compound]
         found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
+        if pieces is not None and pieces.count:
+            found = Contacts.join(found, pieces)
         return Contacts.join(walls, found) if found.count else walls
 
     def _wake_struck(self, contacts, vel, omega, h) -> bool:
@@ -586,12 +654,32 @@ class World:
             joints = self.joints.arrays(m.ids)
             first = np.concatenate((first, joints.first))
             second = np.concatenate((second, joints.second))
-        island = island_labels(m.count, first, second)
+        island = island_labels(m.count, *self._links(first, second))
         woken = np.isin(island, island[struck]) & s.asleep
         self._struck = woken_before | woken  # kept only while this step starts again
         s.asleep[woken] = False
         s.slow_time[woken] = 0.0
         return True
+
+    def _links(self, first, second) -> tuple[np.ndarray, np.ndarray]:
+        """Links between body rows first, second (k,) (second < 0: a wall) for islands, with
+        those touching a static body cut as a wall's are (second = −1): scenery joins no
+        island (Box2D's static set), so what rests on it sleeps on its own."""
+        static = self.model.static
+        if len(first) == 0 or not static.any():
+            return first, second
+        cut = static[first] | (static[np.maximum(second, 0)] & (second >= 0))
+        return first, np.where(cut, -1, second)
+
+    def _on_scenery(self, first, second) -> np.ndarray:
+        """(n,) bool: the bodies of links first, second (k,) rows whose other end is static."""
+        static = self.model.static
+        other = np.maximum(second, 0)
+        touching = np.zeros(self.model.count, dtype=bool)
+        on = (second >= 0) & static[other]
+        touching[first[on]] = True
+        touching[other[static[first] & (second >= 0)]] = True
+        return touching
 
     def _without_joined(self, pairs) -> np.ndarray:
         """Candidate pairs (p, 2) of rows, less those two bodies joined without ``collide``."""
@@ -610,7 +698,8 @@ class World:
         sleep (dynamics/sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
         s, m = self.state, self.model
         wake_pressed(contacts.body, contacts.other, acted, s.asleep, s.slow_time)
-        pressed = acted & (contacts.other >= 0)
+        _, other = self._links(contacts.body, contacts.other)
+        pressed = acted & (other >= 0)  # scenery is not remembered: it links no island
         first, second = m.ids[contacts.body[pressed]], m.ids[contacts.other[pressed]]
         # sleeping pairs find no contacts: remember them from before they fell asleep
         sleeping = np.zeros(self._next_id, dtype=bool)                       # by body id
@@ -619,9 +708,11 @@ class World:
         kept = sleeping[before_a] & sleeping[before_b]
         self._last_pairs = (np.concatenate((before_a[kept], first)),
                             np.concatenate((before_b[kept], second)))
-        loaded = np.zeros(m.count, dtype=bool)
+        # a static body counts as loaded, so it never falls asleep: it is not simulated anyway,
+        # and asleep it would be woken by every strike on it, each time starting the step again
+        loaded = m.static.copy()
         if force.any() or torque.any():  # mostly none: skip the per-row reductions
-            loaded = np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
+            loaded |= np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
         rest(s.vel, s.ang_mom, world_omega(rotm, m.inv_inertia, s.ang_mom), loaded, island,
              s.asleep, s.slow_time, h, m.settings.sleep)
 
@@ -654,6 +745,7 @@ class World:
             pos, rotm, m.radius, m.bound_radius, m.hull_points, m.hull_start,
             planes, cutoff=0.0)
         depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)
+        depth[m.static] = 0.0  # scenery may stand in a wall: it does not collide with walls
         return pos + depth @ planes[:, :3]
 
     # ---- diagnostics ----------------------------------------------------------------------

@@ -32,3 +32,18 @@ def private_config_folder(tmp_path_factory):
         os.environ.pop("XDG_CONFIG_HOME", None)
     else:
         os.environ["XDG_CONFIG_HOME"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_folder(tmp_path_factory):
+    """Convex decompositions are cached under $XDG_CACHE_HOME: tests, and the app processes
+    they start, use a folder of their own (shared by the session, so each mesh is split once),
+    never the user's."""
+    folder = tmp_path_factory.mktemp("cache")
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous

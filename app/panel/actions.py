@@ -136,6 +136,12 @@ class PanelActions:
             self._pending[f"{name}:{body_id}"] = (value, future)
         return self.watch(future, f"set {'/'.join(values)} of body #{body_id}")
 
+    def set_static(self, body_id: int, static: bool) -> Future:
+        """Make a body scenery that never moves, or dynamic again."""
+        return self._send(f"static:{body_id}", static,
+                          self.state.sim.set_static(body_id, static),
+                          f"make body #{body_id} {'static' if static else 'dynamic'}")
+
     def delete(self, body_id: int | None) -> Future | None:
         """Remove a body (None: nothing to do); its record goes once the physics agrees."""
         if body_id is None:
@@ -160,6 +166,7 @@ class PanelActions:
         offset = self._beside(snapshot, snapshot.pos[row], shape.bound_radius)
         body = shape.body_def(position + offset, orientation, snapshot.vel[row],
                               snapshot.omega[row], **own_materials(snapshot, row))
+        body = dataclasses.replace(body, static=bool(snapshot.static[row]), pieces=record.pieces)
 
         def done(new_id):
             self._register(dataclasses.replace(record, body_id=new_id))
@@ -217,6 +224,7 @@ class PanelActions:
         body = BodyDef(mass=p.mass, principal_moments=p.principal_moments, hull=shape.hull,
                        radius=shape.radius, position=s.pos[row], orientation=s.quat[row],
                        velocity=s.vel[row], angular_velocity=s.omega[row],
+                       static=bool(s.static[row]), pieces=record.pieces,
                        **own_materials(s, row))
         # removing the body removes its joints: they are made again on the new body
         view = s.joints

@@ -280,6 +280,8 @@ def inspector(panel: Panel, s: Snapshot) -> None:
         if entered and not math.isclose(density, shape.density, rel_tol=1e-9):
             panel.set_density(body_id, density)
         text_row("inertia mode", p.mode + ("" if p.watertight else " (surface not closed)"))
+        text_row("collides as", f"{len(record.pieces)} convex pieces" if record.pieces
+                 else "its sphere" if shape.radius > 0 else "its convex hull")
         imgui.end_table()
     imgui.push_text_wrap_pos(0.0)
     for warning in shape.warnings:
@@ -302,6 +304,15 @@ def inspector(panel: Panel, s: Snapshot) -> None:
 
     imgui.separator_text("Orientation (principal frame to world)")
     _orientation(panel, s.quat[row])
+
+    static = panel._shown(f"static:{body_id}", bool(s.static[row]))
+    changed, static = imgui.checkbox("static", static)
+    panel.item_rects["static"] = (tuple(imgui.get_item_rect_min()),
+                                  tuple(imgui.get_item_rect_max()))
+    imgui.set_item_tooltip("scenery: never moves (infinite mass), not moved by gravity, "
+                           "contacts, joints, impulses or the grab; everything collides with it")
+    if changed:
+        panel.set_static(body_id, static)
 
     imgui.separator_text("Motion")
     if begin_table("motion"):

@@ -27,7 +27,8 @@ axis 1) is 1.25 R. The polhode trail is drawn as 2.5 px wide lines fading with a
 normals are arrows one median body radius long from pink contact dots; the centre-of-mass
 marker is a white ball drawn on top (the COM is inside the body). Collision hulls (what the
 physics collides: the convex hull of a mesh, or an exact sphere, drawn as three great circles)
-are violet wireframes of thin tubes, so a non-convex mesh colliding as its hull surprises nobody.
+are violet wireframes of thin tubes, so a non-convex mesh colliding as its hull surprises nobody;
+a body colliding as convex pieces shows each piece's edges in a colour of its own.
 
 Joints (``GizmoOptions.joints``, from ``FrameView.joints``) are lime, a colour no other gizmo
 uses; sizes follow the joint's first body (radius R, mass m), or its second when the first is
@@ -88,6 +89,9 @@ COM_COLOR = (1.0, 1.0, 1.0, 1.0)
 CONTACT_COLOR = (1.0, 0.25, 0.55, 1.0)  # pink: unlike any axis or arrow colour
 EDGE_COLOR = (0.75, 0.85, 0.95, 1.0)    # the container's frame
 HULL_COLOR = (0.7, 0.35, 1.0, 1.0)      # violet: collision hull wireframes
+# the convex pieces of a compound body, each in its own colour (cycled), so neighbours differ
+PIECE_COLORS = np.array([(1.0, 0.3, 0.3, 1.0), (0.3, 0.9, 0.3, 1.0), (0.3, 0.5, 1.0, 1.0),
+                         (1.0, 0.85, 0.2, 1.0), (0.2, 0.9, 0.9, 1.0), (1.0, 0.4, 0.9, 1.0)])
 BOX_COLOR = (0.2, 0.85, 0.85, 1.0)      # cyan: bounding boxes along the principal axes
 JOINT_COLOR = (0.55, 1.0, 0.08, 1.0)    # lime: anchors, links, axes, rails and limit arcs
 JOINT_SELECTED_COLOR = (0.78, 1.0, 0.4, 1.0)  # the selected joint: lighter (and thicker)
@@ -126,6 +130,22 @@ def hull_wireframe(shape: Shape) -> np.ndarray:
             wire = hull[polytope(hull).edge].reshape(-1, 2, 3)
         _wire_cache[shape] = wire
     return wire
+
+
+_piece_wire_cache: dict[int, tuple[tuple, np.ndarray, np.ndarray]] = {}
+
+
+def pieces_wireframe(pieces: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """((e, 2, 3) segments, body frame, m; (e, 4) RGBA): the edges of each convex piece in its
+    own colour (PIECE_COLORS, cycled). Cached per pieces tuple (a record keeps its own)."""
+    cached = _piece_wire_cache.get(id(pieces))
+    if cached is None or cached[0] is not pieces:
+        wires = [np.asarray(p)[polytope(np.asarray(p)).edge].reshape(-1, 2, 3) for p in pieces]
+        colors = np.concatenate([np.broadcast_to(PIECE_COLORS[k % len(PIECE_COLORS)],
+                                                 (len(w), 4)) for k, w in enumerate(wires)])
+        cached = (pieces, np.concatenate(wires), colors)
+        _piece_wire_cache[id(pieces)] = cached
+    return cached[1], cached[2]
 
 
 def set_uniforms(program: moderngl.Program, values: dict, **more) -> None:
@@ -528,13 +548,21 @@ class Gizmos:
                     CONTACT_COLOR)
 
     def _hulls(self, view: FrameView, rows: np.ndarray, parts) -> None:
-        """Collision shapes of ``rows`` as wireframes of thin tubes (``hull_wireframe``)."""
+        """Collision shapes of ``rows`` as wireframes of thin tubes: the hull (violet,
+        ``hull_wireframe``) or each convex piece in its own colour (``pieces_wireframe``)."""
         rotation = quat_to_matrix(np.asarray(view.quat, dtype=float)[rows])
         pos = np.asarray(view.pos, dtype=float)[rows]
-        segments = np.concatenate([
-            np.einsum("ij,ksj->ksi", r, hull_wireframe(view.shapes[row])) + p
-            for row, r, p in zip(rows, rotation, pos)])                     # (e, 2, 3) world
-        self._tubes(segments[:, 0], segments[:, 1] - segments[:, 0], 0.0015, HULL_COLOR, parts)
+        wires, colors = [], []
+        for row, r, p in zip(rows, rotation, pos):
+            if view.pieces and view.pieces[row]:
+                wire, color = pieces_wireframe(view.pieces[row])
+            else:
+                wire = hull_wireframe(view.shapes[row])
+                color = np.broadcast_to(HULL_COLOR, (len(wire), 4))
+            wires.append(np.einsum("ij,ksj->ksi", r, wire) + p)             # (e, 2, 3) world
+            colors.append(color)
+        segments, color = np.concatenate(wires), np.concatenate(colors)
+        self._tubes(segments[:, 0], segments[:, 1] - segments[:, 0], 0.0015, color, parts)
 
     def _bounding_boxes(self, view: FrameView, rows: np.ndarray, parts) -> None:
         """Each body's bounding box along its principal axes (``Shape.obb``) as thin tubes: in

@@ -95,7 +95,8 @@ class FrameView:
     color (n,3) linear RGB 0…1; vel (n,3) m/s; omega (n,3) rad/s world; ang_mom (n,3) kg·m²/s
     world; selected: row of the selected body or −1; contact_points, contact_normals (k,3);
     container_size (3,) m or None; polhode: body id → (m,3) world points of the ω-tip trail;
-    joints: the ``JointFrame``.
+    joints: the ``JointFrame``; pieces: per row the convex pieces (k_i, 3) body frame, m, the
+    body collides as (empty: its hull), or () for none at all.
     A Shape's vertices are in the mesh frame: body-frame vertices are
     ``(v − properties.center_of_mass) @ properties.principal_axes``.
     """
@@ -114,6 +115,7 @@ class FrameView:
     container_size: np.ndarray | None = None
     polhode: dict = field(default_factory=dict)
     joints: JointFrame = NO_JOINTS
+    pieces: tuple = ()
 
     @property
     def count(self) -> int:
@@ -156,7 +158,8 @@ def frame_view(pose, snapshot, records: dict, default_colors, selected: int | No
         vel=pose.vel[rows], omega=pose.omega[rows], ang_mom=pose.ang_mom[rows],
         selected=row_of.get(selected, -1), contact_points=snapshot.contact_points,
         contact_normals=snapshot.contact_normals, container_size=snapshot.container_size,
-        polhode=polhode or {}, joints=joint_frame(pose, snapshot, ids, selected_joint))
+        polhode=polhode or {}, joints=joint_frame(pose, snapshot, ids, selected_joint),
+        pieces=tuple(record.pieces for record in shown))
 
 
 def joint_frame(pose, snapshot, shown_ids: np.ndarray, selected: int | None) -> JointFrame:

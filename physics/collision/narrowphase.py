@@ -722,6 +722,17 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
     return found.contacts(count), ManifoldCache.of(found, bodies, manifolds)
 
 
+def fresh_contacts(pairs, bodies: BodySet, hulls: HullSet, h) -> Contacts:
+    """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with the
+    world hulls ``hulls`` (a ``HullSet``) for a step of h s, every manifold found afresh, on the
+    calling thread (the pieces of compound bodies: collision/pieces.py)."""
+    out = ContactBuffer.allocate(max(MAX_MANIFOLD * len(pairs), 1))
+    # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+    count = _pair_kernel(np.ascontiguousarray(pairs), tuple(bodies), tuple(hulls), float(h),
+                         tuple(ManifoldCache()), tuple(out))
+    return out.contacts(count)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, counts):
     """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t

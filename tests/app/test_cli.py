@@ -52,7 +52,7 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     data = json.loads(result.stdout)
     assert list(data) == ["mode", "watertight", "volume", "area", "mass", "center_of_mass",
                           "inertia", "principal_moments", "principal_axes", "obb", "scale",
-                          "warnings"]
+                          "pieces", "warnings"]
     mass = 250.0 * 6.0
     assert data["mode"] == "solid" and data["watertight"] is True and data["warnings"] == []
     assert data["volume"] == pytest.approx(6.0, rel=1e-12)
@@ -71,6 +71,39 @@ def test_inertia_json_of_a_box_is_exact(tmp_path):
     np.testing.assert_allclose(data["obb"]["half_extents"], [1.5, 1.0, 0.5], rtol=1e-12)
     assert np.linalg.det(axes) == pytest.approx(1.0, abs=1e-12)
     assert data["scale"] == 1.0
+    assert data["pieces"] is None  # convex: it collides as its hull
+
+
+def write_torus(path: Path) -> Path:
+    trimesh.creation.torus(0.3, 0.08, major_sections=24, minor_sections=8).export(path)
+    return path
+
+
+def test_decompose_prints_each_piece_and_inertia_reports_the_count(tmp_path):
+    torus = write_torus(tmp_path / "torus.obj")
+    result = tumble("decompose", torus, "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert list(data) == ["pieces", "volume_excess", "hull_ratio", "auto", "seconds", "cached"]
+    assert data["auto"] is True and data["hull_ratio"] > 1.3
+    assert 2 <= len(data["pieces"]) <= 24
+    assert all(4 <= p["vertices"] <= 64 and p["volume"] > 0 for p in data["pieces"])
+    volume = trimesh.load(torus).volume
+    total = sum(p["volume"] for p in data["pieces"])
+    assert total / volume - 1 == pytest.approx(data["volume_excess"], rel=1e-9)
+    table = tumble("decompose", torus)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].startswith(f"torus.obj: {len(data['pieces'])} convex pieces")
+    assert "cached" in lines[0]  # the second run reads the first one's pieces
+    assert len(lines) == 2 + len(data["pieces"])
+    inertia = json.loads(tumble("inertia", torus, "--json").stdout)
+    assert inertia["pieces"] == len(data["pieces"])
+
+
+def test_decompose_refuses_an_open_mesh_in_one_line(tmp_path):
+    cup = REPO / "assets" / "meshes" / "open_cup.obj"
+    assert_one_line_error(tumble("decompose", cup), 1, "open_cup.obj", "not a closed solid")
 
 
 def test_inertia_scale_reads_a_file_in_millimetres_as_metres(tmp_path):

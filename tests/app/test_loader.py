@@ -52,6 +52,16 @@ def settle(state, loader, timeout=20.0):
     return state.sim.latest()
 
 
+def wait_for_pieces(state, loader, body_id, timeout=120.0) -> tuple:
+    """Poll like the render loop until the body's record has its convex pieces; them."""
+    deadline = time.monotonic() + timeout
+    while not state.bodies[body_id].pieces:
+        loader.poll()
+        assert time.monotonic() < deadline, "no pieces"
+        time.sleep(0.01)
+    return state.bodies[body_id].pieces
+
+
 def world_hull(state, snapshot, body_id):
     """(k,3) world collision hull points of one body in the snapshot."""
     row = list(snapshot.ids).index(body_id)
@@ -239,6 +249,49 @@ def test_an_opened_scene_is_what_its_file_says(app, path):
     loader.request([path])
     snapshot = settle(state, loader)
     assert_same_scene(scene_from_snapshot(snapshot, state.bodies), load_scene(path))
+
+
+def test_an_opened_scene_keeps_its_static_bodies_and_convex_pieces(app, tmp_path):
+    state, loader = app
+    (tmp_path / "scenery.toml").write_text(
+        f'[[body]]\nmesh = "{MESHES / "two_boxes.glb"}"\nstatic = true\n'
+        f'\n[[body]]\nmesh = "{MESHES / "two_boxes.glb"}"\ncollision = "hull"\n'
+        'position = [0.0, 2.0, 0.0]\n')
+    loader.request([tmp_path / "scenery.toml"])
+    snapshot = settle(state, loader)
+    assert snapshot.static.tolist() == [True, False]
+    assert [r.collision for r in state.bodies.values()] == ["auto", "hull"]
+    # two boxes joined at an edge: their hull is 2.4× their volume, so "auto" splits them, off
+    # the loader thread: the scene simulates with hulls meanwhile
+    first, second = (int(i) for i in snapshot.ids)
+    pieces = wait_for_pieces(state, loader, first)
+    model = state.sim.world.model
+    assert model.compound.tolist() == [True, False] and model.piece_count[0] == len(pieces) >= 2
+    assert state.bodies[second].pieces == ()
+
+
+def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app):
+    state, loader = app
+    loader.request([MESHES / "torus.obj"])
+    snapshot = settle(state, loader)
+    (body_id,) = (int(i) for i in snapshot.ids)
+    assert state.bodies[body_id].pieces == ()  # simulating already, as its hull
+    pieces = wait_for_pieces(state, loader, body_id)
+    model = state.sim.world.model
+    assert model.compound.tolist() == [True] and model.piece_count[0] == len(pieces) >= 2
+    shown = [n.text for n, _ in state.notifications.visible()]
+    assert "decomposing torus.obj…" in shown
+    assert any(t.startswith(f"torus.obj collides as {len(pieces)} pieces") for t in shown)
+
+
+def test_a_dropped_convex_mesh_is_not_decomposed(app):
+    state, loader = app
+    loader.request([TETRA, MESHES / "cylinder_ascii.stl"])
+    settle(state, loader)
+    time.sleep(0.5)  # the decomposition threads have decided
+    loader.poll()
+    assert not state.sim.world.model.compound.any()
+    assert not any("decomposing" in n.text for n, _ in state.notifications.visible())
 
 
 def test_scene_and_mesh_together_and_startup_reset_point(app):

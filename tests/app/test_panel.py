@@ -361,6 +361,37 @@ def test_solver_iterations_are_edited_with_the_plus_button(ui, fbo):
     assert state.sim.world.model.settings.solver_iterations == 3
 
 
+def test_the_static_checkbox_makes_the_selected_body_scenery_and_dynamic_again(ctx, ui):
+    state, panel = open_scene("bounce")
+    state.selected = next(iter(state.bodies))
+    tall = (W, 2000)  # the inspector sits below the body list of seven bodies
+    ui.on_resize(*tall)
+    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer(tall, 4)])
+
+    def click_static():
+        frame(ui, fbo, panel, tall)
+        (x0, y0), (_, y1) = panel.item_rects["static"]
+        assert y1 < tall[1], "the checkbox is drawn inside the panel"
+        x, y = x0 + (y1 - y0) / 2, tall[1] - (y0 + y1) / 2  # its box; pyglet's y is up
+        for event in (lambda: ui.on_mouse_motion(x, y, 0, 0),
+                      lambda: ui.on_mouse_press(x, y, mouse.LEFT, 0),
+                      lambda: ui.on_mouse_release(x, y, mouse.LEFT, 0)):
+            event()
+            frame(ui, fbo, panel, tall)
+
+    click_static()
+    state.sim.run_steps(1)
+    assert state.sim.world.model.static.tolist() == [True] + [False] * 6
+    held = state.sim.latest().pos[0].copy()
+    state.sim.run_steps(60)
+    np.testing.assert_array_equal(state.sim.latest().pos[0], held)
+    click_static()
+    state.sim.run_steps(60)
+    assert not state.sim.world.model.static.any()
+    assert state.sim.latest().pos[0, 1] < held[1]  # falling again
+    fbo.release()
+
+
 @pytest.mark.parametrize("path", sorted(asset_path("scenes").glob("*.toml")),
                          ids=lambda p: p.stem)
 def test_every_shipped_scene_survives_open_save_open(path, tmp_path):

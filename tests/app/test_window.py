@@ -276,6 +276,25 @@ def test_a_big_mesh_is_drawn_coarse_before_its_finest_level_exists(app, tmp_path
     app.wait_for("time goes on", lambda s: s["time"] > status["time"] + 0.5)
 
 
+def test_the_window_keeps_drawing_while_a_20k_face_mesh_decomposes(app, tmp_path):
+    """A 20,000-face torus dropped on the window simulates at once as its hull and is split
+    into convex pieces meanwhile (in a child process: V-HACD holds Python's lock); the window
+    draws on while it is split, and the body then collides as its pieces."""
+    ring = tmp_path / "ring20k.obj"
+    trimesh.creation.torus(0.25, 0.06, major_sections=200, minor_sections=50).export(ring)
+    bodies = app.status()["bodies"]
+    app.drop([ring], *DROP, types=1)
+    app.wait_for_log("decomposing ring20k.obj", timeout=60)
+    start = app.wait_for("a status", lambda s: "frames" in s)
+    done = app.wait_for_log("ring20k.obj collides as", timeout=240)
+    status = app.status()
+    seconds = status["time"] - start["time"]
+    assert status["bodies"] == bodies + 1
+    # frames came all along: at least 2 a second of simulated time (the split took seconds)
+    assert status["frames"] - start["frames"] >= max(5, 2 * seconds), (start, status)
+    assert int(done.split(" collides as ")[1].split()[0]) >= 2
+
+
 def test_closing_the_window_ends_the_app_with_status_0(tmp_path):
     """Its own app on its own X server: closing it must not take the other tests' app along."""
     server, display = start_xvfb()

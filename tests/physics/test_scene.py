@@ -8,7 +8,16 @@ import trimesh
 
 from physics.geometry.meshes import MeshError, load_shape
 from physics.geometry.rotation import quat_from_axis_angle, quat_rotate, quat_to_matrix
-from physics.scene import BodyEntry, Scene, SceneError, build_world, load_scene, save_scene
+from physics.scene import (
+    BodyEntry,
+    Scene,
+    SceneError,
+    build_world,
+    load_scene,
+    save_scene,
+    scene_from_snapshot,
+)
+from physics.simulation import Simulation
 from tests.paths import REPO
 
 SCENES = REPO / "assets" / "scenes"
@@ -134,6 +143,7 @@ BODY_1 = '[[body]]\nshape = "box"\nsize = [1, 1, 1]\n\n'
     ("[container]\nsize = [4, 0, 4]\n", 2, "[container]", "size must be > 0 on every axis"),
     (BODY_1 + "color = [1.0, 0.5, 2.0]\n", 5, "[[body]] #1", "color components must be in [0, 1]"),
     (BODY_1 + "density = 0\n", 5, "[[body]] #1", "density must be > 0, got 0"),
+    (BODY_1 + "static = 1\n", 5, "[[body]] #1", "static must be true or false, got 1"),
     # shape / mesh rules
     ('[[body]]\nmesh = "a.obj"\nshape = "box"\n', 3, "[[body]] #1",
      "has both 'mesh' and 'shape'; give one of them"),
@@ -262,7 +272,7 @@ def test_round_trip_load_save_load(tmp_path):
                       velocity=(1 / 3, 0.0, -2.0), angular_velocity=(0.0, 2 / 7, 0.0),
                       restitution=0.9, friction=0.05, color=(0.1, 0.2, 0.3)),
             BodyEntry(shape="t_handle", size=(1.5,)),
-            BodyEntry(shape="cylinder", size=(0.1, 0.7), restitution=1.0),
+            BodyEntry(shape="cylinder", size=(0.1, 0.7), restitution=1.0, static=True),
         ),
     )
     first = tmp_path / "first.toml"
@@ -390,6 +400,34 @@ def test_a_body_outside_the_container_is_an_error_naming_its_line_and_the_extent
         f"{path}:9: [[body]] #2: position {position} puts the body's centre of mass at "
         f"{centre}, outside the container (x -1…1, y 0…3, z -1…1 m); move the body inside or "
         "make [container] size larger")
+
+
+def test_a_static_body_is_built_static_and_one_set_moving_is_an_error_naming_it(tmp_path):
+    world, _ = build_world(load_scene(write(tmp_path, BODY_1 + "static = true\n" + BODY_1)))
+    assert world.model.static.tolist() == [True, False]
+    assert world.model.inv_mass[0] == 0.0 and world.model.inv_mass[1] == 1e-3
+    path = write(tmp_path, BODY_1 + "static = true\nvelocity = [0, 1, 0]\n")
+    with pytest.raises(SceneError, match=r"scene.toml:1: \[\[body\]\] #1: a static body "
+                                         r"never moves"):
+        build_world(load_scene(path))
+
+
+def test_a_body_made_static_while_running_is_saved_static(tmp_path):
+    world, records = build_world(load_scene(write(tmp_path, BODY_1.replace(
+        "\n\n", "\nposition = [0, 2, 0]\n\n"))))
+    simulation = Simulation(world)
+    simulation.run_steps(24)
+    future = simulation.set_static(records[0].body_id, True)
+    snapshot = simulation.run_steps(24)
+    future.result()
+    assert snapshot.static.tolist() == [True] and not snapshot.vel.any()
+    saved = scene_from_snapshot(snapshot, {r.body_id: r for r in records})
+    assert saved.bodies[0].static
+    save_scene(saved, tmp_path / "saved.toml")
+    assert "static = true" in (tmp_path / "saved.toml").read_text()
+    rebuilt, _ = build_world(load_scene(tmp_path / "saved.toml"))
+    assert rebuilt.model.static.tolist() == [True]
+    np.testing.assert_allclose(rebuilt.state.pos, snapshot.pos, atol=1e-12)
 
 
 def test_without_a_container_a_body_may_be_anywhere(tmp_path):

@@ -315,6 +315,24 @@ def test_collision_hulls_show_as_wireframes_along_the_hull_edges(gl):
     assert np.abs(pixels(off, CAMERA, [face]) - pixels(on, CAMERA, [face])).max() < 10
 
 
+def test_a_compound_bodys_pieces_show_each_in_its_own_colour(gl):
+    """The box split into its two halves along its long side: the edges of the left half are
+    drawn red (the first piece colour), those of the right half green (the second)."""
+    half = BOX_CORNERS * np.array([0.15, 0.2, 0.1])
+    pieces = (half + [-0.15, 0.0, 0.0], half + [0.15, 0.0, 0.0])
+    centre = np.array([0.0, 0.3, 0.0])
+    view = make_view([box()], [centre], pieces=(pieces,))
+    image = render(gl, view, CAMERA, GizmoOptions(angular_momentum=False, principal_axes=False,
+                                                  collision_hulls=True))
+    for x, first, second in ((-0.15, 0, 1), (0.15, 1, 2)):
+        # the midpoints of the half's four edges along x, a quarter of the way along them
+        mids = np.array([[x + 0.04, y, z] for y in (-0.2, 0.2) for z in (-0.1, 0.1)]) + centre
+        rgb = pixels(image, CAMERA, mids)
+        own = (rgb[:, first] > rgb[:, second] + 40) & (rgb[:, first] > rgb[:, 3 - first - second]
+                                                        + 40)
+        assert np.count_nonzero(own) >= 2, rgb
+
+
 def test_thin_arrows_and_tubes_are_impostors_thick_ones_meshes(gl):
     """Below THIN_PIXELS of radius on screen, arrows and wireframe tubes are flat impostors
     (llvmpipe pays per triangle); close up they are real cylinders and cones."""

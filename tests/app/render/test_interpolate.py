@@ -29,7 +29,8 @@ def snap(ids, pos, quat=None, wall_time=0.0, sim_time=0.0, vel=None) -> Snapshot
         body_restitution=np.full(n, np.nan), body_friction=np.full(n, np.nan),
         contact_points=np.zeros((0, 3)), contact_normals=np.zeros((0, 3)),
         gravity=np.array([0.0, -9.81, 0.0]), container_size=None, restitution=0.5,
-        friction=0.5, solver_iterations=10, asleep=np.zeros(n, dtype=bool), paused=False,
+        friction=0.5, solver_iterations=10, asleep=np.zeros(n, dtype=bool),
+        static=np.zeros(n, dtype=bool), paused=False,
         time_scale=1.0, hz=240.0, behind=False, time_dropped=0.0,
         errors=(), joints=World(WorldDef()).joint_view(), broken_joints=())
 

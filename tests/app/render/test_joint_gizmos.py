@@ -32,7 +32,7 @@ def gl(gl_context):
 
 class Record:
     def __init__(self, shape):
-        self.shape, self.color = shape, (0.3, 0.3, 0.3)
+        self.shape, self.color, self.pieces = shape, (0.3, 0.3, 0.3), ()
 
 
 def world_view(build, steps=120, hidden=(), selected_joint=None, **settings):

@@ -11,7 +11,7 @@ from physics.world import World
 
 
 class Record:
-    shape, color = None, None
+    shape, color, pieces = None, None, ()
 
 
 def pendulum_snapshots():

@@ -1,0 +1,128 @@
+"""Convex decomposition: when a mesh is split, the split itself, and its cache on disk."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import trimesh
+from scipy.spatial import ConvexHull
+
+from physics.geometry import decompose as decompose_module
+from physics.geometry.decompose import (
+    DecompositionError,
+    cache_folder,
+    decompose,
+    needs_pieces,
+)
+from physics.settings import DECOMPOSE_MAX_PIECES, MAX_HULL_VERTICES
+
+
+def torus() -> trimesh.Trimesh:
+    return trimesh.creation.torus(0.3, 0.08, major_sections=24, minor_sections=8)
+
+
+def test_auto_splits_a_torus_but_not_a_box_and_the_other_modes_are_what_they_say():
+    box = trimesh.creation.box((0.3, 0.2, 0.1))
+    ring = torus()
+    assert not needs_pieces("auto", box.vertices, box.volume)
+    assert needs_pieces("auto", ring.vertices, ring.volume)   # its hull fills the hole: 1.7×
+    assert not needs_pieces("auto", ring.vertices, None)      # not a closed solid: its hull
+    assert not needs_pieces("hull", ring.vertices, ring.volume)
+    assert needs_pieces("decomposed", box.vertices, box.volume)
+    with pytest.raises(ValueError, match="collision must be one of auto, hull, decomposed"):
+        needs_pieces("convex", box.vertices, box.volume)
+
+
+def test_a_torus_splits_into_convex_pieces_that_leave_its_hole_empty(tmp_path):
+    ring = torus()
+    found = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    assert not found.cached
+    assert 2 <= len(found.pieces) <= DECOMPOSE_MAX_PIECES
+    assert all(4 <= len(p) <= MAX_HULL_VERTICES for p in found.pieces)
+    # the pieces fill the ring, and not much more: their volumes add up to about the torus's
+    assert -0.1 < found.volume_excess < 0.3
+    total = sum(ConvexHull(p).volume for p in found.pieces)
+    assert total / ring.volume - 1 == pytest.approx(found.volume_excess, abs=1e-12)
+    # no piece reaches the middle of the hole (the axis, up to half the inner radius 0.22 m)
+    for piece in found.pieces:
+        hull = ConvexHull(piece)
+        inside = hull.equations[:, :3] @ np.zeros(3) + hull.equations[:, 3] <= 0
+        assert not inside.all()
+        assert np.hypot(piece[:, 0], piece[:, 1]).max() > 0.11
+
+
+def test_the_second_load_is_read_from_the_cache_fast_and_identical(tmp_path):
+    ring = torus()
+    first = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    start = time.perf_counter()
+    second = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    assert time.perf_counter() - start < 0.2 and second.cached
+    assert len(second.pieces) == len(first.pieces)
+    for a, b in zip(first.pieces, second.pieces):
+        np.testing.assert_array_equal(a, b)
+    # another mesh (the same torus, scaled) has a cache file of its own
+    scaled = decompose("torus", ring.vertices * 1.5, ring.faces, ring.volume * 1.5**3, tmp_path)
+    assert not scaled.cached and len(list(tmp_path.glob("*.npz"))) == 2
+
+
+@pytest.mark.parametrize("spoil", ["garbage", "truncated", "other key", "bad piece"])
+def test_a_corrupt_cache_file_is_ignored_and_rebuilt(tmp_path, spoil):
+    ring = torus()
+    first = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    (path,) = tmp_path.glob("*.npz")
+    if spoil == "garbage":
+        path.write_bytes(b"not a cache file")
+    elif spoil == "truncated":
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        key = "0" * 64 if spoil == "other key" else path.stem
+        pieces = [np.full((8, 3), np.nan)] if spoil == "bad piece" else first.pieces
+        np.savez(path, key=np.array(key), count=np.array(len(pieces)),
+                 **{f"piece{i}": p for i, p in enumerate(pieces)})
+    again = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    assert not again.cached
+    for a, b in zip(first.pieces, again.pieces):
+        np.testing.assert_array_equal(a, b)
+    assert decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path).cached
+
+
+def test_the_cache_folder_follows_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_folder() == tmp_path / "tumble" / "pieces"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_folder() == tmp_path / "home" / ".cache" / "tumble" / "pieces"
+
+
+def test_a_library_failure_names_the_mesh_and_says_it_keeps_its_hull(monkeypatch, tmp_path):
+    ring = torus()
+    faces = ring.faces.copy()
+    faces[0, 0] = 10**7  # V-HACD refuses it in the child process, which says why
+    with pytest.raises(DecompositionError, match=r"^ring\.obj: convex decomposition failed "
+                                                 r"\(ValueError: faces reference a vertex index "
+                                                 r"out of range\); it collides as its hull$"):
+        decompose("ring.obj", ring.vertices, faces, ring.volume, tmp_path)
+    monkeypatch.setattr(decompose_module, "_vhacd_hulls", lambda *args: [np.zeros((3, 3))])
+    with pytest.raises(DecompositionError, match="^ring.obj: convex decomposition gave no "
+                                                 "pieces; it collides as its hull$"):
+        decompose("ring.obj", ring.vertices, ring.faces, ring.volume, tmp_path)
+    assert not list(tmp_path.glob("*.npz"))  # nothing cached from a failure
+
+
+def test_the_split_runs_in_a_child_process_and_leaves_this_one_free(tmp_path):
+    """V-HACD holds the global lock while it works: in the app's process it would stop the
+    render thread. Here a thread of this process keeps ticking while a torus is split."""
+    ring = trimesh.creation.torus(0.3, 0.08, major_sections=48, minor_sections=16)
+    ticks, gaps = [], []
+    worker = threading.Thread(target=lambda: ticks.append(
+        decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)))
+    worker.start()
+    last = time.perf_counter()
+    while worker.is_alive():
+        time.sleep(0.005)
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+    assert ticks and not ticks[0].cached and len(gaps) > 20
+    assert max(gaps) < 0.5
