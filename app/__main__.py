@@ -351,7 +351,8 @@ def cmd_decompose(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    print(f"{mesh.name}: {len(found.pieces)} convex pieces, "
+    count = len(found.pieces)
+    print(f"{mesh.name}: {count} convex piece{'' if count == 1 else 's'}, "
           f"{100 * found.volume_excess:+.1f} % over the mesh's volume; its hull is "
           f"{data['hull_ratio']:.2f}× the volume, so collision = \"auto\" "
           f"{'splits it' if data['auto'] else 'keeps the hull'} "

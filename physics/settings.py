@@ -78,14 +78,22 @@ DEFAULT_DENSITY = 1000.0    # kg/m³ (water) for meshes and builtins without the
 
 # ---- convex decomposition (geometry/decompose.py, docs/physics.md#convex-decomposition) ---------
 # collision = "auto" splits a closed mesh whose convex hull holds more than this times its volume:
-# a box, a cylinder or a sphere mesh are at 1.0, a wing nut at 1.5, a T-handle at 1.8, a torus at
-# 1.6, a bowl at 3.7; below 1.3 what the hull adds is slivers no body could rest on
-DECOMPOSE_HULL_RATIO = 1.3
+# a box, a cylinder or a sphere mesh are at 1.0, an L-block at 1.17, a wing nut at 1.5, a
+# T-handle at 1.8, a torus at 1.6, a bowl at 3.7; an L-block's hull already has a slope over
+# its notch that a ball would rest on, while a scan of a convex object with shallow dents stays
+# within a few per cent
+DECOMPOSE_HULL_RATIO = 1.1
 DECOMPOSE_MAX_PIECES = 24       # V-HACD's budget of pieces: the shipped torus splits into 24,
                                 # 13 % over its volume, a T-handle into 18, 0.2 % over
 DECOMPOSE_RESOLUTION = 100_000  # voxels: V-HACD's default 400 000 took 3.5× as long on a
                                 # torus (14 s against 4 s) for pieces 7 points tighter
 DECOMPOSE_VOLUME_ERROR = 2.0    # %: a piece within this of its hull's volume is not cut further
+# V-HACD spends its whole budget of pieces; pieces are then joined pairwise while a join adds less
+# than DECOMPOSE_MERGE_COST of the mesh's volume, and all joins together less than
+# DECOMPOSE_MERGE_BUDGET: a T-handle's 18 slabs become 2 (+6 %), a torus's 24 about 7; at 0.01
+# the T-handle kept 9; the budget stops a bowl's thin wall from filling its inside
+DECOMPOSE_MERGE_COST = 0.02
+DECOMPOSE_MERGE_BUDGET = 0.10
 
 # ---- the physics thread -------------------------------------------------------------------------
 MIN_TIME_SCALE, MAX_TIME_SCALE = 0.01, 4.0  # slow motion down to 1 %, fast forward up to 4×

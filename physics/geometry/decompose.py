@@ -27,6 +27,8 @@ import numpy as np
 from physics.settings import (
     DECOMPOSE_HULL_RATIO,
     DECOMPOSE_MAX_PIECES,
+    DECOMPOSE_MERGE_BUDGET,
+    DECOMPOSE_MERGE_COST,
     DECOMPOSE_RESOLUTION,
     DECOMPOSE_VOLUME_ERROR,
     MAX_HULL_VERTICES,
@@ -35,7 +37,9 @@ from physics.settings import (
 COLLISION_MODES = ("auto", "hull", "decomposed")  # how a mesh body collides with other bodies
 # what the cached pieces depend on besides the mesh: a change here makes new cache files
 _PARAMETERS = (f"vhacd max_hulls={DECOMPOSE_MAX_PIECES} resolution={DECOMPOSE_RESOLUTION} "
-               f"error={DECOMPOSE_VOLUME_ERROR} vertices={MAX_HULL_VERTICES} v1")
+               f"error={DECOMPOSE_VOLUME_ERROR} vertices={MAX_HULL_VERTICES} "
+               f"merge={DECOMPOSE_MERGE_COST},{DECOMPOSE_MERGE_BUDGET} v2")
+HULL_SAMPLE = 4096  # vertices whose hull decides whether "auto" splits a mesh (needs_pieces)
 
 
 class DecompositionError(ValueError):
@@ -76,8 +80,16 @@ def needs_pieces(collision: str, vertices, volume: float | None) -> bool:
                          f"{collision!r}")
     if collision != "auto":
         return collision == "decomposed"
-    return volume is not None and volume > 0 and hull_ratio(vertices, volume) > (
+    return volume is not None and volume > 0 and hull_ratio(_sample(vertices), volume) > (
         DECOMPOSE_HULL_RATIO)
+
+
+def _sample(vertices) -> np.ndarray:
+    """At most HULL_SAMPLE of vertices (n, 3), evenly strided: the hull of a million-vertex scan
+    takes seconds, a sample's tens of milliseconds, and lying inside the whole hull it can only
+    err towards leaving a nearly convex mesh whole."""
+    vertices = np.asarray(vertices, dtype=float)
+    return vertices[::max(1, -(-len(vertices) // HULL_SAMPLE))]
 
 
 def cache_folder() -> Path:
@@ -101,7 +113,7 @@ def decompose(name: str, vertices: np.ndarray, faces: np.ndarray, volume: float,
     pieces = _read(path, key)
     cached = pieces is not None
     if pieces is None:
-        pieces = _split(name, vertices, faces)
+        pieces = _split(name, vertices, faces, volume)
         _write(path, key, pieces)
     excess = sum(_volume(piece) for piece in pieces) / volume - 1.0
     return Decomposition(pieces, float(excess), time.perf_counter() - start, cached)
@@ -120,9 +132,14 @@ def _key(vertices, faces) -> str:
     return digest.hexdigest()
 
 
-def _split(name, vertices, faces) -> tuple[np.ndarray, ...]:
+def _split(name, vertices, faces, volume) -> tuple[np.ndarray, ...]:
+    """The pieces of a closed mesh of ``volume`` m³: V-HACD's, then those that fit together
+    joined (``_merge``); a mesh as good as convex is one piece, its hull (V-HACD cut a
+    tetrahedron into four, and took seconds over it)."""
     from physics.geometry.meshes import convex_hull_vertices
 
+    if _volume(vertices) <= volume * (1.0 + DECOMPOSE_MERGE_COST):
+        return (convex_hull_vertices(vertices, MAX_HULL_VERTICES),)
     try:
         hulls = _vhacd_hulls(vertices, faces)
     except RuntimeError as e:
@@ -133,7 +150,42 @@ def _split(name, vertices, faces) -> tuple[np.ndarray, ...]:
     if not pieces:
         raise DecompositionError(f"{name}: convex decomposition gave no pieces; it collides "
                                  "as its hull")
-    return tuple(pieces)
+    return tuple(_merge(pieces, volume))
+
+
+def _merge(pieces: list[np.ndarray], volume: float) -> list[np.ndarray]:
+    """Pieces joined pairwise while joining costs little: V-HACD spends its whole budget even
+    where fewer pieces fit as well (a T-handle's two bars came out as 18 slabs), and every piece
+    is a hull the narrow phase tests against every piece near it. Greedy: join the pair whose
+    joint hull adds the least volume over the two, while that is under DECOMPOSE_MERGE_COST of
+    the mesh's ``volume`` m³ and all joins together stay under DECOMPOSE_MERGE_BUDGET of it
+    (docs/physics.md#convex-decomposition)."""
+    from physics.geometry.meshes import convex_hull_vertices
+
+    pieces = list(pieces)
+    own = [_volume(piece) for piece in pieces]
+    cost = {}  # (i, j), i < j → the volume joining them adds, m³
+
+    def price(i, j):
+        cost[i, j] = _volume(np.vstack((pieces[i], pieces[j]))) - own[i] - own[j]
+
+    for i in range(len(pieces)):
+        for j in range(i + 1, len(pieces)):
+            price(i, j)
+    spent = 0.0  # m³ the joins added so far
+    while cost:
+        (i, j), added = min(cost.items(), key=lambda item: item[1])
+        if (added > DECOMPOSE_MERGE_COST * volume
+                or spent + added > DECOMPOSE_MERGE_BUDGET * volume):
+            break
+        spent += max(added, 0.0)
+        pieces[i] = convex_hull_vertices(np.vstack((pieces[i], pieces[j])), MAX_HULL_VERTICES)
+        own[i], pieces[j] = _volume(pieces[i]), None
+        cost = {pair: value for pair, value in cost.items() if i not in pair and j not in pair}
+        for k in range(len(pieces)):
+            if k != i and pieces[k] is not None:
+                price(min(i, k), max(i, k))
+    return [piece for piece in pieces if piece is not None]
 
 
 def _vhacd_hulls(vertices, faces) -> list[np.ndarray]:

@@ -16,6 +16,7 @@ from physics.geometry.decompose import (
     needs_pieces,
 )
 from physics.settings import DECOMPOSE_MAX_PIECES, MAX_HULL_VERTICES
+from tests.paths import REPO
 
 
 def torus() -> trimesh.Trimesh:
@@ -126,3 +127,73 @@ def test_the_split_runs_in_a_child_process_and_leaves_this_one_free(tmp_path):
         last = now
     assert ticks and not ticks[0].cached and len(gaps) > 20
     assert max(gaps) < 0.5
+
+
+L_PROFILE = [[0.0, 0.0], [0.2, 0.0], [0.2, 0.1], [0.1, 0.1], [0.1, 0.2], [0.0, 0.2]]
+
+
+def l_block() -> trimesh.Trimesh:
+    """An L of three 0.1 m squares, 0.1 m deep: its hull is 3.5 squares, the block 3 (1.17×)."""
+    from physics.geometry.meshes import prism_mesh
+
+    return trimesh.Trimesh(*prism_mesh(L_PROFILE, 0.1, [0.05, 0.05]))
+
+
+def inside_any(pieces, points, tolerance=1e-9) -> np.ndarray:
+    """(k,) bool: which points (k, 3) lie inside some piece's convex hull."""
+    found = np.zeros(len(points), dtype=bool)
+    for piece in pieces:
+        planes = ConvexHull(piece).equations                                   # (f, 4)
+        found |= np.all(points @ planes[:, :3].T + planes[:, 3] <= tolerance, axis=1)
+    return found
+
+
+def test_an_l_block_is_split_into_two_pieces_that_leave_its_notch_empty(tmp_path):
+    block = l_block()
+    assert needs_pieces("auto", block.vertices, block.volume)  # its hull slopes over the notch
+    found = decompose("L", block.vertices, block.faces, block.volume, tmp_path)
+    assert len(found.pieces) == 2
+    assert found.volume_excess == pytest.approx(0.0, abs=0.05)
+    notch = np.array([[0.15, 0.15, 0.0], [0.12, 0.18, 0.03], [0.18, 0.12, -0.03]])
+    assert not inside_any(found.pieces, notch).any()
+    solid = np.array([[0.05, 0.05, 0.0], [0.15, 0.05, 0.0], [0.05, 0.15, 0.0]])
+    assert inside_any(found.pieces, solid, tolerance=1e-3).all()
+
+
+def test_pieces_that_fit_together_are_joined():
+    """V-HACD cuts boxes into slabs; the join keeps the cheap joins and refuses the dear."""
+    slabs = [np.array([[x, y, z] for x in (a, a + 0.1) for y in (0, 1) for z in (0, 1)], float)
+             for a in np.arange(0.0, 1.0, 0.1)]            # a 1 m cube in ten slabs
+    joined = decompose_module._merge(slabs, 1.0)
+    assert len(joined) == 1
+    assert ConvexHull(joined[0]).volume == pytest.approx(1.0, rel=1e-12)
+    # two cubes 1 m apart: joining them would add a whole cube of air
+    apart = [slabs[0], slabs[0] + [2.0, 0.0, 0.0]]
+    assert len(decompose_module._merge(apart, 0.2)) == 2
+
+
+def test_the_shipped_t_handle_is_two_pieces(tmp_path):
+    from physics.geometry.meshes import load_mesh
+
+    mesh = load_mesh(REPO / "assets" / "meshes" / "t_handle.obj")
+    solid = trimesh.Trimesh(mesh.vertices, mesh.faces)
+    found = decompose("T", mesh.vertices, mesh.faces, solid.volume, tmp_path)
+    assert len(found.pieces) == 2
+    assert found.volume_excess < 0.1
+
+
+def test_a_convex_mesh_asked_to_split_is_one_piece_its_hull(tmp_path):
+    box = trimesh.creation.box(extents=[0.1, 0.2, 0.3])
+    found = decompose("box", box.vertices, box.faces, box.volume, tmp_path)
+    assert len(found.pieces) == 1
+    assert found.volume_excess == pytest.approx(0.0, abs=1e-12)
+    assert sorted(map(tuple, found.pieces[0])) == sorted(map(tuple, box.vertices))
+
+
+def test_big_meshes_are_judged_on_a_sample():
+    scan = trimesh.creation.icosphere(subdivisions=7, radius=0.1)  # 163,842 vertices
+    bumpy = scan.vertices * (1.0 + 0.002 * np.sin(40 * scan.vertices[:, :1]))
+    assert not needs_pieces("auto", bumpy, scan.volume)
+    ring = trimesh.creation.torus(0.2, 0.05, major_sections=512, minor_sections=128)
+    assert len(ring.vertices) > decompose_module.HULL_SAMPLE
+    assert needs_pieces("auto", ring.vertices, ring.volume)
