@@ -20,18 +20,23 @@ def compiled_kernels():
     compile_kernels()
 
 
+def _private_folder(tmp_path_factory, variable: str, name: str):
+    """Point the environment variable at a new folder for the session, then restore it."""
+    folder = tmp_path_factory.mktemp(name)
+    previous = os.environ.get(variable)
+    os.environ[variable] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop(variable, None)
+    else:
+        os.environ[variable] = previous
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_config_folder(tmp_path_factory):
     """The app remembers per-user choices (mesh scales) under $XDG_CONFIG_HOME: tests, and the
     app processes they start, use a folder of their own, never the user's."""
-    folder = tmp_path_factory.mktemp("config")
-    previous = os.environ.get("XDG_CONFIG_HOME")
-    os.environ["XDG_CONFIG_HOME"] = str(folder)
-    yield folder
-    if previous is None:
-        os.environ.pop("XDG_CONFIG_HOME", None)
-    else:
-        os.environ["XDG_CONFIG_HOME"] = previous
+    yield from _private_folder(tmp_path_factory, "XDG_CONFIG_HOME", "config")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -39,11 +44,4 @@ def private_cache_folder(tmp_path_factory):
     """Convex decompositions are cached under $XDG_CACHE_HOME: tests, and the app processes
     they start, use a folder of their own (shared by the session, so each mesh is split once),
     never the user's."""
-    folder = tmp_path_factory.mktemp("cache")
-    previous = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(folder)
-    yield folder
-    if previous is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = previous
+    yield from _private_folder(tmp_path_factory, "XDG_CACHE_HOME", "cache")
