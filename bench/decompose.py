@@ -30,8 +30,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is nu
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import trimesh  # noqa: E402
-from heap import CONTAINER, initial_conditions  # noqa: E402  (bench/heap.py's bin and grid)
-from pile import run  # noqa: E402  (bench/pile.py: its timing loop, shared)
+from heap import CONTAINER, initial_conditions, mujoco_body  # noqa: E402  (bench/heap.py's bin and grid)
+from pile import mujoco_walls, run  # noqa: E402  (bench/pile.py: its timing loop and bin, shared)
 
 from physics.geometry.decompose import body_frame, decompose, hull_ratio, needs_pieces  # noqa: E402
 from physics.geometry.meshes import clean_mesh, load_shape, prism_mesh, shape_from_mesh  # noqa: E402
@@ -126,20 +126,9 @@ def mujoco_heap(n, kinds, pieces):
     bodies = []
     for i, (p, q) in enumerate(zip(pos, quat)):
         k = i % len(kinds)
-        props = kinds[k].properties
-        moments = " ".join(f"{m:.9g}" for m in props.principal_moments)
         geoms = "".join(f'<geom type="mesh" mesh="m{k}_{j}"/>' for j in range(len(pieces[k])))
-        bodies.append(
-            f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-            f'<inertial pos="0 0 0" mass="{props.mass:.9g}" diaginertia="{moments}"/>'
-            f'{geoms}</body>')
-    sx, sy, sz = CONTAINER
-    walls = f"""
-        <geom type="plane" size="{sx} {sz} 0.1" pos="0 0 0" zaxis="0 1 0"/>
-        <geom type="plane" size="{sy} {sz} 0.1" pos="{-sx / 2} 0 0" zaxis="1 0 0"/>
-        <geom type="plane" size="{sy} {sz} 0.1" pos="{sx / 2} 0 0" zaxis="-1 0 0"/>
-        <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {-sz / 2}" zaxis="0 0 1"/>
-        <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {sz / 2}" zaxis="0 0 -1"/>"""
+        bodies.append(mujoco_body(p, q, kinds[k].properties, geoms))
+    walls = mujoco_walls(CONTAINER)
     xml = f"""<mujoco><option timestep="{H}" gravity="0 -9.81 0" solver="CG"
       integrator="implicitfast"><flag energy="enable"/></option>
       <size memory="{256 + n}M"/>

@@ -30,7 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is nu
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
-from pile import run  # noqa: E402  (bench/pile.py: its timing loop, shared)
+from pile import mujoco_walls, run  # noqa: E402  (bench/pile.py: its timing loop and bin, shared)
 
 from physics.geometry.meshes import load_shape  # noqa: E402
 from physics.model import BodyDef, WorldDef  # noqa: E402
@@ -85,6 +85,15 @@ def tumble(n: int, kinds, sleep: bool):
     return (lambda: world.step(H)), summary
 
 
+def mujoco_body(p, q, props, geoms: str) -> str:
+    """MJCF of a free body at position p (3,) m and orientation q (4,) with the mass and
+    principal moments of props (its principal frame is the body frame) and the geoms given."""
+    moments = " ".join(f"{m:.9g}" for m in props.principal_moments)
+    return (f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
+            f'<inertial pos="0 0 0" mass="{props.mass:.9g}" diaginertia="{moments}"/>'
+            f'{geoms}</body>')
+
+
 def mujoco_heap(n: int, kinds, cone: str):
     import mujoco
 
@@ -92,22 +101,10 @@ def mujoco_heap(n: int, kinds, cone: str):
     meshes = "\n".join(
         f'<mesh name="m{k}" vertex="{" ".join(f"{v:.9g}" for v in s.hull.ravel())}"/>'
         for k, s in enumerate(kinds))
-    bodies = []
-    for i, (p, q) in enumerate(zip(pos, quat)):
-        k = i % len(kinds)
-        props = kinds[k].properties
-        moments = " ".join(f"{m:.9g}" for m in props.principal_moments)
-        bodies.append(
-            f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-            f'<inertial pos="0 0 0" mass="{props.mass:.9g}" diaginertia="{moments}"/>'
-            f'<geom type="mesh" mesh="m{k}"/></body>')
-    sx, sy, sz = CONTAINER
-    walls = f"""
-        <geom type="plane" size="{sx} {sz} 0.1" pos="0 0 0" zaxis="0 1 0"/>
-        <geom type="plane" size="{sy} {sz} 0.1" pos="{-sx / 2} 0 0" zaxis="1 0 0"/>
-        <geom type="plane" size="{sy} {sz} 0.1" pos="{sx / 2} 0 0" zaxis="-1 0 0"/>
-        <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {-sz / 2}" zaxis="0 0 1"/>
-        <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {sz / 2}" zaxis="0 0 -1"/>"""
+    bodies = [mujoco_body(p, q, kinds[i % len(kinds)].properties,
+                          f'<geom type="mesh" mesh="m{i % len(kinds)}"/>')
+              for i, (p, q) in enumerate(zip(pos, quat))]
+    walls = mujoco_walls(CONTAINER)
     xml = f"""<mujoco><option timestep="{H}" gravity="0 -9.81 0" solver="CG"
       integrator="implicitfast" cone="{cone}">
       <flag energy="enable"/></option>

@@ -81,21 +81,27 @@ def tumble(n: int, sleep: bool = True):
     return (lambda: world.step(H)), summary
 
 
-def mujoco_pile(n: int):
-    import mujoco
-
-    pos, quat = initial_conditions(n)
-    sx, sy, sz = CONTAINER
-    cubes = "\n".join(
-        f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-        f'<geom type="box" size="{SIDE / 2} {SIDE / 2} {SIDE / 2}" mass="{MASS}"/></body>'
-        for p, q in zip(pos, quat))
-    walls = f"""
+def mujoco_walls(container) -> str:
+    """MJCF of the five planes of a bin of full extents container (x, y, z) m, floor at y = 0
+    (the pile's, heap's and decomposed heap's MuJoCo models share it)."""
+    sx, sy, sz = container
+    return f"""
         <geom type="plane" size="{sx} {sz} 0.1" pos="0 0 0" zaxis="0 1 0"/>
         <geom type="plane" size="{sy} {sz} 0.1" pos="{-sx / 2} 0 0" zaxis="1 0 0"/>
         <geom type="plane" size="{sy} {sz} 0.1" pos="{sx / 2} 0 0" zaxis="-1 0 0"/>
         <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {-sz / 2}" zaxis="0 0 1"/>
         <geom type="plane" size="{sx} {sy} 0.1" pos="0 0 {sz / 2}" zaxis="0 0 -1"/>"""
+
+
+def mujoco_pile(n: int):
+    import mujoco
+
+    pos, quat = initial_conditions(n)
+    cubes = "\n".join(
+        f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
+        f'<geom type="box" size="{SIDE / 2} {SIDE / 2} {SIDE / 2}" mass="{MASS}"/></body>'
+        for p, q in zip(pos, quat))
+    walls = mujoco_walls(CONTAINER)
     xml = f"""<mujoco><option timestep="{H}" gravity="0 -9.81 0" solver="CG">
       <flag energy="enable"/></option>
       <size memory="{64 + n // 4}M"/>
