@@ -220,3 +220,10 @@ def test_big_meshes_are_judged_on_a_sample():
     ring = trimesh.creation.torus(0.2, 0.05, major_sections=512, minor_sections=128)
     assert len(ring.vertices) > decompose_module.HULL_SAMPLE
     assert needs_pieces("auto", ring.vertices, ring.volume)
+
+
+def test_auto_splits_from_a_hull_one_point_one_times_the_volume():
+    """The README's figure: a hull over 1.1 times the mesh's volume splits, under it does not."""
+    cube = trimesh.creation.box((1.0, 1.0, 1.0)).vertices              # its hull: 1 m³
+    assert needs_pieces("auto", cube, 1.0 / 1.12)
+    assert not needs_pieces("auto", cube, 1.0 / 1.08)
