@@ -115,8 +115,14 @@ def decompose(name: str, vertices: np.ndarray, faces: np.ndarray, volume: float,
     if pieces is None:
         pieces = _split(name, vertices, faces, volume)
         _write(path, key, pieces)
-    excess = sum(_volume(piece) for piece in pieces) / volume - 1.0
-    return Decomposition(pieces, float(excess), time.perf_counter() - start, cached)
+    return Decomposition(pieces, volume_excess(pieces, volume), time.perf_counter() - start,
+                         cached)
+
+
+def volume_excess(pieces, volume: float) -> float:
+    """Σ volumes of the convex pieces (k_i, 3) m / the mesh's ``volume`` m³ − 1: how much
+    the pieces overfill the mesh (the same in any frame the pieces are moved to)."""
+    return float(sum(_volume(piece) for piece in pieces) / volume - 1.0)
 
 
 def body_frame(pieces, center_of_mass, principal_axes) -> tuple[np.ndarray, ...]:
