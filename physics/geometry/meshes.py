@@ -3,7 +3,8 @@
 Pipeline (docs/architecture.md#from-a-dropped-file-to-the-screen):
 
 1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF (``read_triangles``: binary
-   PLY and STL straight into arrays, ``physics.geometry.binary_meshes``; the rest with trimesh,
+   PLY and STL straight into arrays, ``physics.geometry.binary_meshes``, and OBJ in whole-file
+   passes, ``physics.geometry.obj_meshes``, each giving trimesh's arrays; the rest with trimesh,
    scenes flattened into one body with their node transforms applied); reject bad files with
    a ``MeshError`` that names the file, says what is wrong and what to do; then ``clean_mesh``:
    merge duplicate vertices; drop degenerate and duplicate triangles; make the winding
@@ -50,6 +51,7 @@ from physics.geometry.mesh_kernels import (
     piece_sums,
     used_extent,
 )
+from physics.geometry.obj_meshes import read_obj
 from physics.geometry.rotation import (
     matrix_to_quat,
     quat_conj,
@@ -284,7 +286,8 @@ def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.nd
     name = os.path.basename(path.rstrip("/\\")) or path
     data, ftype = _read_checked(path, name, max_faces)
     arrays = (read_binary_ply(data) if ftype == "ply" else
-              read_binary_stl(data) if ftype == "stl" else None)
+              read_binary_stl(data) if ftype == "stl" else
+              read_obj(data) if ftype == "obj" else None)
     vertices, faces = arrays if arrays is not None else _read_with_trimesh(path, name, data,
                                                                             ftype)
     if len(faces) == 0:
