@@ -34,9 +34,9 @@ def compile_kernels() -> float:
     and hull search of a mesh, free rotation, and in a container a stack of two boxes
     (overlapping) on the floor with two touching balls on top (wall, hull-hull, sphere-hull and
     sphere-sphere contacts, the solver's passes, islands, the energy guard; the balls are 5.7
-    times lighter than the boxes,
-    which the exact solve of unequal masses takes, dynamics/stacks.py), then a floor tiled with
-    boxes (the kernels that split large steps between threads), then every kind of joint.
+    times lighter than the boxes, which the exact solve of unequal masses takes,
+    dynamics/stacks.py), then a floor tiled with boxes (the kernels that split large steps
+    between threads), then every kind of joint.
     """
     configure()
     start = time.perf_counter()
