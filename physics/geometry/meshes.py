@@ -49,6 +49,7 @@ from physics.geometry.mesh_kernels import (
     maybe_slivers,
     merge_vertices,
     piece_sums,
+    singular_values,
     used_extent,
 )
 from physics.geometry.obj_meshes import read_obj
@@ -808,7 +809,7 @@ def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
 
 def _rank(points: np.ndarray) -> int:
     """Dimension of the affine span of points (n, 3): 3 solid, 2 flat, ≤ 1 line/point."""
-    s = np.linalg.svd(points - points.mean(axis=0), compute_uv=False)
+    s = singular_values(points - points.mean(axis=0))  # without the GIL
     return int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
 
 
@@ -842,7 +843,7 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     if max_vertices < 4:
         raise ValueError(f"max_vertices must be ≥ 4, got {max_vertices}")
     x = pts - pts.mean(axis=0)
-    s = np.linalg.svd(x, compute_uv=False)  # the vectors (costly for many points): if flat
+    s = singular_values(x)  # without the GIL; the vectors (costly for many points): if flat
     rank = int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
     if rank < 2:
         raise ValueError("all points lie on one line or at one point")
