@@ -22,7 +22,8 @@ import numpy as np
 from numba import njit
 
 _OTHER_KEYWORDS = {b"o", b"g", b"s", b"mtllib", b"usemtl"}  # lines kept out of the geometry
-_NEWLINE, _SPACE, _SLASH, _MINUS, _PLUS, _DOT = (ord(c) for c in "\n /-+.")
+_NEWLINE, _SPACE, _SLASH, _MINUS, _PLUS, _DOT, _BACKSLASH = (ord(c) for c in "\n /-+.\\")
+_USEMTL = np.frombuffer(b"usemtl ", np.uint8)
 _ZERO, _NINE = ord("0"), ord("9")
 _MAX_DIGITS = 15  # significant digits of a coordinate read exactly (10^15 < 2^53)
 _POWERS = np.array([float(10**k) for k in range(23)])  # exact powers of ten as doubles
@@ -32,24 +33,26 @@ _FAILED = (-1, 0, 0, 0)  # what _scan returns for a file it does not read
 def read_obj(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     """An OBJ file's vertices (n, 3) float64 and faces (m, 3) int64, as trimesh would read them
     (module docstring), or None for a layout this reader leaves to trimesh."""
-    text = b"\n" + data.strip().replace(b"\r\n", b"\n") + b"\n"  # as trimesh normalises it
-    if b"\\\n" in text:
-        return None  # trimesh joins continued lines, comments with what follows them
-    vertex_count, face_count = text.count(b"\nv "), text.count(b"\nf ")
-    if vertex_count == 0 or face_count == 0:
-        return None
-    first_face = text.index(b"\nf ") + 1
-    sample = text[first_face + 2:text.index(b"\n", first_face)].decode("ascii", "replace")
+    text = data.strip()  # trimesh's normalisation: stripped, "\r\n" → "\n", a newline each side
+    if b"\r" in text:
+        text = text.replace(b"\r\n", b"\n")
+    buf = np.empty(len(text) + 2, dtype=np.uint8)  # filled without the GIL, unlike bytes
+    buf[0] = buf[-1] = _NEWLINE
+    buf[1:-1] = np.frombuffer(text, np.uint8)
+    vertex_count, face_count, lines, first_face, first_end, continued, materials = _survey(buf)
+    if continued or vertex_count == 0 or face_count == 0:
+        return None  # trimesh joins a continued line (a comment with what follows it)
+    sample = buf[first_face + 2:first_end].tobytes().decode("ascii", "replace")
     columns = len(sample.replace("/", " ").split())
     if columns not in (3, 6, 9):
         return None
     vertices = np.empty((vertex_count, 3))
     indices = np.empty((face_count, columns), dtype=np.int64)
-    others = np.empty(text.count(b"\n"), dtype=np.int64)
-    vertices_read, faces_read, other_count, normals = _scan(
-        np.frombuffer(text, np.uint8), vertices, indices, others, _POWERS)
+    others = np.empty((lines, 2), dtype=np.int64)
+    vertices_read, faces_read, other_count, normals = _scan(buf, vertices, indices, others,
+                                                            _POWERS)
     if (vertices_read != vertex_count or faces_read != face_count
-            or not _others_fit(text, others[:other_count], first_face)):
+            or not _others_fit(buf, others[:other_count], first_face, materials)):
         return None
     kept, faces = _faces(indices, sample, normals > 0, vertex_count)
     if faces is None:
@@ -57,21 +60,21 @@ def read_obj(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     return vertices[kept], faces
 
 
-def _others_fit(text: bytes, starts: np.ndarray, first_face: int) -> bool:
-    """The lines starting at ``starts`` are ``o``, ``g``, ``s``, ``mtllib`` or one ``usemtl``
-    before the first face — nothing that changes which triangles trimesh reads or how it
-    groups them."""
-    materials = 0
-    for start in starts.tolist():
-        keyword = text[start:text.index(b"\n", start)].split(b" ", 1)[0]
+def _others_fit(buf: np.ndarray, lines: np.ndarray, first_face: int, materials: int) -> bool:
+    """The ``lines`` (k, 2) (start, end in ``buf``) are ``o``, ``g``, ``s``, ``mtllib`` or one
+    ``usemtl`` before the first face — nothing that changes which triangles trimesh reads or
+    how it groups them; ``materials``: how often "usemtl " appears in the text."""
+    found = 0
+    for start, end in lines.tolist():
+        keyword = buf[start:end].tobytes().split(b" ", 1)[0]
         if keyword not in _OTHER_KEYWORDS:
             return False
         if keyword == b"usemtl":
-            materials += 1
+            found += 1
             if start > first_face:
                 return False
     # trimesh splits the faces wherever "usemtl " appears, even inside a comment
-    return materials <= 1 and text.count(b"usemtl ") == materials
+    return found <= 1 and materials == found
 
 
 def _faces(indices: np.ndarray, sample: str, normals: bool,
@@ -120,12 +123,49 @@ def _unmerged(faces, texture, normal) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
+def _survey(buf):
+    """What ``_scan`` needs to know first, from the text ``buf`` (uint8, a newline at each end):
+    (how many lines start with ``v `` and with ``f ``, how many lines, where the first ``f ``
+    line starts and ends, whether a backslash ends a line, how often "usemtl " appears)."""
+    n = buf.shape[0]
+    vertex_lines = face_lines = lines = materials = 0
+    first = -1
+    continued = False
+    for i in range(n - 1):
+        c = buf[i]
+        if c == _NEWLINE:
+            lines += 1
+            if i + 2 < n and buf[i + 2] == _SPACE:
+                if buf[i + 1] == ord("v"):
+                    vertex_lines += 1
+                elif buf[i + 1] == ord("f"):
+                    face_lines += 1
+                    if first < 0:
+                        first = i + 1
+        elif c == _BACKSLASH and buf[i + 1] == _NEWLINE:
+            continued = True
+        elif c == ord("u") and i + _USEMTL.shape[0] <= n:
+            same = True
+            for k in range(1, _USEMTL.shape[0]):
+                if buf[i + k] != _USEMTL[k]:
+                    same = False
+                    break
+            if same:
+                materials += 1
+    end = first
+    if first >= 0:
+        while buf[end] != _NEWLINE:
+            end += 1
+    return vertex_lines, face_lines, lines, first, end, continued, materials
+
+
+@njit(cache=True, nogil=True)
 def _scan(buf, vertices, indices, others, powers):
     """One pass over the text ``buf`` (uint8; it starts and ends with a newline): the vertex
     lines' coordinates into ``vertices`` (n, 3), the face lines' numbers into ``indices``
-    (m, columns), where the other lines start into ``others`` (skipping empty lines, comments,
-    ``vt`` and ``vn``). Returns (vertex lines, face lines, other lines, ``vn`` lines), or
-    _FAILED at the first line it does not read as the module docstring says."""
+    (m, columns), where the other lines start and end into ``others`` (k, 2) (skipping empty
+    lines, comments, ``vt`` and ``vn``). Returns (vertex lines, face lines, other lines, ``vn``
+    lines), or _FAILED at the first line it does not read as the module docstring says."""
     n = buf.shape[0]
     columns = indices.shape[1]
     nv = nf = no = nn = 0
@@ -181,14 +221,18 @@ def _scan(buf, vertices, indices, others, powers):
             continue
         if c == _SPACE:  # trimesh does not see an indented line
             return _FAILED
+        other = False
         if c == ord("v") and (after == ord("n") or after == ord("t")) and buf[i + 2] == _SPACE:
             if after == ord("n"):
                 nn += 1
         elif c != ord("#"):
-            others[no] = i
-            no += 1
+            other = True
+            others[no, 0] = i
         while buf[i] != _NEWLINE:
             i += 1
+        if other:
+            others[no, 1] = i
+            no += 1
         i += 1
     return nv, nf, no, nn
 
