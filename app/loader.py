@@ -43,7 +43,9 @@ import numpy as np
 
 from app.app_state import AppState
 from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
+from app.render.clustering import cluster
 from app.render.renderer import (
+    FIRST_LEVEL_FACES,
     PREPARE_INLINE_FACES,
     MeshArrays,
     adopt_first_level,
@@ -53,8 +55,10 @@ from app.render.renderer import (
 )
 from app.stopwatch import Stopwatch, split
 from physics.geometry.decompose import DecompositionError, body_frame, decompose, needs_pieces
+from physics.geometry.extremes import extreme_points
 from physics.geometry.meshes import (
     Shape,
+    builtin_shape,
     clean_triangles,
     mesh_properties,
     read_triangles,
@@ -109,7 +113,9 @@ class Loader:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._shapes: dict[tuple, Shape] = {}  # worker only: one Shape per unchanged file
-        self._helper: ThreadPoolExecutor | None = None  # worker only: first levels of big meshes
+        # first levels of big meshes; it first loads the compiled code only a big mesh needs
+        self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
+        self._helper.submit(_load_big_mesh_code)
         self._thread = threading.Thread(target=self._run, name="tumble-loader", daemon=True)
         self._thread.start()
 
@@ -164,8 +170,7 @@ class Loader:
         """Stop the worker after the file it is reading (files still queued are dropped)."""
         self._jobs.put(_STOP)
         self._thread.join(timeout)
-        if self._helper is not None:
-            self._helper.shutdown(wait=False, cancel_futures=True)
+        self._helper.shutdown(wait=False, cancel_futures=True)
 
     # ---- worker thread --------------------------------------------------------------------
     def _run(self) -> None:
@@ -242,8 +247,6 @@ class Loader:
         watch.lap("clean")
         if len(mesh.faces) <= PREPARE_INLINE_FACES:
             return shape_from_mesh(mesh, density=self.density, mode=self.mode)
-        if self._helper is None:
-            self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
         # the first level's clustering needs only the clean mesh: it runs beside the mass
         # properties and the hull (the helper takes its jobs in order)
         clustered = self._helper.submit(_timed, first_level_cluster, mesh.vertices, mesh.faces)
@@ -381,6 +384,17 @@ class Loader:
                                          color=record.color or body_color(body_id))
             self._results.put(_Outcome(record=record))
             self._start_decomposing(record, dropped=False)
+
+
+def _load_big_mesh_code() -> None:
+    """Run the compiled kernels that only a big mesh needs (the first level's clustering, the
+    hull's grid search) once on a small mesh, with the array types a drop gives them: loading
+    them from numba's cache takes 0.2–1.2 s, which the first big drop would otherwise wait."""
+    mesh = builtin_shape("sphere")  # read-only arrays, as a cleaned mesh's
+    first_level_cluster(mesh.vertices, mesh.faces)
+    vertices = mesh.vertices - mesh.vertices.mean(axis=0)
+    cluster(vertices, mesh.faces, FIRST_LEVEL_FACES // 4)  # as prepare_mesh calls it
+    extreme_points(vertices, np.eye(3))
 
 
 def _timed(function, *args) -> tuple:

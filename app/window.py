@@ -34,7 +34,9 @@ world restitution and friction, sim time, pause state, files loading, the select
 centre of mass, frame rate, the longest interval between two of the last 120 frames
 (``frame_gap``, s), when files were last dropped on the window (``dropped_at``:
 ``time.monotonic()``, a clock another process on the machine shares, so it can time what
-follows a drop), whether the floor and sky come from the still camera's cache, window size,
+follows a drop) and the longest interval between two frames since then
+(``frame_gap_since_drop``, s), whether the floor and sky come from the still camera's cache,
+window size,
 the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
 level while a big mesh's levels of detail are prepared), the recording (``recording``: frames
 so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
@@ -275,6 +277,7 @@ class App:
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
         self._screenshot_wanted = False
         self._dropped_at: float | None = None     # time.monotonic() of the last file drop
+        self._gap_since_drop = 0.0                # s: longest frame interval since that drop
         self.state.recording.toggle = self.toggle_recording
         self.state.recording.screenshot = self.request_screenshot
 
@@ -312,6 +315,8 @@ class App:
             now = time.perf_counter()
             dt, self._last_frame = now - self._last_frame, now
             self._frame_times.append(now)
+            if self._dropped_at is not None:  # the first interval holds the drop's handling
+                self._gap_since_drop = max(self._gap_since_drop, dt)
             self._frames += 1
             self.loader.poll()
             self._poll_clip()
@@ -752,6 +757,7 @@ class App:
     @_guarded
     def on_file_drop(self, x, y, paths):
         self._dropped_at = time.monotonic()
+        self._gap_since_drop = 0.0
         log.info("dropped %s at (%d, %d)", ", ".join(Path(p).name for p in paths), x, y)
         self.loader.request(paths, drop_point=self.floor_point(x, y))
 
@@ -803,6 +809,7 @@ class App:
             "fps": round(fps, 1),
             "frame_gap": float(np.diff(times).max()) if len(times) > 1 else 0.0,
             "dropped_at": self._dropped_at,
+            "frame_gap_since_drop": self._gap_since_drop,
             "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
             "last_video": self._last_video,

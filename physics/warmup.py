@@ -16,9 +16,11 @@ import time
 import numpy as np
 
 from physics.constraints.joint import WORLD, JointDef
+from physics.geometry.binary_meshes import read_binary_stl
 from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import mass_properties
 from physics.geometry.meshes import builtin_shape, clean_mesh
+from physics.geometry.obj_meshes import read_obj
 from physics.model import WorldDef
 from physics.runtime import configure
 from physics.world import World
@@ -29,12 +31,13 @@ _STEPS = 10
 def compile_kernels() -> float:
     """Run each compiled stage once on a tiny scene; returns the seconds it took.
 
-    The scene touches every stage: cleaning (closed and open), mass properties and hull search of
-    a mesh, free rotation, and in a container a stack of two boxes (overlapping) on the floor
-    with two touching balls on top (wall, hull-hull, sphere-hull and sphere-sphere contacts, the
-    solver's passes, islands, the energy guard; the balls are 5.7 times lighter than the boxes,
-    which the exact solve of unequal masses takes, dynamics/stacks.py), then a floor tiled with
-    boxes (the kernels that split large steps between threads), then every kind of joint.
+    The scene touches every stage: reading an OBJ and an STL, cleaning (closed and open), mass
+    properties and hull search of a mesh, free rotation, and in a container a stack of two boxes
+    (overlapping) on the floor with two touching balls on top (wall, hull-hull, sphere-hull and
+    sphere-sphere contacts, the solver's passes, islands, the energy guard; the balls are 5.7
+    times lighter than the boxes, which the exact solve of unequal masses takes,
+    dynamics/stacks.py), then a floor tiled with boxes (the kernels that split large steps
+    between threads), then every kind of joint.
     """
     configure()
     start = time.perf_counter()
@@ -46,6 +49,8 @@ def compile_kernels() -> float:
     clean_mesh("warm-up box", None, box.vertices, box.faces)
     clean_mesh("warm-up open box", None, box.vertices, box.faces[1:])
     extreme_points(box.vertices, np.eye(3))  # a big mesh's hull candidates
+    read_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")  # the OBJ reader
+    read_binary_stl(bytes(80) + np.uint32(1).tobytes() + bytes(50))  # the STL reader
     world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
     world.add_body(box.body_def(position=[0.0, 0.1, 0.0], angular_velocity=[0.0, 1.0, 0.0]))
     # 1 cm into the lower box: the position pass runs too

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_EMPTY = -1
+EMPTY_SLOT = -1  # an empty slot of a hash table
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -25,7 +25,7 @@ def _root(parent, a):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _hash3(x, y, z, mask):
+def hash3(x, y, z, mask):
     """Slot for the int64 triple (x, y, z) in a table of mask + 1 slots (a multiplicative mix)."""
     h = np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)
     h ^= np.uint64(y) * np.uint64(0xC2B2AE3D27D4EB4F)
@@ -34,7 +34,8 @@ def _hash3(x, y, z, mask):
     return np.int64(h & np.uint64(mask))
 
 
-def _table_size(keys: int) -> int:
+def table_size(keys: int) -> int:
+    """Slots of an open-addressed table for ``keys`` keys: a power of two, at least twice."""
     return 1 << max(4, (2 * max(keys, 1) - 1).bit_length())
 
 
@@ -49,7 +50,7 @@ def merge_vertices(vertices: np.ndarray, faces: np.ndarray,
     referenced = np.zeros(len(vertices), dtype=np.bool_)
     _mark(faces, referenced)
     # int32 slots halve the table (64 MB of new pages for an STL scan's 3.9 M corners)
-    table = np.full(_table_size(len(vertices)), _EMPTY,
+    table = np.full(table_size(len(vertices)), EMPTY_SLOT,
                     dtype=np.int32 if len(vertices) < 2 ** 31 else np.int64)
     inverse = np.zeros(len(vertices), dtype=np.int64)
     kept = np.empty(len(vertices), dtype=np.int64)
@@ -102,10 +103,10 @@ def _merge(vertices, scale, referenced, table, inverse, kept):
         x = np.int64(np.rint(vertices[i, 0] * scale))
         y = np.int64(np.rint(vertices[i, 1] * scale))
         z = np.int64(np.rint(vertices[i, 2] * scale))
-        slot = _hash3(x, y, z, mask)
+        slot = hash3(x, y, z, mask)
         while True:
             j = table[slot]
-            if j == _EMPTY:
+            if j == EMPTY_SLOT:
                 table[slot] = count
                 kept[count] = i
                 inverse[i] = count
@@ -126,7 +127,7 @@ def distinct_faces(faces: np.ndarray) -> np.ndarray:
     triangle with the same winding (the same corners in the same cyclic order). A triangle and
     its reverse are both kept: together they are a legitimate two-sided sheet."""
     keep = np.zeros(len(faces), dtype=np.bool_)
-    table = np.full(_table_size(len(faces)), _EMPTY, dtype=np.int64)
+    table = np.full(table_size(len(faces)), EMPTY_SLOT, dtype=np.int64)
     _distinct(faces, table, keep)
     return keep
 
@@ -146,10 +147,10 @@ def _distinct(faces, table, keep):
             canonical[0], canonical[1], canonical[2] = b, c, a
         else:
             canonical[0], canonical[1], canonical[2] = c, a, b
-        slot = _hash3(canonical[0], canonical[1], canonical[2], mask)
+        slot = hash3(canonical[0], canonical[1], canonical[2], mask)
         while True:
             s = table[slot]
-            if s == _EMPTY:
+            if s == EMPTY_SLOT:
                 table[slot] = t
                 keep[t] = True
                 break
@@ -193,7 +194,7 @@ def edge_table(faces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     order of first appearance.
     """
     m = len(faces)
-    table = np.full(_table_size(3 * m // 2 + 1), _EMPTY, dtype=np.int64)
+    table = np.full(table_size(3 * m // 2 + 1), EMPTY_SLOT, dtype=np.int64)
     inverse = np.empty(3 * m, dtype=np.int64)
     counts = np.zeros(3 * m, dtype=np.int64)
     forward = np.zeros(3 * m, dtype=np.int64)
@@ -212,10 +213,10 @@ def _edges(faces, table, inverse, counts, forward, first, second):
         a = flat[e]
         b = flat[e + 1] if e % 3 != 2 else flat[e - 2]
         lo, hi = min(a, b), max(a, b)
-        slot = _hash3(lo, hi, 0, mask)
+        slot = hash3(lo, hi, 0, mask)
         while True:
             s = table[slot]
-            if s == _EMPTY:
+            if s == EMPTY_SLOT:
                 table[slot] = n
                 first[n] = e
                 s = n
@@ -362,3 +363,41 @@ def piece_sums(vertices, centre, faces, labels, pieces, open_face):
         volume[p] += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
                       + a[2] * (b[0] * c[1] - b[1] * c[0]))
     return volume, is_open, low, high
+
+
+def singular_values(points: np.ndarray) -> np.ndarray:
+    """(3,) singular values, largest first, of ``points`` (n, 3) — those of the triangular
+    factor R of points = Q·R (Householder, in compiled code without the GIL: numpy's SVD of a
+    scan's 655 k vertices holds the GIL for 25–150 ms, which stalls the render thread while a
+    big mesh loads). Householder QR is backward stable, so these equal the SVD's to rounding
+    (~1e-16 of the largest); they decide only whether a point set is flat."""
+    r = _triangular_factor(np.ascontiguousarray(points, dtype=np.float64))
+    return np.linalg.svd(r, compute_uv=False)
+
+
+@njit(cache=True, nogil=True)
+def _triangular_factor(points):
+    """R (3, 3) upper triangular of points (n, 3) = Q·R, by three Householder reflections."""
+    a = points.copy()
+    n = a.shape[0]
+    r = np.zeros((3, 3))
+    for k in range(min(3, n)):
+        square = 0.0
+        for i in range(k, n):
+            square += a[i, k] * a[i, k]
+        if square == 0.0:
+            continue
+        alpha = -np.sqrt(square) if a[k, k] > 0.0 else np.sqrt(square)
+        head = a[k, k] - alpha  # the reflection's vector: (head, a[k+1:, k])
+        length = square - a[k, k] * a[k, k] + head * head
+        a[k, k] = head
+        r[k, k] = alpha
+        for j in range(k + 1, 3):
+            dot = 0.0
+            for i in range(k, n):
+                dot += a[i, k] * a[i, j]
+            factor = 2.0 * dot / length
+            for i in range(k, n):
+                a[i, j] -= factor * a[i, k]
+            r[k, j] = a[k, j]
+    return r

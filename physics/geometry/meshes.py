@@ -3,7 +3,8 @@
 Pipeline (docs/architecture.md#from-a-dropped-file-to-the-screen):
 
 1. ``load_mesh``: read OBJ, STL (binary/ASCII), PLY, OFF, GLB/GLTF (``read_triangles``: binary
-   PLY and STL straight into arrays, ``physics.geometry.binary_meshes``; the rest with trimesh,
+   PLY and STL straight into arrays, ``physics.geometry.binary_meshes``, and OBJ in whole-file
+   passes, ``physics.geometry.obj_meshes``, each giving trimesh's arrays; the rest with trimesh,
    scenes flattened into one body with their node transforms applied); reject bad files with
    a ``MeshError`` that names the file, says what is wrong and what to do; then ``clean_mesh``:
    merge duplicate vertices; drop degenerate and duplicate triangles; make the winding
@@ -48,8 +49,10 @@ from physics.geometry.mesh_kernels import (
     maybe_slivers,
     merge_vertices,
     piece_sums,
+    singular_values,
     used_extent,
 )
+from physics.geometry.obj_meshes import read_obj
 from physics.geometry.rotation import (
     matrix_to_quat,
     quat_conj,
@@ -284,7 +287,8 @@ def read_triangles(path, *, max_faces: int = MAX_FACES) -> tuple[str, str, np.nd
     name = os.path.basename(path.rstrip("/\\")) or path
     data, ftype = _read_checked(path, name, max_faces)
     arrays = (read_binary_ply(data) if ftype == "ply" else
-              read_binary_stl(data) if ftype == "stl" else None)
+              read_binary_stl(data) if ftype == "stl" else
+              read_obj(data) if ftype == "obj" else None)
     vertices, faces = arrays if arrays is not None else _read_with_trimesh(path, name, data,
                                                                             ftype)
     if len(faces) == 0:
@@ -436,6 +440,8 @@ def _as_utf8_text(name: str, data: bytes, ftype: str) -> bytes:
     trimesh guesses the encoding of non-UTF-8 text with an optional package, so legacy
     (Latin-1) text is converted here and binary data is rejected with a clear message.
     """
+    if data.isascii():  # what exporters write: no decoding (a scan's 50 MB held the GIL 0.1 s)
+        return data
     try:
         data.decode("utf-8")
         return data
@@ -805,7 +811,7 @@ def _shape(name, source, vertices, faces, props, radius, warnings, kind=None,
 
 def _rank(points: np.ndarray) -> int:
     """Dimension of the affine span of points (n, 3): 3 solid, 2 flat, ≤ 1 line/point."""
-    s = np.linalg.svd(points - points.mean(axis=0), compute_uv=False)
+    s = singular_values(points - points.mean(axis=0))  # without the GIL
     return int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
 
 
@@ -839,7 +845,7 @@ def convex_hull_vertices(points, max_vertices: int = MAX_HULL_VERTICES) -> np.nd
     if max_vertices < 4:
         raise ValueError(f"max_vertices must be ≥ 4, got {max_vertices}")
     x = pts - pts.mean(axis=0)
-    s = np.linalg.svd(x, compute_uv=False)  # the vectors (costly for many points): if flat
+    s = singular_values(x)  # without the GIL; the vectors (costly for many points): if flat
     rank = int(np.sum(s > s[0] * _FLAT_RTOL)) if s[0] > 0 else 0
     if rank < 2:
         raise ValueError("all points lie on one line or at one point")

@@ -4,6 +4,10 @@ No GL: the test plays the render thread, calling ``Loader.poll()`` as the window
 """
 
 import logging
+import os
+import subprocess
+import sys
+import textwrap
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -378,3 +382,32 @@ def test_a_big_mesh_gets_its_first_drawn_level_from_the_loader(app, tmp_path):
         assert time.monotonic() < deadline, "no first level was made"
         time.sleep(0.01)
     assert len(arrays.levels) == 1 and len(arrays.levels[0][1]) <= 1.15 * FIRST_LEVEL_FACES
+
+
+def test_the_loader_loads_the_big_mesh_kernels_before_any_drop():
+    """A fresh process: once a Loader exists, its helper has loaded the compiled code only big
+    meshes use (the first level's clustering, the hull's grid search), with the array types a
+    drop gives them — the first big drop does not wait for numba's cache."""
+    script = textwrap.dedent("""
+        import time
+        from app.app_state import AppState
+        from app.loader import Loader
+        from app.render import clustering
+        from physics.geometry import extremes
+        from physics.model import WorldDef
+        from physics.simulation import Simulation
+        from physics.world import World
+
+        kernels = (clustering._cluster_pass, clustering._vertex_normals, extremes._candidates)
+        before = [len(k.signatures) for k in kernels]
+        loader = Loader(AppState(sim=Simulation(World(WorldDef()), paused=True)))
+        deadline = time.monotonic() + 120
+        while any(len(k.signatures) < 2 for k in kernels[:2]) or not kernels[2].signatures:
+            assert time.monotonic() < deadline, [k.signatures for k in kernels]
+            time.sleep(0.05)
+        print(before, [len(k.signatures) for k in kernels])
+    """)
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                            text=True, timeout=180, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("[0, 0, 0]"), result.stdout

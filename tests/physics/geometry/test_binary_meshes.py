@@ -1,4 +1,5 @@
-"""The direct binary PLY/STL readers give trimesh's arrays exactly, and step aside (None) for
+"""The direct binary PLY reader gives trimesh's arrays exactly, the STL reader the same triangles
+with each distinct corner once (which clean to the same mesh), and both step aside (None) for
 every layout they do not handle, so trimesh reads those as before."""
 
 import io
@@ -8,7 +9,13 @@ import pytest
 import trimesh
 
 from physics.geometry.binary_meshes import read_binary_ply, read_binary_stl
-from physics.geometry.meshes import MERGE_DIGITS, MERGE_TOLERANCE, _flatten, read_triangles
+from physics.geometry.meshes import (
+    MERGE_DIGITS,
+    MERGE_TOLERANCE,
+    _flatten,
+    clean_mesh,
+    read_triangles,
+)
 from tests.paths import REPO
 
 
@@ -58,15 +65,49 @@ def test_binary_ply_reads_as_trimesh_reads_it(order, count, index, extra):
         np.testing.assert_array_equal(a, b)
 
 
-def test_trimesh_exported_ply_and_stl_read_as_trimesh_reads_them():
+def test_trimesh_exported_ply_reads_as_trimesh_reads_it():
     mesh = trimesh.Trimesh(*lumpy_sphere(), process=False)
-    for ftype, reader in (("ply", read_binary_ply), ("stl", read_binary_stl)):
-        data = mesh.export(file_type=ftype)
-        ours = reader(data)
-        assert ours is not None
-        for a, b in zip(ours, trimesh_arrays(data, ftype)):
-            assert a.dtype == b.dtype
-            np.testing.assert_array_equal(a, b)
+    data = mesh.export(file_type="ply")
+    ours = read_binary_ply(data)
+    assert ours is not None
+    for a, b in zip(ours, trimesh_arrays(data, "ply")):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("path", [None, REPO / "assets" / "meshes" / "wing_nut.stl"])
+def test_binary_stl_keeps_each_distinct_corner_once_and_cleans_to_trimesh_s_mesh(path):
+    """The triangles' corners are trimesh's, coordinate for coordinate, but a corner shared by
+    several triangles is one vertex (in the order of its first copy, not a third of them);
+    cleaned, the mesh is the one trimesh's arrays give, warnings included — also with 0.0 and
+    −0.0 among the coordinates."""
+    if path is None:
+        vertices, faces = lumpy_sphere()
+        vertices[np.abs(vertices) < 0.03] *= 0.0  # some 0.0 and some −0.0
+        data = trimesh.Trimesh(vertices, faces, process=False).export(file_type="stl")
+    else:
+        data = path.read_bytes()
+    ours = read_binary_stl(data)
+    assert ours is not None
+    expected = trimesh_arrays(data, "stl")
+    assert ours[0].dtype == expected[0].dtype and ours[1].dtype == expected[1].dtype
+    np.testing.assert_array_equal(ours[0][ours[1]], expected[0][expected[1]])
+    assert len(ours[0]) < len(expected[0]) / 2
+    _, first = np.unique(ours[1].ravel(), return_index=True)
+    assert np.all(np.diff(first) > 0)  # numbered in the order of first copies
+    mine, theirs = (clean_mesh("part.stl", None, *arrays) for arrays in (ours, expected))
+    np.testing.assert_array_equal(mine.vertices, theirs.vertices)
+    np.testing.assert_array_equal(mine.faces, theirs.faces)
+    assert (mine.watertight, mine.warnings) == (theirs.watertight, theirs.warnings)
+
+
+def test_an_stl_with_a_nan_keeps_every_corner_so_the_message_counts_them():
+    vertices, faces = lumpy_sphere()
+    vertices[faces[0, 0]] = np.nan
+    data = trimesh.Trimesh(vertices, faces, process=False).export(file_type="stl")
+    ours = read_binary_stl(data)
+    for a, b in zip(ours, trimesh_arrays(data, "stl")):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_layouts_it_does_not_handle_are_left_to_trimesh():
