@@ -52,6 +52,7 @@ from app.render.renderer import (
     palette_color,
 )
 from app.stopwatch import Stopwatch, split
+from app.video.offline import added_records
 from physics.geometry.decompose import DecompositionError, body_frame, decompose, needs_pieces
 from physics.geometry.meshes import (
     Shape,
@@ -61,7 +62,8 @@ from physics.geometry.meshes import (
     shape_from_mesh,
     shape_from_properties,
 )
-from physics.scene import BodyRecord, Scene, build_world, load_scene
+from physics.replay import Replay, load_replay, scripted
+from physics.scene import BodyRecord, Scene, build_world
 from physics.settings import DEFAULT_DENSITY, MAX_FACES
 
 log = logging.getLogger("tumble")
@@ -327,11 +329,15 @@ class Loader:
             message=message)))
 
     def _open_scene(self, path: Path) -> Future | None:
-        """Validate and build the scene, then replace the simulation's contents with it."""
+        """Validate and build the scene, then replace the simulation's contents with it (a
+        replay: see ``_open_replay``)."""
         built = self._read(path, _build_scene)
         if built is None:
             return None
-        scene, records = built
+        scene, records, replay = built
+        if replay is not None:
+            self._open_replay(path, replay)
+            return None
         sim = self.state.sim
         sim.clear().add_done_callback(lambda f: self._results.put(_Outcome(scene=path)))
         for what, future in (("container size", sim.set_container(scene.container_size)),
@@ -357,6 +363,33 @@ class Loader:
         done.add_done_callback(lambda f: self._results.put(_Outcome(message=message,
                                                                     file_done=True)))
         return done
+
+    def _open_replay(self, path: Path, replay) -> None:
+        """A replay replaces the world with the one ``tumble simulate`` builds of its scene
+        (meshes split into their pieces at once), paused at its start; the physics thread
+        applies its commands at their steps as it runs (``Simulation.open``). Bodies its
+        commands add are drawn as they collide, as ``tumble record`` draws them."""
+        built = self._read(path, lambda p: build_world(replay.scene))
+        if built is None:
+            return
+        world, records = built
+        records = {r.body_id: dataclasses.replace(r, color=r.color or body_color(r.body_id))
+                   for r in records}
+        records.update(added_records(len(records), replay.commands))
+        count = f"{len(replay.scene.bodies)} bod{'y' if len(replay.scene.bodies) == 1 else 'ies'}"
+        message = (f"opened replay {path.name}: {count}, {len(replay.commands)} commands; "
+                   "paused at its start (Space plays it)")
+
+        def opened(future: Future) -> None:
+            if future.exception() is not None:  # build_world accepted it, so this is a bug
+                self._results.put(_Outcome(message=f"rejected {path.name}: "
+                                           f"{future.exception()}", file_done=True))
+                return
+            self._results.put(_Outcome(scene=path))
+            for record in records.values():
+                self._results.put(_Outcome(record=record))
+            self._results.put(_Outcome(message=message, file_done=True))
+        self.state.sim.open(world, replay.scene.hz, scripted(replay)).add_done_callback(opened)
 
     def _refused(self, future: Future, path: Path, what: str) -> None:
         """On the physics thread: a scene value the simulation refused is shown, not only
@@ -395,11 +428,14 @@ def _first_level_posed(name: str, clustered: Future, props) -> MeshArrays:
     return arrays
 
 
-def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:
-    """Read and validate the scene and load every shape (SceneError for any problem)."""
-    scene = load_scene(path)
-    _, records = build_world(scene, split=False)  # the pieces come later (Loader._decompose)
-    return scene, records
+def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord], Replay | None]:
+    """Read and validate the scene and load every shape (SceneError for any problem); a
+    replay (a scene with commands) is only read: ``Loader._open_replay`` builds it."""
+    replay = load_replay(path)
+    if replay.commands:
+        return replay.scene, [], replay
+    _, records = build_world(replay.scene, split=False)  # pieces: later (Loader._decompose)
+    return replay.scene, records, None
 
 
 def drop_position(shape: Shape, xz, floor: float = 0.0) -> np.ndarray:

@@ -136,8 +136,9 @@ class Panel(PanelActions):
             key = (error.step, error.message)
             if error.seq == -1 and key not in self._step_errors:
                 self._step_errors.add(key)
-                self.state.notifications.error(
-                    f"the physics step failed at step {error.step}: {error.message}")
+                what = ("the physics step failed" if error.command == "step"
+                        else "the replay stopped")  # a replay's command the world refused
+                self.state.notifications.error(f"{what} at step {error.step}: {error.message}")
 
     def _draw_panel(self, snapshot: Snapshot) -> None:
         width, height = imgui.get_io().display_size
