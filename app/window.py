@@ -80,7 +80,7 @@ from app.render.polhode import PolhodeTrail
 from app.render.renderer import Renderer, palette_color
 from app.render.view import FrameView, frame_view
 from app.resources import asset_path
-from app.video.clip import INSTANT_REPLAY_SECONDS, ClipJob, ClipRequest
+from app.video.clip import last_seconds, start_clip
 from app.video.recorder import (
     RecordingError,
     ScreenRecording,
@@ -270,13 +270,13 @@ class App:
         self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
         self.recording: ScreenRecording | None = None
         self._last_video: dict | None = None      # the status file's "last_video"
-        self._clip: ClipJob | None = None         # F10's clip being saved, then "last_clip"
-        self._last_clip: dict | None = None
+        self._last_clip: dict | None = None       # the status file's "last_clip"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
         self._screenshot_wanted = False
         self._dropped_at: float | None = None     # time.monotonic() of the last file drop
         self.state.recording.toggle = self.toggle_recording
         self.state.recording.screenshot = self.request_screenshot
+        self.state.recording.save_clip = self.save_clip
 
         # the app's handlers first, ImGui's pushed on top: ImGui sees every event first and
         # passes it on (its handlers return None); bound methods are held weakly by pyglet,
@@ -559,33 +559,35 @@ class App:
 
     def save_instant_replay(self) -> None:
         """F10: the last 10 s of the history (or all of it, if shorter) saved as a video in the
-        background, at the recording settings' rate and the window's size."""
+        background, at the clip rate chosen in the panel and the window's size."""
+        settings = self.state.recording
+        self.save_clip(*last_seconds(self.sim.history), settings.clip_fps)
+
+    def save_clip(self, t0: float, t1: float, fps: int) -> None:
+        """The span [t0, t1] s of the history saved as a video in the background (the panel's
+        progress bar follows it), with the view and gizmos of now."""
         settings, notifications = self.state.recording, self.state.notifications
-        if self._clip is not None:
-            notifications.warning("a clip is still being saved; F10 again when it is done")
-            return
-        first, _, t1 = self.sim.history.span()
-        t0 = max(first.time, t1 - INSTANT_REPLAY_SECONDS)
-        if round((t1 - t0) * settings.fps) < 1:
-            notifications.warning("nothing to save yet: the history is empty")
+        if settings.clip is not None:
+            notifications.warning("a clip is still being saved; save the next when it is done")
             return
         try:
-            path = timestamped_path(prepare_folder(settings.folder),
-                                    f"{self._scene_name()}_replay", ".mp4")
-        except RecordingError as e:
+            settings.clip = start_clip(self.sim.history, t0, t1, fps,
+                                       even_size(*self.window.get_framebuffer_size()),
+                                       settings.folder, self._scene_name(), self.state.bodies,
+                                       self.camera, self.state.gizmos)
+        except (ValueError, RecordingError) as e:
             notifications.error(f"cannot save the clip: {e}")
             return
-        size = even_size(*self.window.get_framebuffer_size())
-        self._clip = ClipJob(ClipRequest(t0, t1, settings.fps, size, path), self.sim.history,
-                             self.state.bodies, self.camera, self.state.gizmos)
-        notifications.info(f"saving the last {t1 - t0:.1f} s to {path}")
+        request = settings.clip.request
+        notifications.info(f"saving {request.t0:.1f}…{request.t1:.1f} s at {fps} fps to "
+                           f"{request.path}")
 
     def _poll_clip(self) -> None:
-        """Once F10's clip is written: a notification, and the status file's "last_clip"."""
-        clip = self._clip
+        """Once a clip is written: a notification, and the status file's "last_clip"."""
+        clip = self.state.recording.clip
         if clip is None or not clip.done:
             return
-        self._clip = None
+        self.state.recording.clip = None
         result = clip.result
         self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
                            "count": clip.count, "t0": clip.request.t0, "t1": clip.request.t1,
@@ -806,7 +808,8 @@ class App:
             "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
             "last_video": self._last_video,
-            "clip": None if self._clip is None else self._clip.frames_done,
+            "clip": None if self.state.recording.clip is None
+            else self.state.recording.clip.frames_done,
             "last_clip": self._last_clip,
             "scrub": self.state.scrub_time,
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],

@@ -85,6 +85,7 @@ class Panel(PanelActions):
         self._mesh_path = ""
         self._scene_path = ""
         self._save_path = ""
+        self._replay_path = ""
         self._builtin_scenes = sorted(asset_path("scenes").glob("*.toml"))
         self._step_errors: set[tuple[int, str]] = set()  # failed steps already reported
 

@@ -20,10 +20,12 @@ import numpy as np
 
 from app.app_state import AppState
 from app.joints import joint_of
+from app.video.recorder import RecordingError, prepare_folder, timestamped_path
 from physics.constraints.joint import WORLD
 from physics.constraints.view import def_at_present
 from physics.geometry.meshes import builtin_shape
 from physics.model import BodyDef
+from physics.replay import history_replay, write_replay
 from physics.scene import BodyRecord, save_scene, scene_from_snapshot
 from physics.simulation import Snapshot
 
@@ -277,6 +279,33 @@ class PanelActions:
         self.state.scene_path = path
         self.state.notifications.info(f"saved scene {path.name}: {len(scene.bodies)} bodies")
         return True
+
+    def save_replay(self, text: str = "") -> Path | None:
+        """Write the history as a replay file (physics/replay.py ``history_replay``: the world
+        at its start as a scene, then the commands since) to the path typed, or to a new
+        ``<scene>_replay_<time>.toml`` in the recordings folder; the file written, or None."""
+        state = self.state
+        text = os.path.expanduser(text.strip())
+        path = Path(text) if text else None
+        try:
+            if path is None:
+                name = state.scene_path.stem if state.scene_path is not None else "tumble"
+                path = timestamped_path(prepare_folder(state.recording.folder),
+                                        f"{name}_replay", ".toml")
+            replay = history_replay(state.sim.history, state.bodies)
+            write_replay(path, replay)
+        except (OSError, ValueError, RecordingError) as e:
+            where = path or state.recording.folder
+            state.notifications.error(f"could not save the replay to {where}: {e}")
+            return None
+        state.recording.last_file = path
+        state.notifications.info(f"saved replay {path}: {len(replay.scene.bodies)} bodies, "
+                                 f"{len(replay.commands)} commands")
+        return path
+
+    def set_history_seconds(self, seconds: float) -> Future:
+        """How much sim time the timeline keeps, s (60 s … 10 min)."""
+        return self.watch(self.state.sim.set_history_seconds(seconds), "history length")
 
     def _row(self, body_id: int | None) -> int | None:
         if body_id is None:

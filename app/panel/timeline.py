@@ -16,6 +16,7 @@ from imgui_bundle import imgui
 from app.panel.overlays import PANEL_WIDTH, TIMELINE_HEIGHT
 from app.panel.widgets import AMBER
 from app.render.interpolate import Pose
+from app.video.clip import INSTANT_REPLAY_SECONDS
 from physics.history import History
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def timeline(panel: Panel, time_now: float) -> None:
         panel.toggle_pause()
     if changed:  # the ring's moment nearest to it: Left/Right then step whole frames
         state.scrub_time = history.frame_at(float(value)).time
+    _clip_span(state.recording.clip_span, first.time, last_time)
     _command_ticks(history, first.time, last_time)
     imgui.same_line()
     if state.scrub_time is not None:
@@ -58,17 +60,30 @@ def timeline(panel: Panel, time_now: float) -> None:
         panel._remember("resume")
     else:
         imgui.text_colored(AMBER, f"{last_time - first.time:.0f} s · "
-                                  f"{_history_bytes(history) / 1e6:.0f} MB")
+                                  f"{history_bytes(history) / 1e6:.0f} MB")
     imgui.end()
 
 
-def _history_bytes(history: History) -> int:
+def history_bytes(history: History) -> int:
+    """The history's bytes, counted at most once every SIZE_EVERY s (a walk of it)."""
     now = time.perf_counter()
     counted, size = _sizes.get(id(history), (-SIZE_EVERY, 0))
     if now - counted >= SIZE_EVERY:
         _sizes.clear()  # one history at a time
         _sizes[id(history)] = (now, size := history.nbytes())
     return size
+
+
+def _clip_span(span, start: float, end: float) -> None:
+    """The span the panel's "Save clip" saves, as a band under the slider (the last 10 s when
+    none was chosen)."""
+    t0, t1 = span or (max(start, end - INSTANT_REPLAY_SECONDS), end)
+    (x0, _), (x1, y1) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    scale = (x1 - x0) / max(end - start, 1e-9)
+    left, right = x0 + scale * (max(t0, start) - start), x0 + scale * (min(t1, end) - start)
+    colour = imgui.get_color_u32(imgui.ImVec4(0.35, 0.65, 1.0, 0.9))
+    imgui.get_window_draw_list().add_rect_filled((left, y1 + 1.0), (max(right, left + 2.0),
+                                                                    y1 + 4.0), colour)
 
 
 def _command_ticks(history: History, start: float, end: float) -> None:

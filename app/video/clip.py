@@ -16,11 +16,38 @@ from pathlib import Path
 from app.render.camera import OrbitCamera
 from app.render.view import GizmoOptions
 from app.video.offline import frame_count, offscreen_context, render_video, world_views
-from app.video.recorder import READ_FORMAT, RecordingResult, VideoWriter
+from app.video.recorder import (
+    READ_FORMAT,
+    RecordingResult,
+    VideoWriter,
+    prepare_folder,
+    timestamped_path,
+)
 from physics.history import History
 from physics.replay import Schedule
 
 INSTANT_REPLAY_SECONDS = 10.0  # s that F10 saves: a throw and its tumble, short to render
+
+
+def last_seconds(history: History, seconds: float = INSTANT_REPLAY_SECONDS) -> tuple[float, float]:
+    """(t0, t1) s: the last ``seconds`` of the history, or all of it if it is shorter."""
+    first, _, t1 = history.span()
+    return max(first.time, t1 - seconds), t1
+
+
+def start_clip(history: History, t0: float, t1: float, fps: int, size: tuple[int, int],
+               folder: Path, name: str, records: dict, camera: OrbitCamera,
+               gizmos: GizmoOptions) -> ClipJob:
+    """Start saving the span [t0, t1] s of ``history`` (clamped to it) at ``fps`` and ``size``
+    to a new file ``folder/<name>_replay_<time>.mp4``; ValueError for an empty span and
+    RecordingError for a folder that cannot take it, with messages saying so."""
+    first, _, last = history.span()
+    t0, t1 = max(float(t0), first.time), min(float(t1), last)
+    if frame_count(t1 - t0, fps) < 1:
+        raise ValueError(f"nothing to save: the span {t0:.2f}…{t1:.2f} s holds no frame at "
+                         f"{fps} fps")
+    path = timestamped_path(prepare_folder(folder), f"{name}_replay", ".mp4")
+    return ClipJob(ClipRequest(t0, t1, fps, size, path), history, records, camera, gizmos)
 
 
 @dataclass(frozen=True)
