@@ -48,6 +48,7 @@ click a body; and how many dropped meshes wait for their scale (``scale_offers``
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import json
 import logging
@@ -70,7 +71,7 @@ from app.keys import KEY_BINDINGS
 from app.loader import Loader
 from app.mesh_scale import FIT_SIZE, draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
-from app.panel.timeline import ring_pose, scrub_by
+from app.panel.timeline import ExactMoments, ring_pose, scrub_by
 from app.render.camera import OrbitCamera, home_sphere
 from app.render.gizmos import body_radius
 from app.render.imgui_gl import ImGuiRenderer
@@ -110,6 +111,7 @@ STATUS_INTERVAL = 0.2          # s between writes of the status file (tests wait
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of Mesa's CPU paths
 STATUS_ENV = "TUMBLE_STATUS_FILE"
 ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
+NO_POINTS = np.zeros((0, 3))
 
 
 def main(files: list[str]) -> int:
@@ -272,6 +274,8 @@ class App:
         self._last_video: dict | None = None      # the status file's "last_video"
         self._last_clip: dict | None = None       # the status file's "last_clip"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
+        self._moments = ExactMoments()            # the timeline's moment, re-run exactly
+        self._scrub_exact = False                 # this frame shows it (the status file's)
         self._screenshot_wanted = False
         self._dropped_at: float | None = None     # time.monotonic() of the last file drop
         self.state.recording.toggle = self.toggle_recording
@@ -373,8 +377,17 @@ class App:
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
         scrub = self.state.scrub_time
-        pose = (interpolate(prev, new, render_time) if scrub is None
-                else ring_pose(self.sim.history, scrub))
+        moment = None if scrub is None else self._moments.at(self.sim.history, scrub)
+        self._scrub_exact = moment is not None
+        if scrub is None:
+            pose = interpolate(prev, new, render_time)
+        elif moment is None:  # poses from the ring; no contacts until the moment is exact
+            pose = ring_pose(self.sim.history, scrub)
+            new = dataclasses.replace(new, contact_points=NO_POINTS, contact_normals=NO_POINTS)
+        else:
+            pose = moment.pose
+            new = dataclasses.replace(new, contact_points=moment.contact_points,
+                                      contact_normals=moment.contact_normals)
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
         view = frame_view(pose, new, records, palette_color, selected,
@@ -811,7 +824,7 @@ class App:
             "clip": None if self.state.recording.clip is None
             else self.state.recording.clip.frames_done,
             "last_clip": self._last_clip,
-            "scrub": self.state.scrub_time,
+            "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),

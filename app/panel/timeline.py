@@ -1,13 +1,17 @@
 """The timeline along the bottom of the 3D view (docs/architecture.md#history): the history's
-span, the time shown and a tick at each command. Dragging it pauses and shows that moment
-from the ring of poses; Left/Right step through the ring while it is shown; "Resume from
-here" makes that moment the live world (a branch: what came after is dropped), Space goes
-back to the live end instead."""
+span, the time shown, a tick at each command and the span a clip would save. Dragging it
+pauses and shows that moment from the ring of poses, then, once the drag pauses, from the
+world of that moment re-run exactly (``ExactMoments``: velocities, ω, L and contacts for the
+gizmos); Left/Right step through the ring while it is shown; "Resume from here" makes that
+moment the live world (a branch: what came after is dropped), Space goes back to the live end
+instead."""
 
 from __future__ import annotations
 
 import bisect
+import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
 
 RESUME_WIDTH = 140.0   # px, the "Resume from here" button
 SIZE_EVERY = 1.0       # s of wall time between counts of the history's bytes (a walk of it)
+SETTLE_SECONDS = 0.15  # s of wall time a moment shown stays put before it is re-run exactly
 _sizes: dict[int, tuple[float, int]] = {}  # id(history) → (when counted, bytes)
 
 
@@ -122,6 +127,65 @@ def resume_from_here(panel: Panel) -> None:
     panel.watch(state.sim.restore(step), "resume from here")
     panel.watch(state.sim.set_paused(False), "resume")
     state.scrub_time = None
+
+
+@dataclass(frozen=True)
+class Moment:
+    """The world exactly as it was at one ring frame (``History.world_at`` of its ``step``):
+    the bodies' ``pose`` with their velocities, ω and L, and the contacts of that step
+    (points, normals (k, 3), m)."""
+
+    history: History
+    step: int
+    pose: Pose
+    contact_points: np.ndarray
+    contact_normals: np.ndarray
+
+
+class ExactMoments:
+    """While the timeline shows a moment, the world of that moment computed exactly once the
+    moment has stayed put for ``SETTLE_SECONDS`` (the drag paused), on a thread of its own: the
+    ring holds poses only, and re-running up to a second of steps is too slow for every frame
+    of a drag. ``at`` is called by the render thread each frame."""
+
+    def __init__(self, clock=time.perf_counter):
+        self._clock = clock
+        self._wanted: tuple | None = None   # (history id, step) asked for, since when
+        self._since = 0.0
+        self._done: Moment | None = None
+        self._thread: threading.Thread | None = None
+
+    def at(self, history: History, shown: float) -> Moment | None:
+        """The exact moment of the ring frame nearest to ``shown`` s, or None while it is
+        being computed (or the timeline is still moving)."""
+        step = history.frame_at(shown).step
+        done = self._done
+        if done is not None and done.history is history and done.step == step:
+            return done
+        now, key = self._clock(), (id(history), step)
+        if key != self._wanted:
+            self._wanted, self._since = key, now
+        elif now - self._since >= SETTLE_SECONDS and not self.busy:
+            self._thread = threading.Thread(target=self._compute, args=(history, step),
+                                            name="tumble-moment", daemon=True)
+            self._thread.start()
+        return None
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _compute(self, history: History, step: int) -> None:
+        try:
+            world, _ = history.world_at(step)
+        except ValueError:  # the history moved on past it meanwhile: the ring frame stays
+            return
+        s = world.state
+        points, normals = world.contact_points()
+        pose = Pose(ids=world.ids.copy(), pos=s.pos.copy(), quat=s.quat.copy(), vel=s.vel.copy(),
+                    omega=world.angular_velocity(), ang_mom=s.ang_mom.copy(),
+                    time=float(s.time), alpha=1.0)
+        self._done = Moment(history, step, pose, points, normals)
 
 
 def ring_pose(history: History, time: float) -> Pose:

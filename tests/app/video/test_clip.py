@@ -13,7 +13,9 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
                      XDG_CONFIG_HOME=str(tmp_path / "config"))
     try:
         app.wait_until_ready()
-        app.wait_for("10.5 s of sim time", lambda s: s["time"] >= 10.5, timeout=120)
+        # the history starts when the scene is opened
+        app.wait_for("10.5 s of history", lambda s: s["time"] - s["history"][0] >= 10.5,
+                     timeout=120)
         app.xdotool("key", "--window", app.window, "F10")
         rendering = app.wait_for("the clip under way", lambda s: (s["clip"] or 0) >= 5,
                                  timeout=60)
