@@ -564,8 +564,11 @@ def after_the_fact(panel: Panel) -> None:
         panel._remember("clip_progress")
     else:
         panel.item_rects.pop("clip_progress", None)
-    imgui.text_colored(DIM, "Replay file: the scene at the start of the history and every "
-                            "command since")
+    imgui.separator_text("Replay file")
+    imgui.push_text_wrap_pos(0.0)
+    imgui.text_colored(DIM, "The world at the history's start as a scene, and every command "
+                            "since at its step (tumble simulate/record run it; drop it to open)")
+    imgui.pop_text_wrap_pos()
     go, panel._replay_path = path_field("Save", "(a new file in the folder)",
                                         panel._replay_path)
     panel._item_width = imgui.get_item_rect_size().x
