@@ -61,6 +61,18 @@ class ClipRequest:
     path: Path
 
 
+def clip_views(history: History, request: ClipRequest, records: dict):
+    """The FrameViews of the clip, frame k at sim time t0 + k/fps: the world at t0's step
+    rebuilt exactly and run again with the commands logged from there (``records``: body id
+    → BodyRecord)."""
+    start = history.step_at(request.t0)
+    world, hz = history.world_at(start)
+    later = tuple(replace(c, step=c.step - start) for c in history.commands()
+                  if c.step >= start)
+    return world_views(world, records, hz, request.fps,
+                       frame_count(request.t1 - request.t0, request.fps), Schedule(later))
+
+
 class ClipJob:
     """Renders one ``ClipRequest`` on its own thread; ``done`` / ``progress`` / ``result`` /
     ``error`` are read from any thread."""
@@ -88,13 +100,8 @@ class ClipJob:
 
     def _run(self) -> None:
         try:
-            history, request = self._history, self.request
-            start = history.step_at(request.t0)
-            world, hz = history.world_at(start)
-            later = tuple(replace(c, step=c.step - start) for c in history.commands()
-                          if c.step >= start)
-            views = world_views(world, self._records, hz, request.fps, self.count,
-                                Schedule(later))
+            request = self.request
+            views = clip_views(self._history, request, self._records)
             ctx = offscreen_context()
             try:
                 writer = VideoWriter(request.path, request.size, request.fps,
