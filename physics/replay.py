@@ -102,7 +102,7 @@ def history_replay(history: History, records: dict[int, BodyRecord]) -> Replay:
     missing = [int(i) for i in world.ids if int(i) not in records]
     if missing:
         raise ValueError(f"body #{missing[0]} is still loading; save the replay once it is in")
-    snapshot = Simulation(world, hz=first.hz).latest()
+    snapshot = Simulation(world, hz=first.hz, history=False).latest()
     scene = scene_from_snapshot(snapshot, records)
     # a mesh still colliding as its hull then gets its pieces from a logged set_pieces
     entries = tuple(dataclasses.replace(entry, collision="hull")

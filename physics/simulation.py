@@ -45,7 +45,7 @@ import numpy as np
 
 from physics.constraints.joint import JointDef
 from physics.constraints.view import JointView
-from physics.history import History, LoggedCommand, check_history_seconds
+from physics.history import History, LoggedCommand, NoHistory, check_history_seconds
 from physics.model import BodyDef, check_number
 from physics.runtime import configure, use_threads
 from physics.settings import CATCH_UP, ERROR_HISTORY, MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
@@ -230,12 +230,14 @@ class Simulation:
                  a software renderer (llvmpipe) the cores are busy rasterising — there kernels
                  split over two threads kept 10–15 % of real time at 500 bodies where one
                  thread kept 34 % (bench/frame.py). Results do not depend on it.
+    history      keep the recent past (physics/history.py); False for a run that never goes
+                 back (``NoHistory``: no cost per step, ``restore`` refused)
     """
 
     def __init__(self, world: World, hz: float = 240.0, *, time_scale: float = 1.0,
                  paused: bool = False, publish_hz: float = 120.0,
                  batch_budget: float | None = None, max_lag: float = 0.1,
-                 kernel_threads: int = 1):
+                 kernel_threads: int = 1, history: bool = True):
         if not isinstance(world, World):
             raise ValueError(f"Simulation needs a World, got {type(world).__name__}")
         self._world = world
@@ -256,7 +258,7 @@ class Simulation:
         # what ``reset`` goes back to: a world, its step count, the script it had left and the
         # rate it starts at (None: the rate in effect stays)
         self._reset_point = (copy.deepcopy(world), 0, (), None)
-        self._history = History(world, 0, self._hz)
+        self._history = History(world, 0, self._hz) if history else NoHistory()
         self._behind = False
         self._time_dropped = 0.0
         self._errors: collections.deque[CommandError] = collections.deque(maxlen=ERROR_HISTORY)
@@ -291,7 +293,7 @@ class Simulation:
         return self._world
 
     @property
-    def history(self) -> History:
+    def history(self) -> History | NoHistory:
         """The recent past (physics/history.py): its reading methods are safe from any
         thread."""
         return self._history

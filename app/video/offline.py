@@ -90,7 +90,7 @@ def world_views(world: World, by_id: dict, hz: float, fps: int, count: int,
     without one are drawn as their hulls): frame k at the world's time + k/fps, the commands
     of ``schedule`` counted in steps from the world as given."""
     by_id = dict(by_id)
-    sim = Simulation(world, hz=hz)
+    sim = Simulation(world, hz=hz, history=False)  # it never goes back
     run_steps = sim.run_steps if schedule is None else partial(schedule.run_steps, sim)
     prev = new = sim.latest()
     start = new.time
