@@ -38,7 +38,10 @@ follows a drop), whether the floor and sky come from the still camera's cache, w
 the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
 level while a big mesh's levels of detail are prepared), the recording (``recording``: frames
 so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
-frames; ``last_file``) and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
+frames; ``last_file``), the timeline (``scrub``: the sim time shown, or null for the live
+world; ``scrub_exact``: that moment is drawn re-run exactly, not from the ring; ``history``:
+its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``) and
+the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
 each body's centre on screen (``body_pixels``, window pixels from the top-left), so a test can

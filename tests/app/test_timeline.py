@@ -38,6 +38,7 @@ def test_a_moment_that_stays_put_is_re_run_exactly_with_its_velocities():
     exact, _ = history.world_at(frames[41].step)
     assert np.array_equal(moment.pose.omega, exact.angular_velocity())
     assert np.array_equal(moment.pose.ang_mom, exact.state.ang_mom)
+    assert np.array_equal(moment.contact_points, exact.contact_points()[0])
     assert np.abs(moment.pose.omega).max() > 1.0  # the T-handle spins: gizmos to show
     assert moment.pose.time == frames[41].time
     ring = ring_pose(history, frames[41].time)

@@ -149,6 +149,23 @@ def test_a_replay_opened_in_a_simulation_runs_as_tumble_simulate_runs_it(saved):
     assert_same_world(sim.world, recorded[steps[-1]])
 
 
+def test_resume_from_here_ends_an_opened_replay_and_reset_plays_it_again(saved):
+    """restore (the timeline's Resume from here) is a branch: the replay's later commands are
+    the old future and are not applied; reset goes back to its start with all of them."""
+    path, recorded = saved
+    replay = load_replay(path)
+    sim = Simulation(World(), hz=60.0)
+    sim.open(build_world(replay.scene)[0], replay.scene.hz, scripted(replay))
+    sim.run_steps(500)  # past the throw at 200 and the restitution change at 420
+    sim.restore(100)
+    after = sim.run_steps(400)
+    assert after.restitution == replay.scene.restitution  # the change at 420 never came
+    assert sim.history.commands()[-1].step < 100
+    sim.reset()
+    sim.run_steps(500)
+    assert sim.latest().restitution == 0.8
+
+
 def test_a_command_the_world_refuses_stops_the_opened_replay_naming_its_line(tmp_path):
     path = tmp_path / "refused.toml"
     path.write_text('[world]\nhz = 240\n\n[[command]]\nstep = 3\nname = "remove_body"\n'
