@@ -429,6 +429,9 @@ def plots(panel: Panel, s: Snapshot) -> None:
         imgui.text_colored(DIM, "No samples yet.")
         return
     x = t - t[-1]
+    # the moment the timeline shows, when the plots reach back to it: a vertical line
+    shown = panel.state.scrub_time
+    shown = shown if shown is not None and x[0] <= shown - t[-1] <= 0.0 else None
     imgui.text_colored(DIM, f"last {panel.history.seconds:.0f} s of sim time"
                        + ("" if panel.state.selected is not None else "; select a body"))
     # (title, unit, signed, (column, legend)…); y spans 0…max (or ±max for ω) so a
@@ -447,6 +450,8 @@ def plots(panel: Panel, s: Snapshot) -> None:
             implot.setup_legend(implot.Location_.north_west)
             for column, label in lines:
                 implot.plot_line(label, x, np.ascontiguousarray(values[:, column]))
+            if shown is not None:
+                implot.plot_inf_lines("shown", np.array([shown - t[-1]]))
             implot.end_plot()
 
 

@@ -187,3 +187,40 @@ def test_save_replay_to_a_folder_that_cannot_be_written_says_so(tmp_path):
     texts = [n.text for n, _ in state.notifications.visible()]
     assert any(t.startswith(f"could not save the replay to {tmp_path / 'file' / 'r.toml'}")
                for t in texts), texts
+
+
+def test_the_plots_mark_the_moment_the_timeline_shows(ctx, ui, tmp_path):
+    tall = (W, 3200)  # every section open, the plots at the end
+    ui.on_resize(*tall)
+    target = ctx.framebuffer(color_attachments=[ctx.renderbuffer(tall, 4)])
+    state, panel = bounce(tmp_path)
+    state.selected = next(iter(state.bodies))
+    for _ in range(240):
+        state.sim.run_steps(2)
+        panel.record_plots(state.sim.latest())
+    panel.expand_all()
+
+    def plots() -> np.ndarray:
+        for _ in range(3):
+            ui.new_frame(tall, 1 / 60)
+            panel.draw(state.sim.latest())
+            target.use()
+            target.clear(0.3, 0.36, 0.42, 1.0)
+            ui.render(target)
+        img = np.frombuffer(target.read(components=3), np.uint8).reshape(tall[1], W, 3)[::-1]
+        assert "plots" not in panel.item_rects
+        return img[:, W - 380:].astype(int)
+
+    try:
+        live = plots()
+        state.scrub_time = state.sim.history.frames()[60].time  # 1 s of the 2 s plotted
+        marked = plots()
+    finally:
+        target.release()
+    changed = np.abs(marked - live).sum(axis=2) > 30
+    # a vertical line through the three plots (the buttons that act on the moment shown are
+    # enabled too, a shorter change)
+    columns = np.flatnonzero(changed.sum(axis=0) > 150)
+    assert len(columns) and columns.max() - columns.min() <= 6, columns
+    # at -1 s of the plots' last 20 s: 95 % along their axis
+    assert 0.85 < columns.mean() / 380 < 0.95
