@@ -94,9 +94,10 @@ def history_replay(history: History, records: dict[int, BodyRecord]) -> Replay:
     then the commands logged since, their steps counted from there and their body and joint
     ids renumbered as the scene's world numbers them.
 
-    Exact while the history starts at a scene just opened (at rest there, as scenes start);
-    from a moment mid-run, what a scene cannot hold (contact caches, sleep timers, bits the
-    mesh-origin poses round away) starts afresh, so a chaotic run drifts from the live one."""
+    Exact while the history starts at a scene just opened, for builtin shapes (a mesh's
+    orientation goes through its mesh frame and back, to within rounding); from a moment
+    mid-run, what a scene cannot hold (contact caches, sleep timers) starts afresh too, so a
+    chaotic run drifts from the live one."""
     first, _, _ = history.span()
     world = first.world()
     missing = [int(i) for i in world.ids if int(i) not in records]
