@@ -98,7 +98,11 @@ def history_replay(history: History, records: dict[int, BodyRecord]) -> Replay:
     orientation goes through its mesh frame and back, to within rounding); from a moment
     mid-run, what a scene cannot hold (contact caches, sleep timers) starts afresh too, so a
     chaotic run drifts from the live one."""
-    first, _, _ = history.span()
+    while True:  # the start and the log of one moment (the physics thread trims both)
+        first, _, _ = history.span()
+        logged = history.commands()
+        if history.span()[0] is first:
+            break
     world = first.world()
     missing = [int(i) for i in world.ids if int(i) not in records]
     if missing:
@@ -112,7 +116,7 @@ def history_replay(history: History, records: dict[int, BodyRecord]) -> Replay:
     scene = dataclasses.replace(scene, bodies=entries)
     bodies = _renumbering(world.ids, world._next_id)
     joints = _renumbering(world.joint_view().ids, world.joints.next_id)
-    commands = tuple(_renumbered(c, first.step, bodies, joints) for c in history.commands())
+    commands = tuple(_renumbered(c, first.step, bodies, joints) for c in logged)
     return Replay(scene, commands)
 
 

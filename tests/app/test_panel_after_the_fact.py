@@ -167,7 +167,12 @@ def test_save_replay_writes_the_history_and_names_the_file(ui, fbo, tmp_path):
     live = state.sim.run_steps(100)
     frame(ui, fbo, panel)
     frame(ui, fbo, panel)
+    writing = []
+    save_replay = panel.save_replay
+    panel.save_replay = lambda text: writing.append(save_replay(text))  # to wait for it
     click(ui, fbo, panel, "replay_save")
+    assert len(writing) == 1
+    writing[0].join(60)
     saved = sorted(tmp_path.glob("bounce_replay_*.toml"))
     assert len(saved) == 1
     texts = [n.text for n, _ in state.notifications.visible()]
@@ -183,7 +188,7 @@ def test_save_replay_writes_the_history_and_names_the_file(ui, fbo, tmp_path):
 def test_save_replay_to_a_folder_that_cannot_be_written_says_so(tmp_path):
     state, panel = bounce(tmp_path)
     (tmp_path / "file").write_text("")
-    assert panel.save_replay(str(tmp_path / "file" / "r.toml")) is None
+    panel.save_replay(str(tmp_path / "file" / "r.toml")).join(60)
     texts = [n.text for n, _ in state.notifications.visible()]
     assert any(t.startswith(f"could not save the replay to {tmp_path / 'file' / 'r.toml'}")
                for t in texts), texts
