@@ -112,6 +112,8 @@ class Loader:
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._shapes: dict[tuple, Shape] = {}  # worker only: one Shape per unchanged file
         self._helper: ThreadPoolExecutor | None = None  # worker only: first levels of big meshes
+        self._worlds = 0  # worlds replaced by a replay (its ids start again at 0): _decompose
+        self._replacing = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tumble-loader", daemon=True)
         self._thread.start()
 
@@ -302,13 +304,15 @@ class Loader:
         shape = record.shape
         if shape.kind is None and shape.properties.mode == "solid" and (
                 record.collision != "hull"):
-            threading.Thread(target=self._decompose, args=(record,), daemon=True,
+            threading.Thread(target=self._decompose, args=(record, self._worlds), daemon=True,
                              name="tumble-decompose").start()
 
-    def _decompose(self, record: BodyRecord) -> None:
+    def _decompose(self, record: BodyRecord, world: int) -> None:
         """Split a mesh into convex pieces as its collision mode says (``auto``: if its hull is
         clearly larger than it), and make its body collide as them; says so in notifications.
-        One split at a time: each keeps every core busy."""
+        One split at a time: each keeps every core busy. ``world``: the count of worlds
+        replaced when the body was made; a replay opened since numbers its bodies afresh, so
+        the pieces would go to another body of the same id."""
         shape, p = record.shape, record.shape.properties
         if not needs_pieces(record.collision, shape.vertices, p.volume):
             return
@@ -320,7 +324,10 @@ class Loader:
                 self._results.put(_Outcome(warnings=(str(e),)))
                 return
         pieces = body_frame(found.pieces, p.center_of_mass, p.principal_axes)
-        done = self.state.sim.set_pieces(record.body_id, pieces)
+        with self._replacing:
+            if world != self._worlds:
+                return
+            done = self.state.sim.set_pieces(record.body_id, pieces)
         message = (f"{shape.name} collides as {len(pieces)} pieces "
                    f"({100 * found.volume_excess:+.0f} % volume)")
         # a body removed meanwhile refuses the pieces: nothing to say then
@@ -389,7 +396,10 @@ class Loader:
             for record in records.values():
                 self._results.put(_Outcome(record=record))
             self._results.put(_Outcome(message=message, file_done=True))
-        self.state.sim.open(world, replay.scene.hz, scripted(replay)).add_done_callback(opened)
+        with self._replacing:  # no body of the world replaced gets its pieces after this
+            self._worlds += 1
+            future = self.state.sim.open(world, replay.scene.hz, scripted(replay))
+        future.add_done_callback(opened)
 
     def _refused(self, future: Future, path: Path, what: str) -> None:
         """On the physics thread: a scene value the simulation refused is shown, not only

@@ -130,3 +130,36 @@ def test_a_scene_opened_in_the_app_and_saved_as_a_replay_runs_the_same_bits(app,
         rows = list(csv.DictReader(f))[-len(live.ids):]
     simulated = np.array([[float(r[k]) for k in ("x", "y", "z")] for r in rows])
     assert np.array_equal(simulated, live.pos)
+
+
+def test_pieces_found_for_a_body_of_a_world_a_replay_replaced_go_nowhere(app, tmp_path,
+                                                                       monkeypatch):
+    """A mesh's convex pieces come seconds after its body; if a replay replaced the world
+    meanwhile, its bodies are numbered from 0 again and the pieces must not reach the body
+    that now has the old one's id (nor its record replace the replay's)."""
+    import types
+
+    import app.loader as loader_module
+
+    state, loader = app
+    loader.request([REPO / "assets" / "meshes" / "tetrahedron.off"])
+    settle(state, loader)
+    old = state.bodies[0]
+    assert old.shape.kind is None  # the mesh, body 0 of the app's first world
+    path = tmp_path / "throw.toml"
+    write_replay(path, Replay(SCENE, COMMANDS))
+    loader.request([path])
+    settle(state, loader)
+    assert state.bodies[0].shape.kind == "box"
+    hull = old.shape.hull
+    monkeypatch.setattr(loader_module, "needs_pieces", lambda *args: True)
+    monkeypatch.setattr(loader_module, "decompose", lambda *args: types.SimpleNamespace(
+        pieces=[hull + old.shape.properties.center_of_mass], volume_excess=0.0))
+    loader._decompose(old, 0)  # the world it was made in
+    state.sim.set_paused(True).result(2)  # applied after anything sent before it
+    settle(state, loader)
+    assert not any(c.name == "set_pieces" for c in state.sim.history.commands())
+    assert state.bodies[0].shape.kind == "box"
+    loader._decompose(old, loader._worlds)  # the control: pieces for the world of now go
+    state.sim.set_paused(True).result(2)
+    assert [c.name for c in state.sim.history.commands()][-1] == "set_pieces"
