@@ -63,7 +63,8 @@ class Panel(PanelActions):
     number field with its − and + buttons at the right end), the "record" button, the
     "include_panel" checkbox box and the "mesh_path" text field from the last draw, for tests
     that drive them with real pointer events; and of the "panel" itself while it is shown (the
-    window keeps the pointer's events inside it from the 3D view).
+    window keeps the pointer's events inside it from the 3D view); each section's header is
+    "section <title>".
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
@@ -161,7 +162,10 @@ class Panel(PanelActions):
                 default = title in ("Simulation", "Materials", "Bodies", "Inspector", "Joints",
                                     "Recording")
                 header_flags = imgui.TreeNodeFlags_.default_open if default else 0
-                if imgui.collapsing_header(title, header_flags):
+                opened = imgui.collapsing_header(title, header_flags)
+                self._item_width = imgui.get_item_rect_size().x
+                self._remember(f"section {title}")
+                if opened:
                     imgui.push_id(title)
                     draw(self, snapshot)
                     imgui.pop_id()

@@ -507,15 +507,13 @@ def recording(panel: Panel, s: Snapshot) -> None:
     if settings.last_file is not None:
         imgui.text(f"Last saved: {settings.last_file}")
     imgui.pop_text_wrap_pos()
-    after_the_fact(panel)
 
 
-def after_the_fact(panel: Panel) -> None:
+def after_the_fact(panel: Panel, s: Snapshot) -> None:
     """The history kept for the timeline (its length, its memory), a span of it saved as a
     clip (with a progress bar while it renders) and the whole of it saved as a replay file."""
     settings, history = panel.state.recording, panel.state.sim.history
     first, _, last = history.span()
-    imgui.separator_text("After the fact")
     seconds = history.seconds
     panel._item_width = imgui.calc_item_width()
     changed, seconds = imgui.slider_float("history", seconds, HISTORY_RANGE[0],
@@ -582,6 +580,7 @@ def after_the_fact(panel: Panel) -> None:
         panel.save_replay(panel._replay_path)
 
 
-SECTIONS = (("Simulation", simulation), ("Recording", recording), ("Materials", materials),
+SECTIONS = (("Simulation", simulation), ("Recording", recording),
+            ("After the fact", after_the_fact), ("Materials", materials),
             ("Bodies", bodies), ("Inspector", inspector), ("Joints", joints), ("Gizmos", gizmos),
             ("Plots", plots), ("Scenes", scenes))

@@ -61,7 +61,9 @@ def bounce(tmp_path) -> tuple[AppState, Panel]:
     state = AppState(sim=Simulation(world, hz=scene.hz), bodies={r.body_id: r for r in records},
                      scene_path=scene.source)
     state.recording.folder = tmp_path
-    return state, Panel(state)
+    panel = Panel(state)
+    panel.expand_all()  # the After the fact section starts closed
+    return state, panel
 
 
 def frame(ui, fbo, panel):
@@ -203,7 +205,6 @@ def test_the_plots_mark_the_moment_the_timeline_shows(ctx, ui, tmp_path):
     for _ in range(240):
         state.sim.run_steps(2)
         panel.record_plots(state.sim.latest())
-    panel.expand_all()
 
     def plots() -> np.ndarray:
         for _ in range(3):

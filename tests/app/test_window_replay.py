@@ -27,7 +27,14 @@ def test_a_replay_given_on_the_command_line_plays_saves_and_opens_by_drop(tmp_pa
         assert not played["paused"]
         app.xdotool("key", "--window", app.window, "space")
         app.wait_for("paused", lambda s: s["paused"])
-        x0, y0, x1, y1 = app.status()["widgets"]["replay_save"]
+        # close Simulation and open After the fact, so its end is on a 720 px screen
+        for section in ("Simulation", "After the fact"):
+            x0, y0, x1, y1 = app.wait_frames(3)["widgets"][f"section {section}"]
+            app.xdotool("mousemove", "--window", app.window, int((x0 + x1) / 2),
+                        int((y0 + y1) / 2), "click", 1)
+        app.wait_for("the section open", lambda s: "replay_save" in s["widgets"])
+        x0, y0, x1, y1 = app.wait_frames(3)["widgets"]["replay_save"]
+        assert y1 < 720
         app.xdotool("mousemove", "--window", app.window, int((x0 + x1) / 2),
                     int((y0 + y1) / 2), "click", 1)
         app.wait_for_log("saved replay")
