@@ -54,7 +54,9 @@ class AppState:
     selected_point: where the selected body was clicked, (3,) m in its principal frame (None:
     its centre); joint_draft: a joint being made with the mouse (app/joints.py), or None;
     selected_joint: the joint id chosen in the panel, or None; scrub_time: the sim time the
-    timeline shows from the history (s), or None for the live world."""
+    timeline shows from the history (s), or None for the live world; later_records: body id →
+    BodyRecord of the bodies an opened replay's commands add, registered each time the body
+    appears (the replay may run again from its start)."""
 
     sim: Simulation
     notifications: Notifications = field(default_factory=Notifications)
@@ -72,3 +74,4 @@ class AppState:
     joint_draft: JointDraft | None = None
     selected_joint: int | None = None
     scrub_time: float | None = None
+    later_records: dict[int, BodyRecord] = field(default_factory=dict)

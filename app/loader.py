@@ -89,6 +89,7 @@ class _Outcome:
 
     record: BodyRecord | None = None
     scene: Path | None = None        # set: the scene was cleared and replaced by this file
+    later: dict | None = None        # with scene: records of the bodies a replay will add
     message: str | None = None       # logged at INFO and shown
     warnings: tuple[str, ...] = ()
     file_done: bool = False
@@ -144,6 +145,7 @@ class Loader:
                 state.bodies.clear()
                 state.selected = None
                 state.scene_path = outcome.scene
+                state.later_records = dict(outcome.later or {})
             if outcome.record is not None:
                 state.bodies[outcome.record.body_id] = outcome.record
             if outcome.offer is not None:
@@ -380,9 +382,9 @@ class Loader:
         if built is None:
             return
         world, records = built
-        records = {r.body_id: dataclasses.replace(r, color=r.color or body_color(r.body_id))
-                   for r in records}
-        records.update(added_records(len(records), replay.commands))
+        records = [dataclasses.replace(r, color=r.color or body_color(r.body_id))
+                   for r in records]
+        later = added_records(len(records), replay.commands)
         count = f"{len(replay.scene.bodies)} bod{'y' if len(replay.scene.bodies) == 1 else 'ies'}"
         message = (f"opened replay {path.name}: {count}, {len(replay.commands)} commands; "
                    "paused at its start (Space plays it)")
@@ -392,8 +394,8 @@ class Loader:
                 self._results.put(_Outcome(message=f"rejected {path.name}: "
                                            f"{future.exception()}", file_done=True))
                 return
-            self._results.put(_Outcome(scene=path))
-            for record in records.values():
+            self._results.put(_Outcome(scene=path, later=later))
+            for record in records:
                 self._results.put(_Outcome(record=record))
             self._results.put(_Outcome(message=message, file_done=True))
         with self._replacing:  # no body of the world replaced gets its pieces after this

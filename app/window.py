@@ -365,10 +365,14 @@ class App:
 
     def _forget_removed(self, snapshot) -> None:
         """Drop records of bodies that were shown before and are gone now (removed, reset):
-        ids are reused after a reset. A record whose body has not appeared yet stays."""
+        ids are reused after a reset. A record whose body has not appeared yet stays; a body an
+        opened replay's command made gets its record each time it appears."""
         present = set(snapshot.ids.tolist())
         for body_id in [i for i in self.state.bodies if i in self._seen_ids and i not in present]:
             del self.state.bodies[body_id]
+        later = self.state.later_records  # a replay's command added it (again)
+        for body_id in (present - self.state.bodies.keys()) & later.keys():
+            self.state.bodies[body_id] = later[body_id]
         self._seen_ids = present
         if self.state.selected is not None and self.state.selected not in self.state.bodies:
             self.state.selected = None

@@ -65,8 +65,9 @@ def test_an_opened_replay_starts_paused_and_runs_as_tumble_simulate(app, tmp_pat
     start = settle(state, loader)
     assert start.paused and start.step == 0 and len(start.ids) == 2
     assert state.scene_path == path
-    assert sorted(state.bodies) == [0, 1, 2]  # the ball command 30 adds is drawn too
-    assert state.bodies[2].shape.radius == 0.1
+    assert sorted(state.bodies) == [0, 1]
+    assert sorted(state.later_records) == [2]  # the ball command 30 adds, drawn when it comes
+    assert state.later_records[2].shape.radius == 0.1
     assert any("opened replay throw.toml: 2 bodies, 3 commands" in n.text
                for n, _ in state.notifications.visible())
     state.sim.stop()

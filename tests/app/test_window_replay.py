@@ -20,13 +20,19 @@ def test_a_replay_given_on_the_command_line_plays_saves_and_opens_by_drop(tmp_pa
         app.wait_until_ready(bodies=2)
         start = app.wait_frames(3)
         assert start["paused"] and start["time"] == 0.0 and start["scene"] == "throw.toml"
-        assert start["records"] == 3  # the body command 30 adds has its record waiting
-        app.xdotool("key", "--window", app.window, "space")
-        played = app.wait_for("the replay's commands", lambda s: s["bodies"] == 3
-                              and s["gravity"][1] == -4.0, timeout=60)
-        assert not played["paused"]
-        app.xdotool("key", "--window", app.window, "space")
-        app.wait_for("paused", lambda s: s["paused"])
+        assert start["records"] == 2
+        for again in (False, True):  # played, then played again after R
+            app.xdotool("key", "--window", app.window, "space")
+            played = app.wait_for("the replay's commands", lambda s: s["bodies"] == 3
+                                  and s["gravity"][1] == -4.0, timeout=60)
+            assert not played["paused"]
+            app.wait_for("the body command 30 adds drawn", lambda s: s["records"] == 3)
+            app.xdotool("key", "--window", app.window, "space")
+            app.wait_for("paused", lambda s: s["paused"])
+            if not again:
+                app.xdotool("key", "--window", app.window, "r")
+                app.wait_for("the replay's start", lambda s: s["bodies"] == 2
+                             and s["records"] == 2 and s["gravity"][1] != -4.0)
         # close Simulation and open After the fact, so its end is on a 720 px screen
         for section in ("Simulation", "After the fact"):
             x0, y0, x1, y1 = app.wait_frames(3)["widgets"][f"section {section}"]
