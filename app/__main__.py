@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     from physics.runtime import configure  # cheap: the kernels load later, when used
     configure()
+    from app.resources import seed_piece_cache
+    seed_piece_cache()
     parser = build_parser()
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")

@@ -87,7 +87,8 @@ _final_exit = threading.Lock()
 def _end_if_stuck(app, window_id) -> None:
     """Watch the window from a second X connection (the app's own may be blocked in GL); once it
     is destroyed, give the event loop STUCK_GRACE s to end the app, else save the video and end
-    the process here. Runs on a daemon thread, so a normal ending never waits for it."""
+    the process here. Runs on a daemon thread, so a normal ending never waits for it; the close
+    button destroys the window too, and a shutdown slowed by a busy machine is not stuck."""
     from pyglet.libs.x11 import xlib
 
     display = xlib.XOpenDisplay(None)
@@ -101,6 +102,8 @@ def _end_if_stuck(app, window_id) -> None:
         if event.type == xlib.DestroyNotify and event.xdestroywindow.window == window_id:
             break
     time.sleep(STUCK_GRACE)
+    if getattr(app, "shutting_down", False):  # the loop ended: main's shutdown saves and ends
+        return
     log.error("the window was destroyed during a draw and the renderer did not return: "
               "the app ends")
     with _final_exit:

@@ -298,30 +298,34 @@ class Loader:
             warnings=shape.warnings, file_done=True))
         self._start_decomposing(record)
 
-    def _start_decomposing(self, record: BodyRecord) -> None:
+    def _start_decomposing(self, record: BodyRecord, dropped: bool = True) -> None:
         """A mesh body collides as its hull at once, and as its convex pieces once they are
         found: on a thread of its own (the split runs in a child process; the thread waits for
         it), so neither the physics nor the loader waits (docs/physics.md#convex-decomposition).
-        """
+        dropped: a mesh the user dropped (always told how it collides), else a scene's body
+        (told only when it had to be split: an opened scene's cached meshes would fill the
+        screen with notices)."""
         shape = record.shape
         if shape.kind is None and shape.properties.mode == "solid" and (
                 record.collision != "hull"):
-            threading.Thread(target=self._decompose, args=(record, self._worlds), daemon=True,
-                             name="tumble-decompose").start()
+            threading.Thread(target=self._decompose, args=(record, dropped, self._worlds),
+                             daemon=True, name="tumble-decompose").start()
 
-    def _decompose(self, record: BodyRecord, world: int) -> None:
+    def _decompose(self, record: BodyRecord, dropped: bool, world: int) -> None:
         """Split a mesh into convex pieces as its collision mode says (``auto``: if its hull is
-        clearly larger than it), and make its body collide as them; says so in notifications.
-        One split at a time: each keeps every core busy. ``world``: the count of worlds
-        replaced when the body was made; a replay opened since numbers its bodies afresh, so
-        the pieces would go to another body of the same id."""
+        clearly larger than it), and make its body collide as them; says so in notifications
+        ("decomposing…" only when the split is not in the cache). One split at a time: each
+        keeps every core busy. ``world``: the count of worlds replaced when the body was made;
+        a replay opened since numbers its bodies afresh, so the pieces would go to another
+        body of the same id."""
         shape, p = record.shape, record.shape.properties
         if not needs_pieces(record.collision, shape.vertices, p.volume):
             return
         with _ONE_SPLIT:
-            self._results.put(_Outcome(message=f"decomposing {shape.name}…"))
             try:
-                found = decompose(shape.name, shape.vertices, shape.faces, p.volume)
+                found = decompose(shape.name, shape.vertices, shape.faces, p.volume,
+                                  on_split=lambda: self._results.put(
+                                      _Outcome(message=f"decomposing {shape.name}…")))
             except DecompositionError as e:
                 self._results.put(_Outcome(warnings=(str(e),)))
                 return
@@ -332,6 +336,9 @@ class Loader:
             done = self.state.sim.set_pieces(record.body_id, pieces)
         message = (f"{shape.name} collides as {len(pieces)} pieces "
                    f"({100 * found.volume_excess:+.0f} % volume)")
+        if found.cached and not dropped:
+            log.info("%s (cached)", message)
+            message = None
         # a body removed meanwhile refuses the pieces: nothing to say then
         done.add_done_callback(lambda f: f.exception() is None and self._results.put(_Outcome(
             record=dataclasses.replace(record, pieces=pieces),
@@ -418,7 +425,7 @@ class Loader:
             record = dataclasses.replace(record, body_id=body_id,
                                          color=record.color or body_color(body_id))
             self._results.put(_Outcome(record=record))
-            self._start_decomposing(record)
+            self._start_decomposing(record, dropped=False)
 
 
 def _timed(function, *args) -> tuple:

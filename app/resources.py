@@ -9,6 +9,7 @@ wins when both exist, so an edited shader is what runs.
 from __future__ import annotations
 
 import importlib.resources
+import os
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,34 @@ def asset_path(relative: str | Path) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"asset {str(relative)!r} not found (looked at {path})")
     return path
+
+
+def seed_piece_cache() -> int:
+    """Copy the convex pieces of the shipped meshes (``assets/pieces/``, made by
+    ``assets/make_assets.py``) into the user's cache of pieces where it lacks them, so the
+    default scene's meshes collide as themselves from the first launch instead of keeping both
+    cores busy splitting them for seconds. A file already there is left alone; one that cannot
+    be copied is skipped (the mesh is then split as any other). Returns how many were copied."""
+    from physics.geometry.decompose import cache_folder  # light: no kernels, no scipy
+
+    try:
+        shipped = sorted(_folder("assets", "tumble_assets").joinpath("pieces").glob("*.npz"))
+    except FileNotFoundError:
+        return 0
+    cache, copied = cache_folder(), 0
+    for source in shipped:
+        target = cache / source.name  # named by the mesh's key: same content, same name
+        if target.exists():
+            continue
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            partial = target.with_suffix(".seeding")
+            partial.write_bytes(source.read_bytes())
+            os.replace(partial, target)  # a reader never sees half a file
+            copied += 1
+        except OSError:
+            continue
+    return copied
 
 
 def shader_source(name: str) -> str:

@@ -1,4 +1,7 @@
-"""Write Tumble's sample meshes into assets/meshes/ (deterministic; the outputs are committed).
+"""Write Tumble's sample meshes into assets/meshes/ (deterministic; the outputs are committed),
+then the convex pieces of those that collide as pieces into assets/pieces/ (V-HACD's output,
+named by each mesh's cache key: the app copies them into the user's cache of pieces, so the
+default scene is not split on a first launch; tests/test_assets.py checks they are current).
 
 Run from anywhere:  python assets/make_assets.py
 
@@ -25,9 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: make `physics` importable
     sys.path.insert(0, str(ROOT))
 
-from physics.geometry.meshes import builtin_shape, prism_mesh  # noqa: E402
+from physics.geometry.decompose import decompose, needs_pieces  # noqa: E402
+from physics.geometry.meshes import builtin_shape, load_shape, prism_mesh  # noqa: E402
 
 OUT = ROOT / "assets" / "meshes"
+PIECES = ROOT / "assets" / "pieces"
 
 # wing nut profile (x, y) in m, counter-clockwise, star-shaped around the hub centre
 WING_NUT_PROFILE = [(-0.012, 0.0), (0.012, 0.0), (0.012, 0.005), (0.032, 0.024), (0.034, 0.034),
@@ -82,7 +87,8 @@ def two_boxes() -> trimesh.Scene:
     return scene
 
 
-def main(out: Path = OUT) -> None:
+def main(out: Path = OUT, pieces: Path | None = PIECES) -> None:
+    """The meshes into out, then their pieces into ``pieces`` (None: not split)."""
     out.mkdir(parents=True, exist_ok=True)
     assets = {
         "t_handle.obj": (t_handle(), {}),
@@ -102,6 +108,29 @@ def main(out: Path = OUT) -> None:
         path = out / name
         geometry.export(path, **options)
         print(f"{name:20s} {path.stat().st_size:7d} bytes")
+    if pieces is not None:
+        write_pieces(out, pieces)
+
+
+def shipped_solids(meshes: Path = OUT):
+    """(name, Shape) of each shipped mesh that collides as pieces (``collision = "auto"``), as
+    a scene or a drop loads it (scale 1)."""
+    for path in sorted(meshes.iterdir()):
+        shape = load_shape(path)
+        p = shape.properties
+        if p.mode == "solid" and needs_pieces("auto", shape.vertices, p.volume):
+            yield path.name, shape
+
+
+def write_pieces(meshes: Path, out: Path) -> None:
+    """The pieces of each mesh of ``meshes`` that collides as pieces, split afresh into out."""
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("*.npz"):
+        stale.unlink()
+    for name, shape in shipped_solids(meshes):
+        found = decompose(name, shape.vertices, shape.faces, shape.properties.volume, out)
+        print(f"{name:20s} {len(found.pieces):3d} pieces, {100 * found.volume_excess:+.0f} % "
+              "volume")
 
 
 if __name__ == "__main__":

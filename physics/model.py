@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.collision.boxes import box_frame
+from physics.collision.keys import MAX_PIECE_IDS
 from physics.geometry.polytope import Polytope, polytope
 from physics.settings import (
     DEFAULT_CONTAINER,
@@ -139,6 +140,13 @@ class BodyDef:
         if self.static and (self.velocity.any() or self.angular_velocity.any()):
             raise ValueError("a static body never moves: its velocity and angular_velocity "
                              "must be zero")
+
+
+def _free_numbers(taken: np.ndarray, count: int, start: int) -> np.ndarray:
+    """The first ``count`` numbers start, start + 1, … modulo MAX_PIECE_IDS not in taken (k,)
+    int64 (k + count ≤ MAX_PIECE_IDS)."""
+    candidates = (start + np.arange(len(taken) + count, dtype=np.int64)) % MAX_PIECE_IDS
+    return candidates[~np.isin(candidates, taken)][:count]
 
 
 def check_pieces(pieces, radius: float = 0.0) -> tuple[np.ndarray, ...]:
@@ -281,7 +289,8 @@ class Model:
     first body): a compound body's pieces, and for every other body a copy of its own shape (so
     that a pair of a compound body and a plain one is a pair of piece sets); body i's rows are
     piece_first[i] … + piece_count[i] − 1 (n,) int64, each placed at piece_centre (P, 3) m in
-    the body frame; piece_body (P,) int64 the body row of each.
+    the body frame; piece_body (P,) int64 the body row of each; next_piece_id the number the
+    next piece's id starts the search from (``set_pieces``).
     """
 
     settings: WorldDef
@@ -314,6 +323,7 @@ class Model:
     piece_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     piece_centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     piece_body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    next_piece_id: int = 0
     # made on first use after a body is added or removed, not on every step: building the
     # records and their arrays cost more than the transform of a small scene's hulls
     _hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
@@ -357,6 +367,7 @@ class Model:
 
     def append(self, body_id: int, body: BodyDef) -> None:
         """Add one body row."""
+        self._check_piece_room(max(len(body.pieces), 1))
         self.mass = np.append(self.mass, body.mass)
         self.inertia = np.vstack((self.inertia, body.principal_moments))
         self.static = np.append(self.static, False)
@@ -400,25 +411,37 @@ class Model:
         """Make body ``row`` collide with other bodies as these convex pieces (k_i, 3), body
         frame, m (``check_pieces``), or as its own shape (no pieces)."""
         pieces = check_pieces(pieces, self.radius[row])
-        for piece in range(self.piece_count[row] - 1, -1, -1):  # the old ones, last first
-            self._delete_piece(self.piece_first[row] + piece)
         if self.pieces is None:
             self.pieces = Model(self.settings)
+        self._check_piece_room(max(len(pieces), 1) - self.piece_count[row])
+        for piece in range(self.piece_count[row] - 1, -1, -1):  # the old ones, last first
+            self._delete_piece(self.piece_first[row] + piece)
         self.compound[row] = bool(pieces)
         self.piece_first[row] = self.pieces.count
         self.piece_count[row] = max(len(pieces), 1)
-        # the narrow phase keys contacts by shape ids (collision/keys.py keeps 20 bits): the
-        # body id and the piece's index, unique while body ids stay below 2¹⁴
-        body_id = int(self.ids[row])
+        # the narrow phase keys contacts by shape ids, 20 bits of each (collision/keys.py): a
+        # piece's id is the next number after the last one given that no piece holds, modulo
+        # MAX_PIECE_IDS, so ids stay unique however high body ids climb, and a number comes
+        # back only after 2²⁰ others (a piece pair's manifold kept from the last step,
+        # collision/manifolds.py, can never be taken for that of new pieces)
+        free = _free_numbers(self.pieces.ids, self.piece_count[row], self.next_piece_id)
+        self.next_piece_id = int(free[-1] + 1) % MAX_PIECE_IDS
         if not pieces:  # its own shape, about its centre of mass
             lo, hi = self.hull_start[row], self.hull_start[row + 1]
-            self.pieces.append_shape(body_id << 6, self.hull_points[lo:hi], self.radius[row],
+            self.pieces.append_shape(free[0], self.hull_points[lo:hi], self.radius[row],
                                      self.topology(row))
             self._place_piece(row, np.zeros(3))
         for index, piece in enumerate(pieces):
             centre = piece.mean(axis=0)  # inside the convex piece: the kernels' bounds need it
-            self.pieces.append_shape((body_id << 6) | index, piece - centre, 0.0)
+            self.pieces.append_shape(free[index], piece - centre, 0.0)
             self._place_piece(row, centre)
+
+    def _check_piece_room(self, more: int) -> None:
+        """ValueError, before anything changes, if ``more`` pieces would pass MAX_PIECE_IDS."""
+        held = (0 if self.pieces is None else self.pieces.count) + more
+        if held > MAX_PIECE_IDS:
+            raise ValueError(f"{held} convex pieces in one world; at most {MAX_PIECE_IDS} "
+                             f"(every body is at least one): remove bodies or give fewer pieces")
 
     def _place_piece(self, row: int, centre: np.ndarray) -> None:
         self.piece_centre = np.vstack((self.piece_centre, centre))

@@ -24,6 +24,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from physics.geometry.decompose import (
     body_frame,
     decompose,
     needs_pieces,
+    volume_excess,
 )
 from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
 from physics.model import WorldDef, check_friction, check_restitution
@@ -171,6 +173,13 @@ class BodyRecord:
     scene_name: str | None = None
     collision: str = "auto"
     pieces: tuple = ()
+
+    @cached_property
+    def volume_excess(self) -> float | None:
+        """How much the convex pieces overfill the mesh (Σ their volumes / the mesh's − 1),
+        None when it collides as its hull or sphere; found once per record."""
+        volume = self.shape.properties.volume
+        return volume_excess(self.pieces, volume) if self.pieces and volume else None
 
 
 # --------------------------------------------------------------------------------------------

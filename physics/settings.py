@@ -50,6 +50,15 @@ PENETRATION_SLOP = 5e-4     # m: deeper penetrations are projected out at the en
 PUSH_ITERATIONS = 4         # Gauss–Seidel sweeps of the body–body position pass
 MAX_POINTS_PER_PLANE = 5    # wall contacts per body and plane: deepest + 4 in-plane extremes
 MAX_MANIFOLD = 4            # contact points per hull pair (Box2D, Bullet, Jolt)
+# A compound body pair's contacts (several piece pairs) are reduced as one set: those whose
+# normals agree within MANIFOLD_NORMAL_COS (26°) form one manifold of at most MAX_MANIFOLD
+# points, picked among the points within MANIFOLD_LEVEL of the deepest, so a piece a few mm off
+# the surface (a speculative contact) never takes the place of one that carries the body. Jolt
+# merges within cos 8° (PhysicsSettings::mContactNormalCosMaxDeltaRotation), for the triangles
+# of one surface; a torus's pieces meet a face along normals tens of degrees apart, and at 8°
+# a decomposed heap kept up to 17 points a pair (docs/physics.md#compound-bodies)
+MANIFOLD_NORMAL_COS = 0.9
+MANIFOLD_LEVEL = 2e-3       # m
 MANIFOLD_REUSE_SHIFT = 5e-4          # m a touching pair may move relative to each other …
 MANIFOLD_REUSE_TURN = np.radians(1.0)  # … and rad it may turn, before its manifold is found again
 

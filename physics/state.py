@@ -25,7 +25,8 @@ class State:
     it has
     been under the sleep tolerances. contact_cache: the last step's impulses by contact key (warm
     start); swept_pairs: the broad phase's last fat sweep (kept while it holds); manifolds: the
-    last step's manifolds of touching pairs (carried along while they barely move)."""
+    last step's manifolds of touching pairs (carried along while they barely move);
+    piece_manifolds: the same for the touching piece pairs of compound bodies."""
 
     time: float = 0.0
     pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -39,6 +40,7 @@ class State:
     contact_cache: ContactCache = field(default_factory=ContactCache)
     swept_pairs: SweptPairs = field(default_factory=SweptPairs)
     manifolds: ManifoldCache = field(default_factory=ManifoldCache)
+    piece_manifolds: ManifoldCache = field(default_factory=ManifoldCache)
 
     ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque", "asleep", "slow_time")
 

@@ -627,9 +627,10 @@ class World:
             pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
         pairs = self._without_joined(pairs)
         pieces = None
-        if m.compound.any() and len(pairs):  # compound bodies meet piece by piece
+        if m.compound.any():  # compound bodies meet piece by piece
             compound = compound_pairs(pairs, m.compound)
-            pieces = piece_contacts(pairs[compound], s.pos, rotm, vel, omega, m, h)
+            pieces, s.piece_manifolds = piece_contacts(pairs[compound], s.pos, rotm, vel, omega,
+                                                       m, h, s.piece_manifolds)
             pairs = pairs[~compound]
         found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
         if pieces is not None and pieces.count:

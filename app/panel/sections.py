@@ -285,8 +285,8 @@ def inspector(panel: Panel, s: Snapshot) -> None:
         if entered and not math.isclose(density, shape.density, rel_tol=1e-9):
             panel.set_density(body_id, density)
         text_row("inertia mode", p.mode + ("" if p.watertight else " (surface not closed)"))
-        text_row("collides as", f"{len(record.pieces)} convex pieces" if record.pieces
-                 else "its sphere" if shape.radius > 0 else "its convex hull")
+        for label, value in collision_rows(record):
+            text_row(label, value)
         imgui.end_table()
     imgui.push_text_wrap_pos(0.0)
     for warning in shape.warnings:
@@ -350,6 +350,17 @@ def inspector(panel: Panel, s: Snapshot) -> None:
             changed, value = imgui.slider_float(f"##{name}", value, 0.0, top, "%.2f")
             if changed:
                 panel.set_body_material(body_id, **{name: max(0.0, min(value, top))})
+
+
+def collision_rows(record) -> list[tuple[str, str]]:
+    """The inspector's rows (label, value) on how a ``BodyRecord`` collides: its convex pieces
+    and how much they overfill the mesh, or its sphere or hull."""
+    if not record.pieces:
+        return [("collides as", "its sphere" if record.shape.radius > 0 else "its convex hull")]
+    rows = [("collides as", f"{len(record.pieces)} convex pieces")]
+    if record.volume_excess is not None:
+        rows.append(("pieces' volume", f"{100 * record.volume_excess:+.1f} % over the mesh"))
+    return rows
 
 
 def _orientation(panel: Panel, q) -> None:

@@ -18,6 +18,9 @@ walls.
   - an edge pair (kind 1): a's edge · 2⁸ + b's edge (local edges < 256);
   - a face contact (kind 2: the reference face is the first body's, 3: the second's):
     reference face · 2¹³ + point (local face < 128; point < 2¹³, see ``clip_tag``).
+- piece pair (collision/pieces.py): the body-pair key of the two pieces, whose ids are the
+  pieces' own numbers (``Model.set_pieces``: < 2²⁰, reused once free), less 2⁶², so it never
+  equals a body pair's key (those take 62 bits).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ FACE_BITS = 7              # local face < 128 (≤ 124 faces)
 EDGE_BITS = 8              # local edge < 256 (≤ 186 edges)
 POINT_BITS = 13            # clip tag < 2¹³ (see clip_tag)
 _ID_MASK = (1 << ID_BITS) - 1
+MAX_PIECE_IDS = 1 << ID_BITS  # convex pieces in one world: each has its own id in a pair key
+PIECE_FLAG = 1 << (2 * ID_BITS + FEATURE_BITS)  # 2⁶²: the bit above a body pair's key
 _KIND_SHIFT = FEATURE_BITS - 2
 SPHERE, EDGE_PAIR, FACE_OF_FIRST, FACE_OF_SECOND = 0, 1, 2, 3  # kinds of a pair feature
 
@@ -49,6 +54,12 @@ def pair_key(id_a, id_b, feature):
     id_b, made by ``feature`` (< 2²², from the functions below)."""
     return -1 - ((((((id_a & _ID_MASK) << ID_BITS) | (id_b & _ID_MASK)) << FEATURE_BITS))
                  | feature)
+
+
+def piece_pair_keys(keys):
+    """Keys (k,) int64 of piece-pair contacts made from the body-pair keys the narrow phase gave
+    them (the pieces' ids in place of body ids): −1 − (2⁶² + what the pair key holds)."""
+    return keys - PIECE_FLAG
 
 
 @njit(cache=True, inline='always')

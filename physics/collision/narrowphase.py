@@ -331,9 +331,10 @@ def _segments_closest(pts, i0, i1, j0, j1, out):
 
 
 @njit(cache=True, inline='always')
-def _reduce(points, depth, tags, count, nx, ny, nz, keep):
-    """Indices (≤ 4) into points (count, 3) keeping the deepest point and the largest area
-    about the normal (nx, ny, nz); returns how many were kept."""
+def reduce_points(points, depth, count, nx, ny, nz, keep):
+    """Indices (≤ 4) into points (count, 3) keeping the deepest point (least depth (count,),
+    the separation, m) and the largest area about the normal (nx, ny, nz), written into keep;
+    returns how many were kept."""
     if count <= MAX_MANIFOLD:
         for i in range(count):
             keep[i] = i
@@ -429,7 +430,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out
             tags_a[kept] = src_tags[i]
             depth[kept] = s
             kept += 1
-    m = _reduce(buf_a, depth, tags_a, kept, nx, ny, nz, keep)
+    m = reduce_points(buf_a, depth, kept, nx, ny, nz, keep)
     # normal from the second body into the first: the reference face's normal points at inc_body
     sign = 1.0 if flip else -1.0
     body, other = (ref_body, inc_body) if not flip else (inc_body, ref_body)

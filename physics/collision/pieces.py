@@ -4,20 +4,33 @@
 The broad phase pairs whole bodies (their bounding spheres hold every piece). For a pair in
 which either body is compound, each piece of one is paired with each piece of the other (a body
 that is not compound is one piece: its hull or sphere) whose bounding spheres come within the
-two bodies' speculative reach, and the piece pairs go through the narrow phase's own kernel
+two bodies' speculative reach, and the piece pairs go through the narrow phase
 (collision/narrowphase.py) as if each piece were a body: placed at its centre, moving with its
-body's velocity there. Each contact is then handed back to the two bodies, first body first for
-all the pair's pieces, so a body pair's contacts are consecutive and the solver takes them as
-one manifold set (dynamics/solver.py), however many pieces touched.
+body's velocity there, its manifold carried along while the two pieces barely move against
+each other (collision/manifolds.py, keyed by the pieces' ids). Each contact is then handed back
+to the two bodies, first body first for all the pair's pieces, so a body pair's contacts are
+consecutive and the solver takes them as one manifold set (dynamics/solver.py).
+
+A body pair's contacts are then reduced as Jolt reduces those of a compound pair (its manifold
+reduction): contacts whose normals agree within MANIFOLD_NORMAL_COS are one manifold, cut to
+MAX_MANIFOLD points the way a hull pair's clipped face is (a first point, the farthest from it,
+the largest area), chosen among the points within MANIFOLD_LEVEL of the deepest and starting
+from the one farthest from their middle. Places that touch along different normals (a ball
+leaning on two sides of a bowl, a ring on both sides of a peg) keep a manifold each; many
+pieces resting on one face share four points.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from physics.collision.broadphase import reach
-from physics.collision.contact import BodySet, ContactBuffer, Contacts
-from physics.collision.narrowphase import fresh_contacts, world_hulls
+from physics.collision.contact import Contacts, manifold_end
+from physics.collision.keys import piece_pair_keys
+from physics.collision.manifolds import ManifoldCache
+from physics.collision.narrowphase import pair_contacts, reduce_points
+from physics.settings import MANIFOLD_LEVEL, MANIFOLD_NORMAL_COS, MAX_MANIFOLD
 
 
 def compound_pairs(pairs: np.ndarray, compound: np.ndarray) -> np.ndarray:
@@ -26,39 +39,131 @@ def compound_pairs(pairs: np.ndarray, compound: np.ndarray) -> np.ndarray:
     return compound[pairs[:, 0]] | compound[pairs[:, 1]]
 
 
-def piece_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
+def piece_contacts(pairs, pos, rotm, vel, omega, model, h,
+                   manifolds: ManifoldCache) -> tuple[Contacts, ManifoldCache]:
     """Contacts between the candidate body pairs (p, 2) of rows, at least one of each pair
-    compound, found piece against piece; body and other are body rows, every pair's contacts
-    consecutive with one body first.
+    compound, found piece against piece and reduced per body pair; body and other are body
+    rows, every pair's contacts consecutive with one body first. The piece pairs' manifolds of
+    the last step (``manifolds``, collision/manifolds.py, keyed by piece ids) are carried along
+    where the two pieces barely moved against each other; returns the contacts and the piece
+    pairs' manifolds to keep for the next step.
 
     pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
     will move with; model the ``Model`` (its ``pieces``); h the step, s."""
-    shapes, owner, centre = model.pieces, model.piece_body, model.piece_centre
+    owner, centre = model.piece_body, model.piece_centre
     first, second = _sphere_first(pairs, model.radius)
-    # every piece of the first body against every piece of the second
-    count_a, count_b = model.piece_count[first], model.piece_count[second]
-    per_pair = count_a * count_b
-    pair = np.repeat(np.arange(len(first)), per_pair)
-    local = np.arange(len(pair)) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
-    piece_a = model.piece_first[first][pair] + local // count_b[pair]
-    piece_b = model.piece_first[second][pair] + local % count_b[pair]
-    # the pieces' world centres, and whether their spheres come within the bodies' reach
     piece_pos = pos[owner] + np.einsum("pij,pj->pi", rotm[owner], centre)      # (P, 3)
     extra = reach(vel, omega, model.bound_radius, h) - model.bound_radius          # (n,) m
-    gap = (np.linalg.norm(piece_pos[piece_a] - piece_pos[piece_b], axis=1)
-           - shapes.bound_radius[piece_a] - shapes.bound_radius[piece_b]
-           - extra[first[pair]] - extra[second[pair]])
-    near = gap < 0.0
-    if not near.any():
-        return ContactBuffer.allocate(0).contacts(0)
-    piece_pairs = np.stack((piece_a[near], piece_b[near]), axis=1)
+    piece_pairs = _near_piece_pairs(first, second, model.piece_first, model.piece_count,
+                                    piece_pos, model.pieces.bound_radius, extra)
     # each piece moves with its body: at its centre v + ω × (R c)
     piece_vel = vel[owner] + np.cross(omega[owner], piece_pos - pos[owner])
-    bodies = BodySet(shapes.ids, shapes.radius, shapes.bound_radius, piece_pos, rotm[owner],
-                     piece_vel, omega[owner])
-    hulls = world_hulls(piece_pos, rotm[owner], shapes, np.unique(piece_pairs))
-    found = fresh_contacts(piece_pairs, bodies, hulls, h)
-    return found._replace(body=owner[found.body], other=owner[found.other])
+    found, manifolds = pair_contacts(piece_pairs, piece_pos, rotm[owner], piece_vel,
+                                     omega[owner], model.pieces, h, manifolds)
+    found = found._replace(body=owner[found.body], other=owner[found.other],
+                           key=piece_pair_keys(found.key))
+    keep = reduced_manifolds(found)
+    return Contacts(*(column[keep] for column in found)), manifolds
+
+
+@njit(cache=True, nogil=True)
+def _near_piece_pairs(first, second, piece_first, piece_count, piece_pos, piece_bound, extra):
+    """(q, 2) piece rows: every piece of body first[i] against every piece of body second[i]
+    (p,) whose bounding spheres (piece_pos (P, 3) m, piece_bound (P,) m) come within the two
+    bodies' extra reach (n,) m, pair by pair."""
+    total = 0
+    for i in range(first.shape[0]):
+        total += piece_count[first[i]] * piece_count[second[i]]
+    out = np.empty((total, 2), dtype=np.int64)
+    found = 0
+    for i in range(first.shape[0]):
+        a, b = first[i], second[i]
+        slack = extra[a] + extra[b]
+        for pa in range(piece_first[a], piece_first[a] + piece_count[a]):
+            for pb in range(piece_first[b], piece_first[b] + piece_count[b]):
+                d = np.sqrt((piece_pos[pa, 0] - piece_pos[pb, 0]) ** 2
+                            + (piece_pos[pa, 1] - piece_pos[pb, 1]) ** 2
+                            + (piece_pos[pa, 2] - piece_pos[pb, 2]) ** 2)
+                if d < piece_bound[pa] + piece_bound[pb] + slack:
+                    out[found, 0] = pa
+                    out[found, 1] = pb
+                    found += 1
+    return out[:found]
+
+
+def reduced_manifolds(found: Contacts) -> np.ndarray:
+    """(k,) bool: which of the contacts ``found`` (each body pair's consecutive, body and other
+    body rows) a body pair keeps: per group of normals within MANIFOLD_NORMAL_COS of each
+    other, at most MAX_MANIFOLD points (the module's docstring)."""
+    keep = np.zeros(found.count, dtype=bool)
+    _reduce_kernel(found.body, found.other, found.point, found.normal, found.separation, keep)
+    return keep
+
+
+@njit(cache=True, nogil=True)
+def _reduce_kernel(body, other, point, normal, sep, keep):
+    """Loop of ``reduced_manifolds``; keep (k,) bool is set where a contact stays."""
+    k = body.shape[0]
+    group = np.empty(k, dtype=np.int64)
+    group_normal = np.empty((k, 3))
+    members = np.empty(k, dtype=np.int64)
+    points, depth = np.empty((k, 3)), np.empty(k)
+    chosen = np.empty(MAX_MANIFOLD, dtype=np.int64)
+    first = 0
+    while first < k:
+        last = manifold_end(body, other, first)
+        if last - first <= MAX_MANIFOLD:
+            keep[first:last] = True
+            first = last
+            continue
+        order = np.argsort(sep[first:last]) + first  # deepest first: the deepest seeds a group
+        groups = 0
+        for c in order:
+            g = 0
+            while g < groups and (normal[c, 0] * group_normal[g, 0]
+                                  + normal[c, 1] * group_normal[g, 1]
+                                  + normal[c, 2] * group_normal[g, 2]) < MANIFOLD_NORMAL_COS:
+                g += 1
+            if g == groups:
+                group_normal[g] = normal[c]
+                groups += 1
+            group[c] = g
+        for g in range(groups):
+            count = 0
+            for c in order:  # the group's contacts, deepest first
+                if group[c] == g:
+                    members[count] = c
+                    count += 1
+            level = 0
+            while level < count and sep[members[level]] <= sep[members[0]] + MANIFOLD_LEVEL:
+                level += 1
+            if level <= MAX_MANIFOLD:  # all that carry, then the nearest of the rest
+                for i in range(min(count, MAX_MANIFOLD)):
+                    keep[members[i]] = True
+                continue
+            # as level, they start from the point farthest from their middle (Jolt's
+            # PruneContactPoints starts from the longest lever arm): the deepest of points
+            # a hair apart in depth could be an inner corner, and the four found from it
+            # would not span the touch
+            middle = np.zeros(3)
+            for i in range(level):
+                middle += point[members[i]] / level
+            far, farthest = -1.0, 0
+            for i in range(level):
+                d = ((point[members[i], 0] - middle[0]) ** 2
+                     + (point[members[i], 1] - middle[1]) ** 2
+                     + (point[members[i], 2] - middle[2]) ** 2)
+                if d > far:
+                    far, farthest = d, i
+            members[0], members[farthest] = members[farthest], members[0]
+            for i in range(level):
+                points[i] = point[members[i]]
+                depth[i] = 0.0
+            kept = reduce_points(points, depth, level, group_normal[g, 0], group_normal[g, 1],
+                                 group_normal[g, 2], chosen)
+            for i in range(kept):
+                keep[members[chosen[i]]] = True
+        first = last
 
 
 def _sphere_first(pairs, radius) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,12 +100,14 @@ def cache_folder() -> Path:
 
 
 def decompose(name: str, vertices: np.ndarray, faces: np.ndarray, volume: float,
-              folder: Path | None = None) -> Decomposition:
+              folder: Path | None = None,
+              on_split: Callable[[], None] | None = None) -> Decomposition:
     """The convex pieces of a closed mesh (vertices (n, 3) m, faces (m, 3), enclosing
     ``volume`` m³), from the cache in ``folder`` (default ``cache_folder()``) when it holds
-    them, else split by V-HACD and stored there. DecompositionError naming ``name`` when the
-    library fails or gives nothing usable; a cache file that cannot be read or does not match
-    is ignored and replaced, never trusted."""
+    them, else split by V-HACD and stored there; ``on_split()`` is called first then (a split
+    takes seconds: the app says so, a cache read it does not). DecompositionError naming
+    ``name`` when the library fails or gives nothing usable; a cache file that cannot be read
+    or does not match is ignored and replaced, never trusted."""
     vertices = np.ascontiguousarray(vertices, dtype=np.float64)
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     key = _key(vertices, faces)
@@ -113,10 +116,18 @@ def decompose(name: str, vertices: np.ndarray, faces: np.ndarray, volume: float,
     pieces = _read(path, key)
     cached = pieces is not None
     if pieces is None:
+        if on_split is not None:
+            on_split()
         pieces = _split(name, vertices, faces, volume)
         _write(path, key, pieces)
-    excess = sum(_volume(piece) for piece in pieces) / volume - 1.0
-    return Decomposition(pieces, float(excess), time.perf_counter() - start, cached)
+    return Decomposition(pieces, volume_excess(pieces, volume), time.perf_counter() - start,
+                         cached)
+
+
+def volume_excess(pieces, volume: float) -> float:
+    """Σ volumes of the convex pieces (k_i, 3) m / the mesh's ``volume`` m³ − 1: how much
+    the pieces overfill the mesh (the same in any frame the pieces are moved to)."""
+    return float(sum(_volume(piece) for piece in pieces) / volume - 1.0)
 
 
 def body_frame(pieces, center_of_mass, principal_axes) -> tuple[np.ndarray, ...]:

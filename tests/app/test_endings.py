@@ -2,8 +2,10 @@
 Ctrl+C), and leaves the video being recorded playable. Each test runs the real app in its own
 Xvfb server (one of them takes the server away)."""
 
+import os
 import signal
 import subprocess
+import sys
 import time
 
 import av
@@ -68,3 +70,43 @@ def test_every_ending_is_quick_clean_and_keeps_the_recording(ending, tmp_path):
         frames = sum(1 for _ in container.decode(video=0))
     assert frames >= 10, app.log()
     assert "video saved" in app.log()
+
+
+WATCHED_WINDOW = """
+import sys, threading, time
+from types import SimpleNamespace
+from Xlib import X, display
+from app import endings
+
+connection = display.Display()
+screen = connection.screen()
+window = screen.root.create_window(0, 0, 64, 64, 0, screen.root_depth)
+window.map()
+connection.sync()
+app = SimpleNamespace(shutting_down=False, stop_recording=lambda why: None)
+threading.Thread(target=endings._end_if_stuck, args=(app, window.id), daemon=True).start()
+time.sleep(0.5)  # the watchdog has selected the window's events
+app.shutting_down = sys.argv[1] == "shutting-down"  # as App.shutdown sets it
+window.destroy()
+connection.sync()
+time.sleep(endings.STUCK_GRACE + 1.5)  # a shutdown slowed down by a busy machine
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("main", ["shutting-down", "stuck"])
+def test_the_watchdog_leaves_a_slow_shutdown_alone_and_ends_a_stuck_draw(main):
+    """The close button destroys the window too: if the loop ended and main's shutdown is merely
+    slow, the watchdog must not end the process with an error under it (it did on a loaded
+    machine); if main never got there (a draw stuck in the renderer), it ends the process."""
+    server, display = start_xvfb()
+    try:
+        run = subprocess.run([sys.executable, "-c", WATCHED_WINDOW, main], capture_output=True,
+                             text=True, timeout=30, env={**os.environ, "DISPLAY": display})
+    finally:
+        server.terminate()
+        server.wait(10)
+    if main == "shutting-down":
+        assert run.returncode == 3 and "ERROR" not in run.stderr, run.stderr
+    else:
+        assert run.returncode == 0 and "renderer did not return" in run.stderr, run.stderr

@@ -52,6 +52,16 @@ def settle(state, loader, timeout=20.0):
     return state.sim.latest()
 
 
+def notices(state, monkeypatch) -> list[str]:
+    """The list every notification's text is added to from now on (a notice fades in 7.5 s;
+    a split on a busy machine can take longer)."""
+    told = []
+    push = state.notifications.push
+    monkeypatch.setattr(state.notifications, "push",
+                        lambda level, text: (told.append(text), push(level, text)))
+    return told
+
+
 def wait_for_pieces(state, loader, body_id, timeout=120.0) -> tuple:
     """Poll like the render loop until the body's record has its convex pieces; them."""
     deadline = time.monotonic() + timeout
@@ -270,8 +280,11 @@ def test_an_opened_scene_keeps_its_static_bodies_and_convex_pieces(app, tmp_path
     assert state.bodies[second].pieces == ()
 
 
-def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app):
+def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app, monkeypatch,
+                                                                        tmp_path):
     state, loader = app
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # not split before: V-HACD runs
+    shown = notices(state, monkeypatch)
     loader.request([MESHES / "torus.obj"])
     snapshot = settle(state, loader)
     (body_id,) = (int(i) for i in snapshot.ids)
@@ -279,9 +292,34 @@ def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app):
     pieces = wait_for_pieces(state, loader, body_id)
     model = state.sim.world.model
     assert model.compound.tolist() == [True] and model.piece_count[0] == len(pieces) >= 2
-    shown = [n.text for n, _ in state.notifications.visible()]
     assert "decomposing torus.obj…" in shown
     assert any(t.startswith(f"torus.obj collides as {len(pieces)} pieces") for t in shown)
+
+
+def test_a_mesh_split_before_says_how_it_collides_without_decomposing_again(app, tmp_path,
+                                                                          monkeypatch):
+    """The second drop of a mesh reads its pieces from the cache: no "decomposing…" notice; a
+    scene opened with it says nothing of its pieces (an opened scene's meshes would fill the
+    screen with notices), though it collides as them."""
+    state, loader = app
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    loader.request([MESHES / "torus.obj"])
+    first = int(settle(state, loader).ids[0])
+    wait_for_pieces(state, loader, first)
+    shown = notices(state, monkeypatch)
+    loader.request([MESHES / "torus.obj"])
+    second = int(settle(state, loader).ids[-1])
+    pieces = wait_for_pieces(state, loader, second)
+    assert any(t.startswith(f"torus.obj collides as {len(pieces)} pieces") for t in shown)
+    assert not any("decomposing" in t for t in shown), shown
+    (tmp_path / "ring.toml").write_text(f'[[body]]\nmesh = "{MESHES / "torus.obj"}"\n')
+    shown = notices(state, monkeypatch)
+    loader.request([tmp_path / "ring.toml"])
+    (body_id,) = (int(i) for i in settle(state, loader).ids)
+    assert len(wait_for_pieces(state, loader, body_id)) == len(pieces)
+    time.sleep(0.2)  # a notice would be queued with the pieces: poll once more
+    loader.poll()
+    assert not any("decomposing" in t or "collides as" in t for t in shown), shown
 
 
 def test_a_dropped_convex_mesh_is_not_decomposed(app):

@@ -154,13 +154,13 @@ def test_pieces_found_for_a_body_of_a_world_a_replay_replaced_go_nowhere(app, tm
     assert state.bodies[0].shape.kind == "box"
     hull = old.shape.hull
     monkeypatch.setattr(loader_module, "needs_pieces", lambda *args: True)
-    monkeypatch.setattr(loader_module, "decompose", lambda *args: types.SimpleNamespace(
-        pieces=[hull + old.shape.properties.center_of_mass], volume_excess=0.0))
-    loader._decompose(old, 0)  # the world it was made in
+    monkeypatch.setattr(loader_module, "decompose", lambda *args, **kwargs: types.SimpleNamespace(
+        pieces=[hull + old.shape.properties.center_of_mass], volume_excess=0.0, cached=False))
+    loader._decompose(old, True, 0)  # the world it was made in
     state.sim.set_paused(True).result(2)  # applied after anything sent before it
     settle(state, loader)
     assert not any(c.name == "set_pieces" for c in state.sim.history.commands())
     assert state.bodies[0].shape.kind == "box"
-    loader._decompose(old, loader._worlds)  # the control: pieces for the world of now go
+    loader._decompose(old, True, loader._worlds)  # the control: pieces for the world of now go
     state.sim.set_paused(True).result(2)
     assert [c.name for c in state.sim.history.commands()][-1] == "set_pieces"

@@ -13,11 +13,14 @@ from pyglet.extlibs import png
 from app.app_state import AppState
 from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel
 from app.panel.overlays import TIMELINE_HEIGHT
+from app.panel.sections import collision_rows
 from app.render.imgui_gl import ImGuiRenderer
 from app.resources import asset_path
 from physics.geometry.meshes import builtin_shape
-from physics.scene import build_world, load_scene, scene_from_snapshot
+from physics.model import BodyDef, WorldDef
+from physics.scene import BodyRecord, build_world, load_scene, scene_from_snapshot
 from physics.simulation import CommandError, Simulation
+from physics.world import World
 from tests.paths import REPO
 from tests.physics.scenes import assert_same_scene
 
@@ -389,6 +392,35 @@ def test_the_static_checkbox_makes_the_selected_body_scenery_and_dynamic_again(c
     state.sim.run_steps(60)
     assert not state.sim.world.model.static.any()
     assert state.sim.latest().pos[0, 1] < held[1]  # falling again
+    fbo.release()
+
+
+def test_the_inspector_shows_the_piece_count_and_how_much_the_pieces_overfill_the_mesh(ctx, ui):
+    """A 0.4 m box colliding as two halves each 10 % longer: 2 pieces, +10 % over the mesh —
+    one row more in the inspector, which moves the static checkbox below it down."""
+    shape = builtin_shape("box", [0.4, 0.2, 0.3])
+    halves = tuple(np.array([[x, y, z] for x in (0.0, sign * 0.22) for y in (-0.1, 0.1)
+                             for z in (-0.15, 0.15)]) for sign in (-1.0, 1.0))
+    world = World(WorldDef())
+    body_id = world.add_body(BodyDef(mass=shape.properties.mass,
+                                     principal_moments=shape.properties.principal_moments,
+                                     hull=shape.hull, pieces=halves, position=[0.0, 0.5, 0.0]))
+    hull = BodyRecord(body_id, "box", None, None, shape)
+    pieces = dataclasses.replace(hull, pieces=halves)
+    assert collision_rows(hull) == [("collides as", "its convex hull")]
+    assert collision_rows(pieces) == [("collides as", "2 convex pieces"),
+                                      ("pieces' volume", "+10.0 % over the mesh")]
+    state = AppState(sim=Simulation(world), bodies={body_id: hull}, selected=body_id)
+    panel = Panel(state)
+    panel.expand_all()
+    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer((W, H), 4)])
+    checkbox = {}
+    for record in (hull, pieces):
+        state.bodies[body_id] = record
+        frame(ui, fbo, panel)
+        frame(ui, fbo, panel)
+        checkbox[record.pieces != ()] = panel.item_rects["static"][0][1]
+    assert 10 < checkbox[True] - checkbox[False] < 40  # one text row more (~17–25 px a row)
     fbo.release()
 
 

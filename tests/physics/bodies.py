@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from physics.geometry.rotation import quat_from_axis_angle, quat_to_matrix
 from physics.model import BodyDef, Model, WorldDef
 
 
@@ -35,3 +36,15 @@ def box_heap(n=400, seed=4):
     quat = rng.normal(size=(n, 4))
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     return model, pos, quat, rng
+
+
+def v_block(plates=4) -> tuple[np.ndarray, ...]:
+    """A V of two plates 1 m wide and 0.1 m thick at ±45° about z, their mid-planes meeting at
+    the origin, each ``plates`` box pieces along z (1 m in all): the V's pieces."""
+    pieces = []
+    for sign in (-1.0, 1.0):  # the left plate runs up-left, the right one up-right
+        turn = quat_to_matrix(quat_from_axis_angle([0.0, 0.0, 1.0], sign * np.pi / 4)[None])[0]
+        for k in range(plates):
+            slab = box_corners((1.0, 0.1, 1.0 / plates)) + [0.0, 0.0, (k + 0.5) / plates - 0.5]
+            pieces.append(slab @ turn.T + [sign * 0.35, 0.35, 0.0])
+    return tuple(pieces)

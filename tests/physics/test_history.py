@@ -161,6 +161,33 @@ def test_memory_stays_bounded_while_the_run_goes_on(monkeypatch):
     assert 0 < per_body_second < 1_600  # bytes: 100 MB hold a minute of 1 000 bodies at 1 666
 
 
+def test_five_minutes_of_500_bodies_stay_within_the_bound(monkeypatch):
+    """500 boxes dropped in a heap, 5 minutes of sim time with the default 60 s history: the
+    history never holds more than 100 MB per minute of 1 000 bodies allow (1 666 bytes a body
+    a second), and stops growing once it is full; once the heap rests, its ring frames share
+    their arrays. At a 60 Hz physics rate, which the ring's rate matches, to keep the test
+    short."""
+    from tests.physics.bodies import box_body
+
+    monkeypatch.setattr("physics.history.CHECKPOINT_WORK", float("inf"))
+    world = start_world()
+    for k in range(500):
+        position = [-1.8 + 0.45 * (k % 9), 0.2 + 0.25 * (k // 45), -1.8 + 0.45 * (k // 9 % 5)]
+        world.add_body(box_body((0.2, 0.15, 0.1), position=position))
+    sim = Simulation(world, hz=60.0)
+    assert sim.history.seconds == 60.0
+    bound = 100e6 / (1000 * 60.0) * len(world.ids) * sim.history.seconds
+    sizes = []
+    for _ in range(30):
+        sim.run_steps(600)
+        sizes.append(sim.history.nbytes())
+    assert sim.latest().time == pytest.approx(300.0)
+    assert max(sizes) <= bound, [round(size / 1e6, 1) for size in sizes]
+    assert max(sizes[8:]) <= 1.05 * max(sizes[:8])  # full after 61 s: no growth after
+    frames = sim.history.frames()[-60:]
+    assert len({id(frame.pos) for frame in frames}) == 1  # at rest: one array for a second
+
+
 def test_checkpoints_share_the_model_while_no_command_changes_it(monkeypatch):
     monkeypatch.setattr("physics.history.CHECKPOINT_WORK", float("inf"))
     sim = Simulation(start_world(), hz=HZ)

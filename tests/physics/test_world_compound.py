@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from physics.geometry.rotation import quat_from_axis_angle
 from physics.model import BodyDef, WorldDef
 from physics.world import World
-from tests.physics.bodies import box_corners, box_moments
+from tests.physics.bodies import box_corners, box_moments, v_block
 
 H = 1.0 / 240.0
 
@@ -125,3 +126,68 @@ def test_bad_pieces_are_refused(pieces, radius, message):
     with pytest.raises(ValueError, match=message):
         BodyDef(mass=1.0, principal_moments=[1, 1, 1], hull=box_corners((1, 1, 1)),
                 radius=radius, pieces=pieces)
+
+
+def test_a_box_in_a_static_v_block_of_pieces_rests_on_both_sides_and_sleeps():
+    """Two places of touch along two normals, each of four pieces: the pair's manifold keeps
+    points on both plates, so the box settles where it is wedged and stays."""
+    vee = v_block()
+    world = World(WorldDef(restitution=0.2))
+    world.add_body(BodyDef(mass=10.0, principal_moments=[1.0, 1.0, 1.0], hull=np.vstack(vee),
+                           pieces=vee, position=[0.0, 0.2, 0.0], static=True))
+    turn = quat_from_axis_angle([0.0, 0.0, 1.0], np.pi / 4)
+    world.add_body(BodyDef(mass=1.0, principal_moments=box_moments(1.0, (0.4, 0.4, 0.8)),
+                           hull=box_corners((0.4, 0.4, 0.8)), position=[0.0, 1.0, 0.0],
+                           orientation=turn))
+    run(world, 3.0)
+    # faces on the plates: 0.25 m from each mid-plane along its normal (0.05 + 0.2)
+    np.testing.assert_allclose(world.state.pos[1], [0.0, 0.2 + 0.25 * np.sqrt(2.0), 0.0],
+                               atol=2e-3)
+    assert world.asleep()[1]
+    points, normals = world.contact_points()
+    assert set(np.sign(np.round(normals[:, 0], 6))) == {-1.0, 1.0}
+
+
+def test_contact_keys_stay_unique_beyond_sixteen_thousand_body_ids():
+    """Piece contacts are keyed by the pieces' own numbers, not by body ids. Compound cubes with
+    ids 1 and 2¹⁴ + 1 rest alike on a compound slab (id 2), and a plain cube (id 64) on a plain
+    slab (id 128): when a piece's number was its body id × 64 + its index, taken modulo 2²⁰ in
+    a key, all three pairs were the pair (64, 128), and the two compound cubes' contacts shared
+    their four keys."""
+    world = World(WorldDef(container_size=None))
+    cube, slab = box_corners((0.2, 0.2, 0.2)), box_corners((9.0, 0.2, 1.0))
+
+    def body(hull, x, y, **kwargs):
+        return BodyDef(mass=1.0, principal_moments=[0.1, 0.2, 0.3], hull=hull,
+                       position=[x, y, 0.0], **kwargs)
+
+    wanted = {1: body(cube, -3.0, 0.199, pieces=(cube,)),
+              2: body(slab, 0.0, 0.0, pieces=(slab,), static=True),
+              64: body(cube, -3.0, 5.199), 128: body(slab, 0.0, 5.0, static=True),
+              (1 << 14) + 1: body(cube, 3.0, 0.199, pieces=(cube,))}
+    body_id = -1
+    while body_id < max(wanted):
+        body_id = world.add_body(wanted.get(body_id + 1, body(cube, 0.0, -9.0)))
+        if body_id not in wanted:
+            world.remove_body(body_id)
+    assert sorted(world.ids.tolist()) == sorted(wanted)
+    world.step(H)
+    cache = world.state.contact_cache
+    keys = cache.keys[cache.used]
+    assert len(keys) == 3 * 4  # three cubes resting on four corners each
+    assert len(np.unique(keys)) == len(keys)
+
+
+def test_a_world_holds_at_most_its_number_of_piece_ids_and_says_so(monkeypatch):
+    monkeypatch.setattr("physics.model.MAX_PIECE_IDS", 8)
+    world = World(WorldDef(container_size=None))
+    world.add_body(cup([0.0, 0.0, 0.0]))  # 5 pieces
+    world.add_body(ball([3.0, 0.0, 0.0]))  # 1: a plain body is its own piece
+    plain = world.add_body(cup([6.0, 0.0, 0.0], pieces=False))  # 1
+    with pytest.raises(ValueError, match="12 convex pieces in one world; at most 8"):
+        world.add_body(cup([9.0, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="11 convex pieces in one world; at most 8"):
+        world.set_pieces(plain, cup_pieces())
+    # nothing was half added or changed
+    assert world.count == 3 and world.model.piece_count.tolist() == [5, 1, 1]
+    assert world.model.pieces.count == 7 and world.state.pos.shape == (3, 3)

@@ -8,6 +8,7 @@ from physics.collision.keys import (
     edge_feature,
     face_feature,
     pair_key,
+    piece_pair_keys,
     tag_vertex,
     wall_key,
 )
@@ -63,3 +64,12 @@ def test_pair_keys_are_negative_wall_keys_not_and_ids_order_matters():
     walls = {wall_key(i, w, v) for i in range(3) for w in range(16) for v in range(64)}
     assert len(walls) == 3 * 16 * 64
     assert body_pair_key(3, 4) == body_pair_key(4, 3) != body_pair_key(3, 5)
+
+
+def test_piece_pair_keys_are_negative_and_below_every_body_pair_key():
+    big = (1 << 20) - 1
+    extremes = np.array([pair_key(0, 0, 0), pair_key(big, big, (1 << 22) - 1),
+                         pair_key(5, 7, face_feature(True, 3, clip_tag(2, 9)))])
+    pieces = piece_pair_keys(extremes)
+    assert pieces.max() < 0 and pieces.max() < extremes.min()
+    assert len(set(pieces.tolist())) == 3  # distinct as the pair keys they came from

@@ -35,6 +35,26 @@ def test_auto_splits_a_torus_but_not_a_box_and_the_other_modes_are_what_they_say
         needs_pieces("convex", box.vertices, box.volume)
 
 
+@pytest.fixture(scope="module")
+def split_block(tmp_path_factory):
+    """(pieces, cache file) of one L-block split by V-HACD: the tests of the cache start from a
+    copy of its file instead of splitting again, and use the L, which splits 4x as fast as the
+    torus (seconds each)."""
+    block = l_block()
+    folder = tmp_path_factory.mktemp("pieces")
+    found = decompose("L", block.vertices, block.faces, block.volume, folder)
+    assert not found.cached
+    (path,) = folder.glob("*.npz")
+    return found, path
+
+
+def cached_block(split_block, folder):
+    """The shared split's cache file copied into folder; its path there."""
+    path = folder / split_block[1].name
+    path.write_bytes(split_block[1].read_bytes())
+    return path
+
+
 def test_a_torus_splits_into_convex_pieces_that_leave_its_hole_empty(tmp_path):
     ring = torus()
     found = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
@@ -53,25 +73,27 @@ def test_a_torus_splits_into_convex_pieces_that_leave_its_hole_empty(tmp_path):
         assert np.hypot(piece[:, 0], piece[:, 1]).max() > 0.11
 
 
-def test_the_second_load_is_read_from_the_cache_fast_and_identical(tmp_path):
-    ring = torus()
-    first = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+def test_the_second_load_is_read_from_the_cache_fast_and_identical(split_block, tmp_path):
+    block = l_block()
+    first = split_block[0]
+    cached_block(split_block, tmp_path)
     start = time.perf_counter()
-    second = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    second = decompose("L", block.vertices, block.faces, block.volume, tmp_path)
     assert time.perf_counter() - start < 0.2 and second.cached
     assert len(second.pieces) == len(first.pieces)
     for a, b in zip(first.pieces, second.pieces):
         np.testing.assert_array_equal(a, b)
-    # another mesh (the same torus, scaled) has a cache file of its own
-    scaled = decompose("torus", ring.vertices * 1.5, ring.faces, ring.volume * 1.5**3, tmp_path)
+    # another mesh (the same L, scaled) has a cache file of its own
+    scaled = decompose("L", block.vertices * 1.5, block.faces, block.volume * 1.5**3, tmp_path)
     assert not scaled.cached and len(list(tmp_path.glob("*.npz"))) == 2
 
 
 @pytest.mark.parametrize("spoil", ["garbage", "truncated", "other key", "bad piece"])
-def test_a_corrupt_cache_file_is_ignored_and_rebuilt(tmp_path, spoil):
-    ring = torus()
-    first = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
-    (path,) = tmp_path.glob("*.npz")
+def test_a_corrupt_cache_file_is_ignored_and_rebuilt(split_block, tmp_path, spoil):
+    block = l_block()
+    first = split_block[0]
+    path = cached_block(split_block, tmp_path)
+    assert decompose("L", block.vertices, block.faces, block.volume, tmp_path).cached
     if spoil == "garbage":
         path.write_bytes(b"not a cache file")
     elif spoil == "truncated":
@@ -81,11 +103,12 @@ def test_a_corrupt_cache_file_is_ignored_and_rebuilt(tmp_path, spoil):
         pieces = [np.full((8, 3), np.nan)] if spoil == "bad piece" else first.pieces
         np.savez(path, key=np.array(key), count=np.array(len(pieces)),
                  **{f"piece{i}": p for i, p in enumerate(pieces)})
-    again = decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path)
+    again = decompose("L", block.vertices, block.faces, block.volume, tmp_path)
     assert not again.cached
+    assert len(again.pieces) == len(first.pieces)
     for a, b in zip(first.pieces, again.pieces):
         np.testing.assert_array_equal(a, b)
-    assert decompose("torus", ring.vertices, ring.faces, ring.volume, tmp_path).cached
+    assert decompose("L", block.vertices, block.faces, block.volume, tmp_path).cached
 
 
 def test_the_cache_folder_follows_xdg_cache_home(monkeypatch, tmp_path):
@@ -197,3 +220,10 @@ def test_big_meshes_are_judged_on_a_sample():
     ring = trimesh.creation.torus(0.2, 0.05, major_sections=512, minor_sections=128)
     assert len(ring.vertices) > decompose_module.HULL_SAMPLE
     assert needs_pieces("auto", ring.vertices, ring.volume)
+
+
+def test_auto_splits_from_a_hull_one_point_one_times_the_volume():
+    """The README's figure: a hull over 1.1 times the mesh's volume splits, under it does not."""
+    cube = trimesh.creation.box((1.0, 1.0, 1.0)).vertices              # its hull: 1 m³
+    assert needs_pieces("auto", cube, 1.0 / 1.12)
+    assert not needs_pieces("auto", cube, 1.0 / 1.08)
