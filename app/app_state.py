@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,7 +24,10 @@ class RecordingSettings:
     """The panel's Recording section. include_panel: record the panel too (else the 3D view
     alone); fps: 30 or 60; folder: where videos and screenshots go; last_file: the last video
     or screenshot saved; seconds: video length so far while recording, None when not;
-    toggle / screenshot: start-stop and F12, set by the window."""
+    toggle / screenshot: start-stop and F12, set by the window.
+    After the fact: clip_span (t0, t1) s of sim time to save from the history, None for the
+    last 10 s; clip_fps: 30 or 60; clip: the ``ClipJob`` being saved (its progress), or None;
+    save_clip(t0, t1, fps): starts one, set by the window (it knows the view and its size)."""
 
     include_panel: bool = False
     fps: int = FPS_CHOICES[0]
@@ -33,6 +36,10 @@ class RecordingSettings:
     seconds: float | None = None
     toggle: Callable[[], None] = lambda: None
     screenshot: Callable[[], None] = lambda: None
+    clip_span: tuple[float, float] | None = None
+    clip_fps: int = FPS_CHOICES[0]
+    clip: Any = None
+    save_clip: Callable[[float, float, int], None] = lambda t0, t1, fps: None
 
 
 @dataclass
@@ -47,7 +54,9 @@ class AppState:
     selected_point: where the selected body was clicked, (3,) m in its principal frame (None:
     its centre); joint_draft: a joint being made with the mouse (app/joints.py), or None;
     selected_joint: the joint id chosen in the panel, or None; scrub_time: the sim time the
-    timeline shows from the history (s), or None for the live world."""
+    timeline shows from the history (s), or None for the live world; later_records: body id →
+    BodyRecord of the bodies an opened replay's commands add, registered each time the body
+    appears (the replay may run again from its start)."""
 
     sim: Simulation
     notifications: Notifications = field(default_factory=Notifications)
@@ -65,3 +74,4 @@ class AppState:
     joint_draft: JointDraft | None = None
     selected_joint: int | None = None
     scrub_time: float | None = None
+    later_records: dict[int, BodyRecord] = field(default_factory=dict)

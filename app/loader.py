@@ -54,6 +54,7 @@ from app.render.renderer import (
     palette_color,
 )
 from app.stopwatch import Stopwatch, split
+from app.video.offline import added_records
 from physics.geometry.decompose import DecompositionError, body_frame, decompose, needs_pieces
 from physics.geometry.extremes import extreme_points
 from physics.geometry.meshes import (
@@ -65,7 +66,8 @@ from physics.geometry.meshes import (
     shape_from_mesh,
     shape_from_properties,
 )
-from physics.scene import BodyRecord, Scene, build_world, load_scene
+from physics.replay import Replay, load_replay, scripted
+from physics.scene import BodyRecord, Scene, build_world
 from physics.settings import DEFAULT_DENSITY, MAX_FACES
 
 log = logging.getLogger("tumble")
@@ -91,6 +93,7 @@ class _Outcome:
 
     record: BodyRecord | None = None
     scene: Path | None = None        # set: the scene was cleared and replaced by this file
+    later: dict | None = None        # with scene: records of the bodies a replay will add
     message: str | None = None       # logged at INFO and shown
     warnings: tuple[str, ...] = ()
     file_done: bool = False
@@ -116,6 +119,8 @@ class Loader:
         # first levels of big meshes; it first loads the compiled code only a big mesh needs
         self._helper = ThreadPoolExecutor(1, thread_name_prefix="tumble-first-level")
         self._helper.submit(_load_big_mesh_code)
+        self._worlds = 0  # worlds replaced by a replay (its ids start again at 0): _decompose
+        self._replacing = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tumble-loader", daemon=True)
         self._thread.start()
 
@@ -146,6 +151,7 @@ class Loader:
                 state.bodies.clear()
                 state.selected = None
                 state.scene_path = outcome.scene
+                state.later_records = dict(outcome.later or {})
             if outcome.record is not None:
                 state.bodies[outcome.record.body_id] = outcome.record
             if outcome.offer is not None:
@@ -305,14 +311,16 @@ class Loader:
         shape = record.shape
         if shape.kind is None and shape.properties.mode == "solid" and (
                 record.collision != "hull"):
-            threading.Thread(target=self._decompose, args=(record, dropped), daemon=True,
-                             name="tumble-decompose").start()
+            threading.Thread(target=self._decompose, args=(record, dropped, self._worlds),
+                             daemon=True, name="tumble-decompose").start()
 
-    def _decompose(self, record: BodyRecord, dropped: bool) -> None:
+    def _decompose(self, record: BodyRecord, dropped: bool, world: int) -> None:
         """Split a mesh into convex pieces as its collision mode says (``auto``: if its hull is
         clearly larger than it), and make its body collide as them; says so in notifications
         ("decomposing…" only when the split is not in the cache). One split at a time: each
-        keeps every core busy."""
+        keeps every core busy. ``world``: the count of worlds replaced when the body was made;
+        a replay opened since numbers its bodies afresh, so the pieces would go to another
+        body of the same id."""
         shape, p = record.shape, record.shape.properties
         if not needs_pieces(record.collision, shape.vertices, p.volume):
             return
@@ -325,7 +333,10 @@ class Loader:
                 self._results.put(_Outcome(warnings=(str(e),)))
                 return
         pieces = body_frame(found.pieces, p.center_of_mass, p.principal_axes)
-        done = self.state.sim.set_pieces(record.body_id, pieces)
+        with self._replacing:
+            if world != self._worlds:
+                return
+            done = self.state.sim.set_pieces(record.body_id, pieces)
         message = (f"{shape.name} collides as {len(pieces)} pieces "
                    f"({100 * found.volume_excess:+.0f} % volume)")
         if found.cached and not dropped:
@@ -337,11 +348,15 @@ class Loader:
             message=message)))
 
     def _open_scene(self, path: Path) -> Future | None:
-        """Validate and build the scene, then replace the simulation's contents with it."""
+        """Validate and build the scene, then replace the simulation's contents with it (a
+        replay: see ``_open_replay``)."""
         built = self._read(path, _build_scene)
         if built is None:
             return None
-        scene, records = built
+        scene, records, replay = built
+        if replay is not None:
+            self._open_replay(path, replay)
+            return None
         sim = self.state.sim
         sim.clear().add_done_callback(lambda f: self._results.put(_Outcome(scene=path)))
         for what, future in (("container size", sim.set_container(scene.container_size)),
@@ -367,6 +382,36 @@ class Loader:
         done.add_done_callback(lambda f: self._results.put(_Outcome(message=message,
                                                                     file_done=True)))
         return done
+
+    def _open_replay(self, path: Path, replay) -> None:
+        """A replay replaces the world with the one ``tumble simulate`` builds of its scene
+        (meshes split into their pieces at once), paused at its start; the physics thread
+        applies its commands at their steps as it runs (``Simulation.open``). Bodies its
+        commands add are drawn as they collide, as ``tumble record`` draws them."""
+        built = self._read(path, lambda p: build_world(replay.scene))
+        if built is None:
+            return
+        world, records = built
+        records = [dataclasses.replace(r, color=r.color or body_color(r.body_id))
+                   for r in records]
+        later = added_records(len(records), replay.commands)
+        count = f"{len(replay.scene.bodies)} bod{'y' if len(replay.scene.bodies) == 1 else 'ies'}"
+        message = (f"opened replay {path.name}: {count}, {len(replay.commands)} commands; "
+                   "paused at its start (Space plays it)")
+
+        def opened(future: Future) -> None:
+            if future.exception() is not None:  # build_world accepted it, so this is a bug
+                self._results.put(_Outcome(message=f"rejected {path.name}: "
+                                           f"{future.exception()}", file_done=True))
+                return
+            self._results.put(_Outcome(scene=path, later=later))
+            for record in records:
+                self._results.put(_Outcome(record=record))
+            self._results.put(_Outcome(message=message, file_done=True))
+        with self._replacing:  # no body of the world replaced gets its pieces after this
+            self._worlds += 1
+            future = self.state.sim.open(world, replay.scene.hz, scripted(replay))
+        future.add_done_callback(opened)
 
     def _refused(self, future: Future, path: Path, what: str) -> None:
         """On the physics thread: a scene value the simulation refused is shown, not only
@@ -416,11 +461,14 @@ def _first_level_posed(name: str, clustered: Future, props) -> MeshArrays:
     return arrays
 
 
-def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord]]:
-    """Read and validate the scene and load every shape (SceneError for any problem)."""
-    scene = load_scene(path)
-    _, records = build_world(scene, split=False)  # the pieces come later (Loader._decompose)
-    return scene, records
+def _build_scene(path: Path) -> tuple[Scene, list[BodyRecord], Replay | None]:
+    """Read and validate the scene and load every shape (SceneError for any problem); a
+    replay (a scene with commands) is only read: ``Loader._open_replay`` builds it."""
+    replay = load_replay(path)
+    if replay.commands:
+        return replay.scene, [], replay
+    _, records = build_world(replay.scene, split=False)  # pieces: later (Loader._decompose)
+    return replay.scene, records, None
 
 
 def drop_position(shape: Shape, xz, floor: float = 0.0) -> np.ndarray:

@@ -40,7 +40,10 @@ window size,
 the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
 level while a big mesh's levels of detail are prepared), the recording (``recording``: frames
 so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
-frames; ``last_file``) and the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
+frames; ``last_file``), the timeline (``scrub``: the sim time shown, or null for the live
+world; ``scrub_exact``: that moment is drawn re-run exactly, not from the ring; ``history``:
+its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``) and
+the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
 each body's centre on screen (``body_pixels``, window pixels from the top-left), so a test can
@@ -50,6 +53,7 @@ click a body; and how many dropped meshes wait for their scale (``scale_offers``
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import json
 import logging
@@ -72,7 +76,7 @@ from app.keys import KEY_BINDINGS
 from app.loader import Loader
 from app.mesh_scale import FIT_SIZE, draw_scale_offer
 from app.panel import PANEL_WIDTH, Panel
-from app.panel.timeline import ring_pose, scrub_by
+from app.panel.timeline import ExactMoments, ring_pose, scrub_by
 from app.render.camera import OrbitCamera, home_sphere
 from app.render.gizmos import body_radius
 from app.render.imgui_gl import ImGuiRenderer
@@ -82,7 +86,7 @@ from app.render.polhode import PolhodeTrail
 from app.render.renderer import Renderer, palette_color
 from app.render.view import FrameView, frame_view
 from app.resources import asset_path
-from app.video.clip import INSTANT_REPLAY_SECONDS, ClipJob, ClipRequest
+from app.video.clip import last_seconds, start_clip
 from app.video.recorder import (
     RecordingError,
     ScreenRecording,
@@ -112,6 +116,7 @@ STATUS_INTERVAL = 0.2          # s between writes of the status file (tests wait
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # GL_RENDERER names of Mesa's CPU paths
 STATUS_ENV = "TUMBLE_STATUS_FILE"
 ERROR_REPEAT_SECONDS = 5.0    # the same error is shown at most this often
+NO_POINTS = np.zeros((0, 3))
 
 
 def main(files: list[str]) -> int:
@@ -272,14 +277,16 @@ class App:
         self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
         self.recording: ScreenRecording | None = None
         self._last_video: dict | None = None      # the status file's "last_video"
-        self._clip: ClipJob | None = None         # F10's clip being saved, then "last_clip"
-        self._last_clip: dict | None = None
+        self._last_clip: dict | None = None       # the status file's "last_clip"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
+        self._moments = ExactMoments()            # the timeline's moment, re-run exactly
+        self._scrub_exact = False                 # this frame shows it (the status file's)
         self._screenshot_wanted = False
         self._dropped_at: float | None = None     # time.monotonic() of the last file drop
         self._gap_since_drop = 0.0                # s: longest frame interval since that drop
         self.state.recording.toggle = self.toggle_recording
         self.state.recording.screenshot = self.request_screenshot
+        self.state.recording.save_clip = self.save_clip
 
         # the app's handlers first, ImGui's pushed on top: ImGui sees every event first and
         # passes it on (its handlers return None); bound methods are held weakly by pyglet,
@@ -363,10 +370,14 @@ class App:
 
     def _forget_removed(self, snapshot) -> None:
         """Drop records of bodies that were shown before and are gone now (removed, reset):
-        ids are reused after a reset. A record whose body has not appeared yet stays."""
+        ids are reused after a reset. A record whose body has not appeared yet stays; a body an
+        opened replay's command made gets its record each time it appears."""
         present = set(snapshot.ids.tolist())
         for body_id in [i for i in self.state.bodies if i in self._seen_ids and i not in present]:
             del self.state.bodies[body_id]
+        later = self.state.later_records  # a replay's command added it (again)
+        for body_id in (present - self.state.bodies.keys()) & later.keys():
+            self.state.bodies[body_id] = later[body_id]
         self._seen_ids = present
         if self.state.selected is not None and self.state.selected not in self.state.bodies:
             self.state.selected = None
@@ -378,8 +389,17 @@ class App:
 
     def _frame_view(self, prev, new, render_time: float) -> FrameView:
         scrub = self.state.scrub_time
-        pose = (interpolate(prev, new, render_time) if scrub is None
-                else ring_pose(self.sim.history, scrub))
+        moment = None if scrub is None else self._moments.at(self.sim.history, scrub)
+        self._scrub_exact = moment is not None
+        if scrub is None:
+            pose = interpolate(prev, new, render_time)
+        elif moment is None:  # poses from the ring; no contacts until the moment is exact
+            pose = ring_pose(self.sim.history, scrub)
+            new = dataclasses.replace(new, contact_points=NO_POINTS, contact_normals=NO_POINTS)
+        else:
+            pose = moment.pose
+            new = dataclasses.replace(new, contact_points=moment.contact_points,
+                                      contact_normals=moment.contact_normals)
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
         view = frame_view(pose, new, records, palette_color, selected,
@@ -564,33 +584,35 @@ class App:
 
     def save_instant_replay(self) -> None:
         """F10: the last 10 s of the history (or all of it, if shorter) saved as a video in the
-        background, at the recording settings' rate and the window's size."""
+        background, at the clip rate chosen in the panel and the window's size."""
+        settings = self.state.recording
+        self.save_clip(*last_seconds(self.sim.history), settings.clip_fps)
+
+    def save_clip(self, t0: float, t1: float, fps: int) -> None:
+        """The span [t0, t1] s of the history saved as a video in the background (the panel's
+        progress bar follows it), with the view and gizmos of now."""
         settings, notifications = self.state.recording, self.state.notifications
-        if self._clip is not None:
-            notifications.warning("a clip is still being saved; F10 again when it is done")
-            return
-        first, _, t1 = self.sim.history.span()
-        t0 = max(first.time, t1 - INSTANT_REPLAY_SECONDS)
-        if round((t1 - t0) * settings.fps) < 1:
-            notifications.warning("nothing to save yet: the history is empty")
+        if settings.clip is not None:
+            notifications.warning("a clip is still being saved; save the next when it is done")
             return
         try:
-            path = timestamped_path(prepare_folder(settings.folder),
-                                    f"{self._scene_name()}_replay", ".mp4")
-        except RecordingError as e:
+            settings.clip = start_clip(self.sim.history, t0, t1, fps,
+                                       even_size(*self.window.get_framebuffer_size()),
+                                       settings.folder, self._scene_name(), self.state.bodies,
+                                       self.camera, self.state.gizmos)
+        except (ValueError, RecordingError) as e:
             notifications.error(f"cannot save the clip: {e}")
             return
-        size = even_size(*self.window.get_framebuffer_size())
-        self._clip = ClipJob(ClipRequest(t0, t1, settings.fps, size, path), self.sim.history,
-                             self.state.bodies, self.camera, self.state.gizmos)
-        notifications.info(f"saving the last {t1 - t0:.1f} s to {path}")
+        request = settings.clip.request
+        notifications.info(f"saving {request.t0:.1f}…{request.t1:.1f} s at {fps} fps to "
+                           f"{request.path}")
 
     def _poll_clip(self) -> None:
-        """Once F10's clip is written: a notification, and the status file's "last_clip"."""
-        clip = self._clip
+        """Once a clip is written: a notification, and the status file's "last_clip"."""
+        clip = self.state.recording.clip
         if clip is None or not clip.done:
             return
-        self._clip = None
+        self.state.recording.clip = None
         result = clip.result
         self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
                            "count": clip.count, "t0": clip.request.t0, "t1": clip.request.t1,
@@ -813,9 +835,10 @@ class App:
             "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
             "last_video": self._last_video,
-            "clip": None if self._clip is None else self._clip.frames_done,
+            "clip": None if self.state.recording.clip is None
+            else self.state.recording.clip.frames_done,
             "last_clip": self._last_clip,
-            "scrub": self.state.scrub_time,
+            "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),

@@ -332,6 +332,33 @@ class History:
             return _array_bytes(held, set())
 
 
+class NoHistory:
+    """What a run that never looks back keeps instead of a ``History`` (``Simulation(…,
+    history=False)``: ``tumble record``, a clip's own re-run): nothing, and no checkpoint,
+    frame or copied argument per step (a history costs 0.2–0.6 ms a step at 1 000 bodies).
+    Going back is refused."""
+
+    seconds = 0.0
+
+    def restart(self, world: World, step: int, hz: float) -> None:
+        pass
+
+    def after_step(self, world: World, step: int, hz: float, cost: float = 0.0) -> None:
+        pass
+
+    def log(self, step: int, name: str, args: tuple = (), kwargs: dict | None = None) -> None:
+        pass
+
+    def truncate(self, step: int) -> None:
+        pass
+
+    def set_seconds(self, seconds) -> None:
+        raise ValueError("this simulation keeps no history")
+
+    def world_at(self, step: int) -> tuple[World, float]:
+        raise ValueError("this simulation keeps no history to go back to")
+
+
 def _array_bytes(value: Any, seen: set) -> int:
     """Bytes of the numpy arrays and byte strings reachable from ``value`` through
     dataclasses, named tuples, containers and plain objects; each array once (by identity,

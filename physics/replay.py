@@ -29,18 +29,27 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
-from physics.constraints.joint import JointDef
+from physics.constraints.joint import WORLD, JointDef
 from physics.history import History, LoggedCommand, apply_command
 from physics.model import BodyDef
-from physics.scene import Scene, SceneError, _Reader, read_toml, save_scene
-from physics.simulation import Simulation, Snapshot
+from physics.scene import (
+    BodyRecord,
+    Scene,
+    SceneError,
+    _Reader,
+    read_toml,
+    save_scene,
+    scene_from_snapshot,
+)
+from physics.simulation import Scripted, Simulation, Snapshot
 from physics.world import World
 
 # the commands a replay may hold: what the physics thread logs (physics/simulation.py)
 COMMANDS = ("add_body", "remove_body", "clear", "add_group", "add_joint", "remove_joint",
             "edit_joint", "set_gravity", "set_container", "set_solver_iterations",
             "set_restitution", "set_friction", "set_body_material", "apply_impulse",
-            "set_external_force", "set_body_state", "set_grab", "clear_grab", "set_hz")
+            "set_external_force", "set_body_state", "set_static", "set_pieces", "set_grab",
+            "clear_grab", "set_hz")
 NONE = "none"  # how None is written
 # arguments that are definitions, read back into their classes
 _DEFINITIONS = {"body": BodyDef, "bodies": BodyDef, "joint": JointDef, "joints": JointDef}
@@ -76,6 +85,71 @@ def save_replay(path, scene: Scene, history: History) -> None:
         raise ValueError(f"the history starts {first.time:.3f} s into the run, not at the "
                          "scene; a replay starts at its scene")
     write_replay(path, Replay(scene, tuple(history.commands())))
+
+
+def history_replay(history: History, records: dict[int, BodyRecord]) -> Replay:
+    """The history as a replay wherever it starts (the app's "Save replay"): the world at its
+    first checkpoint written as a scene (``scene_from_snapshot``: poses, velocities,
+    materials, joints at that moment; ``records``: body id → BodyRecord, one for every body),
+    then the commands logged since, their steps counted from there and their body and joint
+    ids renumbered as the scene's world numbers them.
+
+    Exact while the history starts at a scene just opened, for builtin shapes (a mesh's
+    orientation goes through its mesh frame and back, to within rounding); from a moment
+    mid-run, what a scene cannot hold (contact caches, sleep timers) starts afresh too, so a
+    chaotic run drifts from the live one."""
+    while True:  # the start and the log of one moment (the physics thread trims both)
+        first, _, _ = history.span()
+        logged = history.commands()
+        if history.span()[0] is first:
+            break
+    world = first.world()
+    missing = [int(i) for i in world.ids if int(i) not in records]
+    if missing:
+        raise ValueError(f"body #{missing[0]} is still loading; save the replay once it is in")
+    snapshot = Simulation(world, hz=first.hz, history=False).latest()
+    scene = scene_from_snapshot(snapshot, records)
+    # a mesh still colliding as its hull then gets its pieces from a logged set_pieces
+    entries = tuple(dataclasses.replace(entry, collision="hull")
+                    if entry.mesh is not None and not world.model.compound[row] else entry
+                    for row, entry in enumerate(scene.bodies))
+    scene = dataclasses.replace(scene, bodies=entries)
+    bodies = _renumbering(world.ids, world._next_id)
+    joints = _renumbering(world.joint_view().ids, world.joints.next_id)
+    commands = tuple(_renumbered(c, first.step, bodies, joints) for c in logged)
+    return Replay(scene, commands)
+
+
+def _renumbering(present, next_id: int):
+    """old id → new id: the ids ``present`` (in order) become 0, 1, …; ids made later (from
+    ``next_id`` on) follow on, as both worlds count them alike."""
+    index = {int(old): new for new, old in enumerate(present)}
+    return lambda old: index[int(old)] if int(old) in index else int(old) - next_id + len(index)
+
+
+def _renumbered(command: LoggedCommand, start: int, bodies, joints) -> LoggedCommand:
+    params = [n for n, p in _parameters(command.name).items()
+              if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    values = dict(zip(params, command.args))
+    values.update(command.kwargs)
+    if values.get("body_id") is not None:
+        values["body_id"] = bodies(values["body_id"])
+    if values.get("joint_id") is not None:
+        values["joint_id"] = joints(values["joint_id"])
+    if isinstance(values.get("joint"), JointDef):
+        joint = values["joint"]
+        ends = {end: getattr(joint, end) for end in ("first", "second")}
+        values["joint"] = dataclasses.replace(joint, **{
+            end: WORLD if body == WORLD else bodies(body) for end, body in ends.items()})
+    args = tuple(values.pop(name) for name in params if name in values)
+    return LoggedCommand(command.step - start, command.name, args, values)
+
+
+def scripted(replay: Replay) -> tuple[Scripted, ...]:
+    """The replay's commands for ``Simulation.open``, each with its ``file:line``."""
+    lines = replay.lines or (None,) * len(replay.commands)
+    return tuple(Scripted(c, f"{replay.scene.source}:{line or '?'}")
+                 for c, line in zip(replay.commands, lines))
 
 
 def write_replay(path, replay: Replay) -> None:

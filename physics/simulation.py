@@ -45,7 +45,7 @@ import numpy as np
 
 from physics.constraints.joint import JointDef
 from physics.constraints.view import JointView
-from physics.history import History, check_history_seconds
+from physics.history import History, LoggedCommand, NoHistory, check_history_seconds
 from physics.model import BodyDef, check_number
 from physics.runtime import configure, use_threads
 from physics.settings import CATCH_UP, ERROR_HISTORY, MAX_HZ, MAX_TIME_SCALE, MIN_HZ, MIN_TIME_SCALE
@@ -162,6 +162,15 @@ class Snapshot:
         return 1.0 / self.hz
 
 
+@dataclass(frozen=True)
+class Scripted:
+    """A replay's command for ``Simulation.open``: a ``LoggedCommand`` (applied after its
+    ``step`` steps) and where it was written (``file:line``, for messages)."""
+
+    command: LoggedCommand
+    where: str = "replay"
+
+
 @dataclass
 class _Command:
     seq: int
@@ -221,12 +230,14 @@ class Simulation:
                  a software renderer (llvmpipe) the cores are busy rasterising — there kernels
                  split over two threads kept 10–15 % of real time at 500 bodies where one
                  thread kept 34 % (bench/frame.py). Results do not depend on it.
+    history      keep the recent past (physics/history.py); False for a run that never goes
+                 back (``NoHistory``: no cost per step, ``restore`` refused)
     """
 
     def __init__(self, world: World, hz: float = 240.0, *, time_scale: float = 1.0,
                  paused: bool = False, publish_hz: float = 120.0,
                  batch_budget: float | None = None, max_lag: float = 0.1,
-                 kernel_threads: int = 1):
+                 kernel_threads: int = 1, history: bool = True):
         if not isinstance(world, World):
             raise ValueError(f"Simulation needs a World, got {type(world).__name__}")
         self._world = world
@@ -242,8 +253,12 @@ class Simulation:
         self._kernel_threads = int(kernel_threads)
 
         self._step = 0
-        self._reset_point = (copy.deepcopy(world), 0)
-        self._history = History(world, 0, self._hz)
+        # the commands a replay still has to apply, each at its step (``open``), in order
+        self._script: collections.deque[Scripted] = collections.deque()
+        # what ``reset`` goes back to: a world, its step count, the script it had left and the
+        # rate it starts at (None: the rate in effect stays)
+        self._reset_point = (copy.deepcopy(world), 0, (), None)
+        self._history = History(world, 0, self._hz) if history else NoHistory()
         self._behind = False
         self._time_dropped = 0.0
         self._errors: collections.deque[CommandError] = collections.deque(maxlen=ERROR_HISTORY)
@@ -278,7 +293,7 @@ class Simulation:
         return self._world
 
     @property
-    def history(self) -> History:
+    def history(self) -> History | NoHistory:
         """The recent past (physics/history.py): its reading methods are safe from any
         thread."""
         return self._history
@@ -427,21 +442,45 @@ class Simulation:
 
     # ---- commands: run controls -----------------------------------------------------------
     def reset(self) -> Future[None]:
-        """Restore the world and step count of the reset point (construction or
-        ``set_reset_point``); run controls (hz, time scale, pause) stay."""
+        """Restore the world and step count of the reset point (construction, ``open`` or
+        ``set_reset_point``), and the replay commands it had still to come; run controls (hz,
+        time scale, pause) stay, but a replay starts again at its own rate."""
         def apply():
-            world, self._step = self._reset_point
+            world, self._step, script, hz = self._reset_point
+            self._hz = self._hz if hz is None else hz
             self._world = copy.deepcopy(world)
+            self._script = collections.deque(script)
             self._history.restart(self._world, self._step, self._hz)
+            self._play_due()
         return self._submit("reset()", apply, touches_world=True)
+
+    def open(self, world: World, hz: float, script=()) -> Future[None]:
+        """Replace the world by ``world`` (a scene or replay just built), at step 0 and rate
+        ``hz``, paused; ``script``: ``Scripted`` commands (a replay's) to apply each at its
+        step, as ``tumble simulate`` does. It becomes the reset point and the history's start;
+        the commands at step 0 are applied at once."""
+        if not isinstance(world, World):
+            raise ValueError(f"open needs a World, got {type(world).__name__}")
+        world, script = copy.deepcopy(world), tuple(script)
+
+        def apply():
+            self._hz = _check_hz(hz)
+            self._world, self._step, self._paused = world, 0, True
+            self._reset_point = (copy.deepcopy(world), 0, script, self._hz)
+            self._script = collections.deque(script)
+            self._history.restart(self._world, 0, self._hz)
+            self._play_due()
+        return self._submit("open(…)", apply, touches_world=True)
 
     def restore(self, step: int) -> Future[None]:
         """Go back to the world exactly as it was after ``step`` steps (within the history),
-        paused; what came after it is discarded, so running on makes a new branch."""
+        paused; what came after it is discarded, so running on makes a new branch (a replay
+        being played stops there: its later commands are part of the old future)."""
         def apply():
             world, hz = self._history.world_at(int(step))
             self._world, self._hz, self._step = world, hz, int(step)
             self._history.truncate(self._step)
+            self._script.clear()
             self._paused = True
         return self._submit(f"restore({_describe(step)})", apply, touches_world=True)
 
@@ -453,9 +492,13 @@ class Simulation:
                             touches_world=False)
 
     def set_reset_point(self) -> Future[None]:
-        """Make the current state (at the command's step boundary) the one ``reset`` restores."""
+        """Make the current state (at the command's step boundary) the one ``reset`` restores,
+        and the start of the history (a scene just opened: its past is another scene's). A
+        replay being played stops: the new start has no script."""
         def apply():
-            self._reset_point = (copy.deepcopy(self._world), self._step)
+            self._reset_point = (copy.deepcopy(self._world), self._step, (), None)
+            self._script.clear()
+            self._history.restart(self._world, self._step, self._hz)
         return self._submit("set_reset_point()", apply, touches_world=False)
 
     def set_hz(self, hz: float) -> Future[None]:
@@ -497,12 +540,33 @@ class Simulation:
         return result
 
     def _advance(self) -> None:
-        """One step of dt, counted and remembered."""
+        """One step of dt, counted and remembered; then the replay's commands due at the new
+        step boundary."""
         start = time.perf_counter()
         self._world.step(1.0 / self._hz)
         self._step += 1
         self._history.after_step(self._world, self._step, self._hz,
                                  time.perf_counter() - start)
+        self._play_due()
+
+    def _play_due(self) -> None:
+        """Apply the script's commands due at this step boundary (logged like any command).
+        One the world refuses stops the replay, paused, with an error naming its line."""
+        while self._script and self._script[0].command.step <= self._step:
+            scripted = self._script.popleft()
+            command = scripted.command
+            try:
+                if command.name == "set_hz":
+                    self._hz = _check_hz(command.args[0])
+                    self._history.log(self._step, "set_hz", (self._hz,))
+                else:
+                    self._logged(command.name, command.args, command.kwargs)
+            except ValueError as exc:
+                message = f"{scripted.where}: [[command]] {command.name}: {exc}"
+                log.warning("replay stopped: %s", message)
+                self._errors.append(CommandError(-1, self._step, command.name, message))
+                self._script.clear()
+                self._paused = True
 
     def _submit(self, text: str, apply: Callable[[], Any], touches_world: bool) -> Future:
         future: Future = Future()

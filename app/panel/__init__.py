@@ -63,7 +63,8 @@ class Panel(PanelActions):
     number field with its − and + buttons at the right end), the "record" button, the
     "include_panel" checkbox box and the "mesh_path" text field from the last draw, for tests
     that drive them with real pointer events; and of the "panel" itself while it is shown (the
-    window keeps the pointer's events inside it from the 3D view).
+    window keeps the pointer's events inside it from the 3D view); each section's header is
+    "section <title>".
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
@@ -85,6 +86,7 @@ class Panel(PanelActions):
         self._mesh_path = ""
         self._scene_path = ""
         self._save_path = ""
+        self._replay_path = ""
         self._builtin_scenes = sorted(asset_path("scenes").glob("*.toml"))
         self._step_errors: set[tuple[int, str]] = set()  # failed steps already reported
 
@@ -136,8 +138,9 @@ class Panel(PanelActions):
             key = (error.step, error.message)
             if error.seq == -1 and key not in self._step_errors:
                 self._step_errors.add(key)
-                self.state.notifications.error(
-                    f"the physics step failed at step {error.step}: {error.message}")
+                what = ("the physics step failed" if error.command == "step"
+                        else "the replay stopped")  # a replay's command the world refused
+                self.state.notifications.error(f"{what} at step {error.step}: {error.message}")
 
     def _draw_panel(self, snapshot: Snapshot) -> None:
         width, height = imgui.get_io().display_size
@@ -159,7 +162,10 @@ class Panel(PanelActions):
                 default = title in ("Simulation", "Materials", "Bodies", "Inspector", "Joints",
                                     "Recording")
                 header_flags = imgui.TreeNodeFlags_.default_open if default else 0
-                if imgui.collapsing_header(title, header_flags):
+                opened = imgui.collapsing_header(title, header_flags)
+                self._item_width = imgui.get_item_rect_size().x
+                self._remember(f"section {title}")
+                if opened:
                     imgui.push_id(title)
                     draw(self, snapshot)
                     imgui.pop_id()

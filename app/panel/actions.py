@@ -12,6 +12,7 @@ import dataclasses
 import math
 import os
 import queue
+import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable
@@ -20,10 +21,12 @@ import numpy as np
 
 from app.app_state import AppState
 from app.joints import joint_of
+from app.video.recorder import RecordingError, prepare_folder, timestamped_path
 from physics.constraints.joint import WORLD
 from physics.constraints.view import def_at_present
 from physics.geometry.meshes import builtin_shape
 from physics.model import BodyDef
+from physics.replay import history_replay, write_replay
 from physics.scene import BodyRecord, save_scene, scene_from_snapshot
 from physics.simulation import Snapshot
 
@@ -277,6 +280,44 @@ class PanelActions:
         self.state.scene_path = path
         self.state.notifications.info(f"saved scene {path.name}: {len(scene.bodies)} bodies")
         return True
+
+    def save_replay(self, text: str = "") -> threading.Thread | None:
+        """Write the history as a replay file (physics/replay.py ``history_replay``: the world
+        at its start as a scene, then the commands since) to the path typed, or to a new
+        ``<scene>_replay_<time>.toml`` in the recordings folder, on a thread of its own (a
+        history of 1 000 bodies takes a second or two); a notification names the file. The
+        thread, or None when no path could be made."""
+        state = self.state
+        text = os.path.expanduser(text.strip())
+        try:
+            if text:
+                path = Path(text)
+            else:
+                name = state.scene_path.stem if state.scene_path is not None else "tumble"
+                path = timestamped_path(prepare_folder(state.recording.folder),
+                                        f"{name}_replay", ".toml")
+        except RecordingError as e:
+            state.notifications.error(f"could not save the replay: {e}")
+            return None
+        history, records = state.sim.history, dict(state.bodies)
+
+        def write() -> None:
+            try:
+                replay = history_replay(history, records)
+                write_replay(path, replay)
+            except (OSError, ValueError) as e:
+                state.notifications.error(f"could not save the replay to {path}: {e}")
+                return
+            state.recording.last_file = path
+            state.notifications.info(f"saved replay {path}: {len(replay.scene.bodies)} "
+                                     f"bodies, {len(replay.commands)} commands")
+        thread = threading.Thread(target=write, name="tumble-replay", daemon=True)
+        thread.start()
+        return thread
+
+    def set_history_seconds(self, seconds: float) -> Future:
+        """How much sim time the timeline keeps, s (60 s … 10 min)."""
+        return self.watch(self.state.sim.set_history_seconds(seconds), "history length")
 
     def _row(self, body_id: int | None) -> int | None:
         if body_id is None:

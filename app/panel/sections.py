@@ -18,6 +18,7 @@ from imgui_bundle import imgui, implot
 from app.panel.actions import own_materials
 from app.panel.joints import joints
 from app.panel.overlays import PANEL_WIDTH
+from app.panel.timeline import history_bytes
 from app.panel.widgets import (
     AMBER,
     DIM,
@@ -33,6 +34,7 @@ from app.panel.widgets import (
     vec_row,
 )
 from app.render.view import ALL_BODIES_UP_TO, GizmoOptions
+from app.video.clip import last_seconds
 from app.video.recorder import FPS_CHOICES
 from physics.geometry.meshes import BUILTIN_SIZES
 from physics.geometry.rotation import (
@@ -43,6 +45,8 @@ from physics.geometry.rotation import (
     quat_to_rotvec,
 )
 from physics.settings import (
+    HISTORY_SECONDS,
+    MAX_HISTORY_SECONDS,
     MAX_TIME_SCALE,
     MIN_TIME_SCALE,
     SOLVER_ITERATIONS_RANGE,
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
     from app.panel import Panel
 
 HZ_RANGE = (30.0, 2000.0)          # physics rate slider, Hz (log)
+HISTORY_RANGE = (HISTORY_SECONDS, MAX_HISTORY_SECONDS)  # the history length slider, s
 ARROW_SCALE_RANGE = (0.05, 20.0)   # gizmo arrow length multiplier (log)
 FRICTION_MAX = 2.0       # slider end; Ctrl+click the slider to type a larger μ
 GIMBAL_WARN = 0.02       # |sin| below which Euler/Bryant angles are flagged as near gimbal lock
@@ -435,6 +440,9 @@ def plots(panel: Panel, s: Snapshot) -> None:
         imgui.text_colored(DIM, "No samples yet.")
         return
     x = t - t[-1]
+    # the moment the timeline shows, when the plots reach back to it: a vertical line
+    shown = panel.state.scrub_time
+    shown = shown if shown is not None and x[0] <= shown - t[-1] <= 0.0 else None
     imgui.text_colored(DIM, f"last {panel.history.seconds:.0f} s of sim time"
                        + ("" if panel.state.selected is not None else "; select a body"))
     # (title, unit, signed, (column, legend)…); y spans 0…max (or ±max for ω) so a
@@ -453,6 +461,8 @@ def plots(panel: Panel, s: Snapshot) -> None:
             implot.setup_legend(implot.Location_.north_west)
             for column, label in lines:
                 implot.plot_line(label, x, np.ascontiguousarray(values[:, column]))
+            if shown is not None:
+                implot.plot_inf_lines("shown", np.array([shown - t[-1]]))
             implot.end_plot()
 
 
@@ -510,6 +520,78 @@ def recording(panel: Panel, s: Snapshot) -> None:
     imgui.pop_text_wrap_pos()
 
 
-SECTIONS = (("Simulation", simulation), ("Recording", recording), ("Materials", materials),
+def after_the_fact(panel: Panel, s: Snapshot) -> None:
+    """The history kept for the timeline (its length, its memory), a span of it saved as a
+    clip (with a progress bar while it renders) and the whole of it saved as a replay file."""
+    settings, history = panel.state.recording, panel.state.sim.history
+    first, _, last = history.span()
+    seconds = history.seconds
+    panel._item_width = imgui.calc_item_width()
+    changed, seconds = imgui.slider_float("history", seconds, HISTORY_RANGE[0],
+                                          HISTORY_RANGE[1], "%.0f s")
+    panel._remember("history_seconds")
+    if changed:
+        panel.set_history_seconds(seconds)
+    imgui.set_item_tooltip("how much of the past the timeline keeps, up to ten minutes")
+    imgui.text_colored(DIM, f"holds {last - first.time:.0f} s in "
+                            f"{history_bytes(history) / 1e6:.1f} MB")
+    t0, t1 = settings.clip_span or last_seconds(history)
+    t0, t1 = max(t0, first.time), min(t1, last)
+    panel._item_width = imgui.calc_item_width()
+    changed, span = imgui.drag_float2("clip span", [t0, t1], 0.02, first.time, last, "%.2f s")
+    panel._remember("clip_span")
+    if changed:
+        settings.clip_span = (min(span), max(span))
+    shown = panel.state.scrub_time
+    imgui.begin_disabled(shown is None)
+    if imgui.button("start here"):
+        settings.clip_span = (shown, max(shown, t1))
+    panel._item_width = imgui.get_item_rect_size().x
+    panel._remember("clip_start_here")
+    imgui.same_line()
+    if imgui.button("end here"):
+        settings.clip_span = (min(t0, shown), shown)
+    panel._item_width = imgui.get_item_rect_size().x
+    panel._remember("clip_end_here")
+    imgui.end_disabled()
+    imgui.set_item_tooltip("the moment the timeline shows (drag it back first)")
+    imgui.same_line()
+    if imgui.button("last 10 s"):
+        settings.clip_span = None
+    for fps in FPS_CHOICES:
+        if imgui.radio_button(f"{fps} fps##clip", settings.clip_fps == fps):
+            settings.clip_fps = fps
+        panel._item_width = imgui.get_frame_height()
+        panel._remember(f"clip_fps_{fps}")
+        imgui.same_line()
+    busy = settings.clip is not None
+    imgui.begin_disabled(busy)
+    if imgui.button("Save clip  (F10: last 10 s)", (-1, 0)):
+        settings.save_clip(t0, t1, settings.clip_fps)
+    imgui.end_disabled()
+    panel._item_width = imgui.get_item_rect_size().x
+    panel._remember("clip_save")
+    if busy:
+        clip = settings.clip
+        imgui.progress_bar(clip.progress, (-1, 0), f"{clip.frames_done} / {clip.count} frames")
+        panel._item_width = imgui.get_item_rect_size().x
+        panel._remember("clip_progress")
+    else:
+        panel.item_rects.pop("clip_progress", None)
+    imgui.separator_text("Replay file")
+    imgui.push_text_wrap_pos(0.0)
+    imgui.text_colored(DIM, "The world at the history's start as a scene, and every command "
+                            "since at its step (tumble simulate/record run it; drop it to open)")
+    imgui.pop_text_wrap_pos()
+    go, panel._replay_path = path_field("Save", "(a new file in the folder)",
+                                        panel._replay_path)
+    panel._item_width = imgui.get_item_rect_size().x
+    panel._remember("replay_save")
+    if go:
+        panel.save_replay(panel._replay_path)
+
+
+SECTIONS = (("Simulation", simulation), ("Recording", recording),
+            ("After the fact", after_the_fact), ("Materials", materials),
             ("Bodies", bodies), ("Inspector", inspector), ("Joints", joints), ("Gizmos", gizmos),
             ("Plots", plots), ("Scenes", scenes))

@@ -1,13 +1,17 @@
 """The timeline along the bottom of the 3D view (docs/architecture.md#history): the history's
-span, the time shown and a tick at each command. Dragging it pauses and shows that moment
-from the ring of poses; Left/Right step through the ring while it is shown; "Resume from
-here" makes that moment the live world (a branch: what came after is dropped), Space goes
-back to the live end instead."""
+span, the time shown, a tick at each command and the span a clip would save. Dragging it
+pauses and shows that moment from the ring of poses, then, once the drag pauses, from the
+world of that moment re-run exactly (``ExactMoments``: velocities, ω, L and contacts for the
+gizmos); Left/Right step through the ring while it is shown; "Resume from here" makes that
+moment the live world (a branch: what came after is dropped), Space goes back to the live end
+instead."""
 
 from __future__ import annotations
 
 import bisect
+import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,6 +20,7 @@ from imgui_bundle import imgui
 from app.panel.overlays import PANEL_WIDTH, TIMELINE_HEIGHT
 from app.panel.widgets import AMBER
 from app.render.interpolate import Pose
+from app.video.clip import INSTANT_REPLAY_SECONDS
 from physics.history import History
 
 if TYPE_CHECKING:
@@ -23,6 +28,7 @@ if TYPE_CHECKING:
 
 RESUME_WIDTH = 140.0   # px, the "Resume from here" button
 SIZE_EVERY = 1.0       # s of wall time between counts of the history's bytes (a walk of it)
+SETTLE_SECONDS = 0.15  # s of wall time a moment shown stays put before it is re-run exactly
 _sizes: dict[int, tuple[float, int]] = {}  # id(history) → (when counted, bytes)
 
 
@@ -49,6 +55,7 @@ def timeline(panel: Panel, time_now: float) -> None:
         panel.toggle_pause()
     if changed:  # the ring's moment nearest to it: Left/Right then step whole frames
         state.scrub_time = history.frame_at(float(value)).time
+    _clip_span(state.recording.clip_span, first.time, last_time)
     _command_ticks(history, first.time, last_time)
     imgui.same_line()
     if state.scrub_time is not None:
@@ -58,17 +65,30 @@ def timeline(panel: Panel, time_now: float) -> None:
         panel._remember("resume")
     else:
         imgui.text_colored(AMBER, f"{last_time - first.time:.0f} s · "
-                                  f"{_history_bytes(history) / 1e6:.0f} MB")
+                                  f"{history_bytes(history) / 1e6:.0f} MB")
     imgui.end()
 
 
-def _history_bytes(history: History) -> int:
+def history_bytes(history: History) -> int:
+    """The history's bytes, counted at most once every SIZE_EVERY s (a walk of it)."""
     now = time.perf_counter()
     counted, size = _sizes.get(id(history), (-SIZE_EVERY, 0))
     if now - counted >= SIZE_EVERY:
         _sizes.clear()  # one history at a time
         _sizes[id(history)] = (now, size := history.nbytes())
     return size
+
+
+def _clip_span(span, start: float, end: float) -> None:
+    """The span the panel's "Save clip" saves, as a band under the slider (the last 10 s when
+    none was chosen)."""
+    t0, t1 = span or (max(start, end - INSTANT_REPLAY_SECONDS), end)
+    (x0, _), (x1, y1) = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    scale = (x1 - x0) / max(end - start, 1e-9)
+    left, right = x0 + scale * (max(t0, start) - start), x0 + scale * (min(t1, end) - start)
+    colour = imgui.get_color_u32(imgui.ImVec4(0.35, 0.65, 1.0, 0.9))
+    imgui.get_window_draw_list().add_rect_filled((left, y1 + 1.0), (max(right, left + 2.0),
+                                                                    y1 + 4.0), colour)
 
 
 def _command_ticks(history: History, start: float, end: float) -> None:
@@ -107,6 +127,65 @@ def resume_from_here(panel: Panel) -> None:
     panel.watch(state.sim.restore(step), "resume from here")
     panel.watch(state.sim.set_paused(False), "resume")
     state.scrub_time = None
+
+
+@dataclass(frozen=True)
+class Moment:
+    """The world exactly as it was at one ring frame (``History.world_at`` of its ``step``):
+    the bodies' ``pose`` with their velocities, ω and L, and the contacts of that step
+    (points, normals (k, 3), m)."""
+
+    history: History
+    step: int
+    pose: Pose
+    contact_points: np.ndarray
+    contact_normals: np.ndarray
+
+
+class ExactMoments:
+    """While the timeline shows a moment, the world of that moment computed exactly once the
+    moment has stayed put for ``SETTLE_SECONDS`` (the drag paused), on a thread of its own: the
+    ring holds poses only, and re-running up to a second of steps is too slow for every frame
+    of a drag. ``at`` is called by the render thread each frame."""
+
+    def __init__(self, clock=time.perf_counter):
+        self._clock = clock
+        self._wanted: tuple | None = None   # (history id, step) asked for, since when
+        self._since = 0.0
+        self._done: Moment | None = None
+        self._thread: threading.Thread | None = None
+
+    def at(self, history: History, shown: float) -> Moment | None:
+        """The exact moment of the ring frame nearest to ``shown`` s, or None while it is
+        being computed (or the timeline is still moving)."""
+        step = history.frame_at(shown).step
+        done = self._done
+        if done is not None and done.history is history and done.step == step:
+            return done
+        now, key = self._clock(), (id(history), step)
+        if key != self._wanted:
+            self._wanted, self._since = key, now
+        elif now - self._since >= SETTLE_SECONDS and not self.busy:
+            self._thread = threading.Thread(target=self._compute, args=(history, step),
+                                            name="tumble-moment", daemon=True)
+            self._thread.start()
+        return None
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _compute(self, history: History, step: int) -> None:
+        try:
+            world, _ = history.world_at(step)
+        except ValueError:  # the history moved on past it meanwhile: the ring frame stays
+            return
+        s = world.state
+        points, normals = world.contact_points()
+        pose = Pose(ids=world.ids.copy(), pos=s.pos.copy(), quat=s.quat.copy(), vel=s.vel.copy(),
+                    omega=world.angular_velocity(), ang_mom=s.ang_mom.copy(),
+                    time=float(s.time), alpha=1.0)
+        self._done = Moment(history, step, pose, points, normals)
 
 
 def ring_pose(history: History, time: float) -> Pose:

@@ -16,11 +16,38 @@ from pathlib import Path
 from app.render.camera import OrbitCamera
 from app.render.view import GizmoOptions
 from app.video.offline import frame_count, offscreen_context, render_video, world_views
-from app.video.recorder import READ_FORMAT, RecordingResult, VideoWriter
+from app.video.recorder import (
+    READ_FORMAT,
+    RecordingResult,
+    VideoWriter,
+    prepare_folder,
+    timestamped_path,
+)
 from physics.history import History
 from physics.replay import Schedule
 
 INSTANT_REPLAY_SECONDS = 10.0  # s that F10 saves: a throw and its tumble, short to render
+
+
+def last_seconds(history: History, seconds: float = INSTANT_REPLAY_SECONDS) -> tuple[float, float]:
+    """(t0, t1) s: the last ``seconds`` of the history, or all of it if it is shorter."""
+    first, _, t1 = history.span()
+    return max(first.time, t1 - seconds), t1
+
+
+def start_clip(history: History, t0: float, t1: float, fps: int, size: tuple[int, int],
+               folder: Path, name: str, records: dict, camera: OrbitCamera,
+               gizmos: GizmoOptions) -> ClipJob:
+    """Start saving the span [t0, t1] s of ``history`` (clamped to it) at ``fps`` and ``size``
+    to a new file ``folder/<name>_replay_<time>.mp4``; ValueError for an empty span and
+    RecordingError for a folder that cannot take it, with messages saying so."""
+    first, _, last = history.span()
+    t0, t1 = max(float(t0), first.time), min(float(t1), last)
+    if frame_count(t1 - t0, fps) < 1:
+        raise ValueError(f"nothing to save: the span {t0:.2f}…{t1:.2f} s holds no frame at "
+                         f"{fps} fps")
+    path = timestamped_path(prepare_folder(folder), f"{name}_replay", ".mp4")
+    return ClipJob(ClipRequest(t0, t1, fps, size, path), history, records, camera, gizmos)
 
 
 @dataclass(frozen=True)
@@ -32,6 +59,18 @@ class ClipRequest:
     fps: int
     size: tuple[int, int]
     path: Path
+
+
+def clip_views(history: History, request: ClipRequest, records: dict):
+    """The FrameViews of the clip, frame k at sim time t0 + k/fps: the world at t0's step
+    rebuilt exactly and run again with the commands logged from there (``records``: body id
+    → BodyRecord)."""
+    start = history.step_at(request.t0)
+    world, hz = history.world_at(start)
+    later = tuple(replace(c, step=c.step - start) for c in history.commands()
+                  if c.step >= start)
+    return world_views(world, records, hz, request.fps,
+                       frame_count(request.t1 - request.t0, request.fps), Schedule(later))
 
 
 class ClipJob:
@@ -61,13 +100,8 @@ class ClipJob:
 
     def _run(self) -> None:
         try:
-            history, request = self._history, self.request
-            start = history.step_at(request.t0)
-            world, hz = history.world_at(start)
-            later = tuple(replace(c, step=c.step - start) for c in history.commands()
-                          if c.step >= start)
-            views = world_views(world, self._records, hz, request.fps, self.count,
-                                Schedule(later))
+            request = self.request
+            views = clip_views(self._history, request, self._records)
             ctx = offscreen_context()
             try:
                 writer = VideoWriter(request.path, request.size, request.fps,

@@ -90,7 +90,7 @@ def world_views(world: World, by_id: dict, hz: float, fps: int, count: int,
     without one are drawn as their hulls): frame k at the world's time + k/fps, the commands
     of ``schedule`` counted in steps from the world as given."""
     by_id = dict(by_id)
-    sim = Simulation(world, hz=hz)
+    sim = Simulation(world, hz=hz, history=False)  # it never goes back
     run_steps = sim.run_steps if schedule is None else partial(schedule.run_steps, sim)
     prev = new = sim.latest()
     start = new.time
@@ -116,10 +116,37 @@ def hull_record(world: World, body_id: int) -> BodyRecord:
     """A record that draws a body known only to the world (a replay's command added it, with
     no mesh file) as what it collides as: its convex hull, or its sphere."""
     m, row = world.model, world.index_of(body_id)
-    if m.radius[row] > 0.0:
-        shape = builtin_shape("sphere", (float(m.radius[row]),))
+    hull = m.hull_points[m.hull_start[row]:m.hull_start[row + 1]]
+    return collision_record(body_id, float(m.radius[row]), hull, float(m.mass[row]),
+                            m.inertia[row])
+
+
+def added_records(first_id: int, commands) -> dict[int, BodyRecord]:
+    """Records for the bodies a replay's ``add_body`` and ``add_group`` commands (LoggedCommand)
+    will add to a world whose next body id is ``first_id``, drawn as they collide (their
+    hulls or spheres): the app shows them as ``tumble record`` does."""
+    records, next_id = {}, first_id
+    for command in commands:
+        if command.name == "add_body":
+            bodies = command.args[:1]
+        elif command.name == "add_group":
+            bodies = command.args[0]
+        else:
+            continue
+        for body in bodies:
+            records[next_id] = collision_record(next_id, body.radius, body.hull, body.mass,
+                                                body.principal_moments)
+            next_id += 1
+    return records
+
+
+def collision_record(body_id: int, radius: float, hull, mass: float, moments) -> BodyRecord:
+    """A record drawing a body as its sphere (``radius`` > 0, m) or its convex ``hull`` (k, 3)
+    body frame, m; ``mass`` kg and principal ``moments`` (3,) kg·m² for the inspector."""
+    if radius > 0.0:
+        shape = builtin_shape("sphere", (radius,))
     else:
-        hull = m.hull_points[m.hull_start[row]:m.hull_start[row + 1]]
+        hull = np.asarray(hull, dtype=float)
         found = ConvexHull(hull)
         faces = found.simplices.copy()
         # wind each face counter-clockwise seen from outside: its normal away from the centre
@@ -127,9 +154,9 @@ def hull_record(world: World, body_id: int) -> BodyRecord:
                            hull[faces[:, 2]] - hull[faces[:, 0]])
         inward = np.einsum("ij,ij->i", normals, hull[faces[:, 0]] - hull.mean(axis=0)) < 0
         faces[inward] = faces[inward][:, ::-1]
-        moments = m.inertia[row]
+        moments = np.asarray(moments, dtype=float)
         props = MassProperties(mode="solid", watertight=True, volume=found.volume,
-                               area=found.area, mass=float(m.mass[row]),
+                               area=found.area, mass=mass,
                                center_of_mass=np.zeros(3), inertia=np.diag(moments),
                                principal_moments=moments, principal_axes=np.eye(3), warnings=())
         shape = shape_from_properties(Mesh("hull", None, hull, faces, True), props, [])

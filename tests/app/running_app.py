@@ -60,20 +60,24 @@ def xvfb():
 class RunningApp:
     """``python -m app`` on the Xvfb display, with its status file and log."""
 
-    def __init__(self, display: str, folder: Path, **env: str):
+    def __init__(self, display: str, folder: Path, *args: str, **env: str):
+        """``args``: what ``python -m app`` is given (files to open; the default scene)."""
         self.display = display
         self.status_path = folder / "status.json"
         self.log_path = folder / "app.log"
         self.env = dict(os.environ, DISPLAY=display, PYTHONPATH=str(REPO),
                         TUMBLE_STATUS_FILE=str(self.status_path), **env)
         self.log_file = open(self.log_path, "w")
-        self.process = subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=self.env,
+        self.process = subprocess.Popen([sys.executable, "-m", "app", *args], cwd=REPO,
+                                        env=self.env,
                                         stdout=subprocess.DEVNULL, stderr=self.log_file)
         self.window = None
 
-    def wait_until_ready(self) -> None:
-        self.wait_for("the default scene", lambda s: s["bodies"] == DEFAULT_BODIES
-                      and s["loading"] == 0, timeout=START_TIMEOUT)
+    def wait_until_ready(self, bodies: int = DEFAULT_BODIES) -> None:
+        """Wait for the scene given (``bodies`` in it; the default scene's by default) and
+        find the window."""
+        self.wait_for("the scene", lambda s: s["bodies"] == bodies and s["loading"] == 0,
+                      timeout=START_TIMEOUT)
         # the app is up, so its window is the one on screen (a probe window for the GL
         # configuration may have come and gone before)
         found = self.xdotool("search", "--onlyvisible", "--name", "^Tumble$").split()

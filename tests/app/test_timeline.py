@@ -1,10 +1,49 @@
 """The timeline (app/panel/timeline.py) in the running app under Xvfb: dragging it back
-pauses and shows that moment, Left steps back through it, "Resume from here" carries on from
-that moment."""
+pauses and shows that moment (then that moment re-run exactly, for the gizmos), Left steps
+back through it, "Resume from here" carries on from that moment. And ``ExactMoments`` alone:
+the world of a moment that stays put, computed off the render thread."""
+
+import time
 
 import numpy as np
 
+from app.panel.timeline import ExactMoments, ring_pose
+from app.resources import asset_path
+from physics.scene import build_world, load_scene
+from physics.simulation import Simulation
 from tests.app.running_app import RunningApp, start_xvfb
+
+
+def test_a_moment_that_stays_put_is_re_run_exactly_with_its_velocities():
+    scene = load_scene(asset_path("scenes/dzhanibekov.toml"))
+    world, _ = build_world(scene)
+    sim = Simulation(world, hz=scene.hz)
+    sim.run_steps(round(2 * scene.hz))
+    history, frames = sim.history, sim.history.frames()
+    clock = [0.0]
+    moments = ExactMoments(clock=lambda: clock[0])
+    assert moments.at(history, frames[40].time) is None
+    clock[0] = 0.1
+    assert moments.at(history, frames[41].time) is None  # dragged on: it waits again
+    clock[0] = 0.2
+    assert moments.at(history, frames[41].time) is None and not moments.busy  # 0.1 s put
+    clock[0] = 0.3
+    assert moments.at(history, frames[41].time) is None and moments.busy  # 0.2 s: re-run
+    deadline = time.monotonic() + 60
+    while moments.busy:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    moment = moments.at(history, frames[41].time)
+    assert moment is not None and moment.step == frames[41].step
+    exact, _ = history.world_at(frames[41].step)
+    assert np.array_equal(moment.pose.omega, exact.angular_velocity())
+    assert np.array_equal(moment.pose.ang_mom, exact.state.ang_mom)
+    assert np.array_equal(moment.contact_points, exact.contact_points()[0])
+    assert np.abs(moment.pose.omega).max() > 1.0  # the T-handle spins: gizmos to show
+    assert moment.pose.time == frames[41].time
+    ring = ring_pose(history, frames[41].time)
+    assert np.allclose(ring.pos, moment.pose.pos, atol=1e-3)
+    assert not ring.omega.any()  # what the ring alone would have shown
 
 
 def test_drag_back_five_seconds_step_back_and_resume_from_there(tmp_path):
@@ -12,7 +51,9 @@ def test_drag_back_five_seconds_step_back_and_resume_from_there(tmp_path):
     app = RunningApp(display, tmp_path, XDG_CONFIG_HOME=str(tmp_path / "config"))
     try:
         app.wait_until_ready()
-        status = app.wait_for("8 s of sim time", lambda s: s["time"] >= 8.0, timeout=120)
+        # the history starts when the scene is opened
+        status = app.wait_for("8 s of history", lambda s: s["time"] - s["history"][0] >= 8.0,
+                              timeout=120)
         x0, y0, x1, y1 = status["widgets"]["timeline"]
         start, end = status["history"]
         target = status["time"] - 5.0
@@ -22,6 +63,7 @@ def test_drag_back_five_seconds_step_back_and_resume_from_there(tmp_path):
         shown = app.wait_for("the moment 5 s back", lambda s: s["scrub"] is not None
                              and s["paused"])
         assert abs(shown["scrub"] - target) < 1.0, shown
+        app.wait_for("that moment re-run exactly", lambda s: s["scrub_exact"], timeout=60)
         live = shown["time"]
         assert live - shown["scrub"] > 3.0  # the live world is still where it was
         # the drawn bodies are the ring's, not the live world's

@@ -601,3 +601,24 @@ def test_a_broken_joint_is_reported_once_in_the_snapshots():
     assert (broken.number, broken.joint_id, broken.joint.kind) == (0, 0, "ball")
     assert len(snapshot.joints.ids) == 0
     assert sim.run_steps(3).broken_joints == (broken,)
+
+
+def test_a_simulation_without_history_computes_the_same_bits_and_refuses_to_go_back():
+    """Simulation(history=False) (tumble record, a clip's re-run): the same run, nothing kept."""
+    from tests.physics.scripted import start_world
+    from tests.physics.world_compare import assert_same_world
+
+    runs = []
+    for keep in (True, False):
+        sim = Simulation(start_world(), hz=240.0, history=keep)
+        sim.run_steps(200)
+        sim.apply_impulse(1, [0.0, 4.0, 1.0], [0.62, 1.0, 0.25])
+        sim.set_gravity([1.0, -5.0, 0.0])
+        sim.run_steps(400)
+        runs.append(sim)
+    assert_same_world(runs[0].world, runs[1].world)
+    refused = runs[1].restore(100)
+    runs[1].run_steps(0)
+    with pytest.raises(ValueError, match="keeps no history"):
+        refused.result(0)
+    assert runs[1].latest().step == 600
