@@ -11,6 +11,7 @@ compiler), and the app before its physics thread starts.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -37,7 +38,7 @@ def compile_kernels() -> float:
     sphere-sphere contacts, the solver's passes, islands, the energy guard; the balls are 5.7
     times lighter than the boxes, which the exact solve of unequal masses takes,
     dynamics/stacks.py), then a floor tiled with boxes (the kernels that split large steps
-    between threads), then every kind of joint.
+    between threads), then bodies made of convex pieces, then every kind of joint.
     """
     configure()
     start = time.perf_counter()
@@ -62,8 +63,26 @@ def compile_kernels() -> float:
     if not np.all(np.isfinite(world.state.pos)):
         raise RuntimeError("warm-up scene produced non-finite positions")
     _step_a_floor_of_boxes()
+    _step_compound_bodies(box)
     _step_joints(box, ball)
     return time.perf_counter() - start
+
+
+def _step_compound_bodies(box) -> None:
+    """A few steps of a box made of two convex halves resting on another such box, itself on
+    a static one: the kernels that pair pieces, carry their manifolds and reduce a body pair's
+    contacts to one manifold (collision/pieces.py). The default scene's meshes collide as
+    pieces: without these, the app's first launch compiled them on the physics thread (a
+    stall of seconds)."""
+    halves = tuple(box.hull * [0.5, 1.0, 1.0] + [side * box.hull[:, 0].max() / 2, 0.0, 0.0]
+                   for side in (-1.0, 1.0))
+    world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
+    world.add_body(dataclasses.replace(box.body_def(position=[0.0, 0.1, 0.0]), static=True))
+    for height in (0.29, 0.48):
+        world.add_body(dataclasses.replace(box.body_def(position=[0.0, height, 0.0]),
+                                           pieces=halves))
+    for _ in range(_STEPS):
+        world.step(1.0 / 240.0)
 
 
 def _step_a_floor_of_boxes() -> None:

@@ -23,6 +23,7 @@ from physics.model import WorldDef
 from physics.scene import load_scene, scene_from_snapshot
 from physics.simulation import Simulation
 from physics.world import World
+from tests.app.loading import loader_app, settle  # noqa: F401 (the fixture app)
 from tests.paths import REPO
 from tests.physics.scenes import assert_same_scene
 
@@ -30,30 +31,6 @@ REPO = REPO
 MESHES = REPO / "assets" / "meshes"
 SCENES = REPO / "assets" / "scenes"
 TETRA = MESHES / "tetrahedron.off"
-
-
-@pytest.fixture
-def app():
-    """(state, loader) with the physics thread paused (bodies stay where they were put) and
-    always stopped."""
-    sim = Simulation(World(WorldDef()), paused=True)
-    state = AppState(sim=sim)
-    sim.start()
-    loader = Loader(state)
-    yield state, loader
-    loader.close()
-    sim.stop()
-
-
-def settle(state, loader, timeout=20.0):
-    """Poll like the render loop until no file is in flight; the newest snapshot."""
-    deadline = time.monotonic() + timeout
-    while state.loading:
-        loader.poll()
-        assert time.monotonic() < deadline, "files still loading"
-        time.sleep(0.01)
-    loader.poll()
-    return state.sim.latest()
 
 
 def notices(state, monkeypatch) -> list[str]:

@@ -10,14 +10,10 @@ import numpy as np
 import pytest
 
 from app.__main__ import main as tumble
-from app.app_state import AppState
-from app.loader import Loader
 from physics.history import LoggedCommand
-from physics.model import WorldDef
 from physics.replay import Replay, history_replay, write_replay
 from physics.scene import BodyEntry, Scene
-from physics.simulation import Simulation
-from physics.world import World
+from tests.app.loading import loader_app, settle  # noqa: F401 (the fixture app)
 from tests.paths import REPO
 from tests.physics.scripted import ball
 
@@ -30,27 +26,6 @@ SCENE = Scene(
 COMMANDS = (LoggedCommand(30, "add_body", (ball([-0.5, 2.0, 0.0], velocity=[1.0, 0.0, 0.0]),)),
             LoggedCommand(120, "apply_impulse", (0, np.array([0.0, 3.0, 0.5]), None)),
             LoggedCommand(200, "set_gravity", (np.array([0.0, -4.0, 0.0]),)))
-
-
-@pytest.fixture
-def app():
-    sim = Simulation(World(WorldDef()), paused=True)
-    state = AppState(sim=sim)
-    sim.start()
-    loader = Loader(state)
-    yield state, loader
-    loader.close()
-    sim.stop()
-
-
-def settle(state, loader, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while state.loading:
-        loader.poll()
-        assert time.monotonic() < deadline, "files still loading"
-        time.sleep(0.01)
-    loader.poll()
-    return state.sim.latest()
 
 
 def test_an_opened_replay_starts_paused_and_runs_as_tumble_simulate(app, tmp_path):

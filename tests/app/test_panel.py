@@ -4,7 +4,6 @@
 import dataclasses
 import sys
 
-import moderngl
 import numpy as np
 import pyglet
 import pytest
@@ -14,13 +13,13 @@ from app.app_state import AppState
 from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel
 from app.panel.overlays import TIMELINE_HEIGHT
 from app.panel.sections import collision_rows
-from app.render.imgui_gl import ImGuiRenderer
 from app.resources import asset_path
 from physics.geometry.meshes import builtin_shape
 from physics.model import BodyDef, WorldDef
 from physics.scene import BodyRecord, build_world, load_scene, scene_from_snapshot
 from physics.simulation import CommandError, Simulation
 from physics.world import World
+from tests.app.offscreen_ui import offscreen_ctx, offscreen_fbo, offscreen_ui  # noqa: F401
 from tests.paths import REPO
 from tests.physics.scenes import assert_same_scene
 
@@ -37,28 +36,6 @@ else:
 W, H = 1280, 720
 CLEAR = (0.30, 0.36, 0.42)
 ARTIFACTS = REPO / "artifacts"  # gitignored
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    yield ctx
-    ctx.release()
-
-
-@pytest.fixture
-def ui(ctx):
-    ui = ImGuiRenderer(ctx)
-    ui.on_resize(W, H)
-    yield ui
-    ui.shutdown()
-
-
-@pytest.fixture
-def fbo(ctx):
-    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer((W, H), 4)])
-    yield fbo
-    fbo.release()
 
 
 def open_scene(name: str) -> tuple[AppState, Panel]:

@@ -7,7 +7,6 @@ import sys
 import time
 
 import av
-import moderngl
 import numpy as np
 import pyglet
 import pytest
@@ -15,12 +14,12 @@ import pytest
 from app.app_state import AppState
 from app.panel import Panel
 from app.render.camera import OrbitCamera
-from app.render.imgui_gl import ImGuiRenderer
 from app.resources import asset_path
 from app.video.clip import start_clip
 from physics.replay import Schedule, load_replay
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
+from tests.app.offscreen_ui import offscreen_ctx, offscreen_fbo, offscreen_ui  # noqa: F401
 
 if "pyglet.window" not in sys.modules:  # as test_panel.py: no shadow window without a display
     _shadow = pyglet.options["shadow_window"]
@@ -31,28 +30,6 @@ else:
     from pyglet.window import mouse
 
 W, H = 1280, 1600  # tall: every section open and the Recording section's end on screen
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    yield ctx
-    ctx.release()
-
-
-@pytest.fixture
-def ui(ctx):
-    ui = ImGuiRenderer(ctx)
-    ui.on_resize(W, H)
-    yield ui
-    ui.shutdown()
-
-
-@pytest.fixture
-def fbo(ctx):
-    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer((W, H), 4)])
-    yield fbo
-    fbo.release()
 
 
 def bounce(tmp_path) -> tuple[AppState, Panel]:

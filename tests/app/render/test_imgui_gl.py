@@ -2,13 +2,13 @@
 
 import sys
 
-import moderngl
 import numpy as np
 import pyglet
 import pytest
 from imgui_bundle import imgui
 
 from app.render.imgui_gl import FALLBACK_FONT_FILES, ImGuiRenderer
+from tests.app.offscreen_ui import offscreen_ctx, offscreen_fbo, offscreen_ui  # noqa: F401
 
 if "pyglet.window" not in sys.modules:
     # pyglet.window opens a hidden "shadow" window on import, which needs an X display; the key
@@ -22,28 +22,6 @@ else:
 
 W, H = 480, 360
 CLEAR = (0.2, 0.6, 0.3)  # a green nothing in the dark theme uses
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    yield ctx
-    ctx.release()
-
-
-@pytest.fixture
-def ui(ctx):
-    ui = ImGuiRenderer(ctx)
-    ui.on_resize(W, H)
-    yield ui
-    ui.shutdown()
-
-
-@pytest.fixture
-def fbo(ctx):
-    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer((W, H), 4)])
-    yield fbo
-    fbo.release()
 
 
 def read_rgb(fbo) -> np.ndarray:
