@@ -20,6 +20,7 @@ from physics.constraints.joint import WORLD, JointDef
 from physics.geometry.binary_meshes import read_binary_stl
 from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import mass_properties
+from physics.geometry.mesh_kernels import edge_table
 from physics.geometry.meshes import builtin_shape, clean_mesh
 from physics.geometry.obj_meshes import read_obj
 from physics.model import WorldDef
@@ -49,9 +50,16 @@ def compile_kernels() -> float:
     # mesh cleaning: a closed surface, then an open one (the hashed edge matching)
     clean_mesh("warm-up box", None, box.vertices, box.faces)
     clean_mesh("warm-up open box", None, box.vertices, box.faces[1:])
+    # a triangle soup as files give them (writable arrays, each corner its own vertex): the
+    # merging, renumbering and edge kernels a closed, shared-corner box never reaches
+    soup = box.vertices[box.faces].reshape(-1, 3)
+    clean_mesh("warm-up soup", None, soup.copy(), np.arange(len(soup)).reshape(-1, 3))
+    shared = box.faces.copy()
+    shared.setflags(write=False)
+    edge_table(shared)  # as a loaded Shape's read-only faces are matched again (closed pieces)
     extreme_points(box.vertices, np.eye(3))  # a big mesh's hull candidates
     read_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")  # the OBJ reader
-    read_binary_stl(bytes(80) + np.uint32(1).tobytes() + bytes(50))  # the STL reader
+    read_binary_stl(_binary_stl(box.vertices[box.faces]))  # the STL reader
     world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
     world.add_body(box.body_def(position=[0.0, 0.1, 0.0], angular_velocity=[0.0, 1.0, 0.0]))
     # 1 cm into the lower box: the position pass runs too
@@ -81,8 +89,20 @@ def _step_compound_bodies(box) -> None:
     for height in (0.29, 0.48):
         world.add_body(dataclasses.replace(box.body_def(position=[0.0, height, 0.0]),
                                            pieces=halves))
+    # a ball fast enough to leave its fat sphere: the broad phase's refresh of kept pairs
+    world.add_body(builtin_shape("sphere", [0.05]).body_def(position=[0.7, 0.5, 0.0],
+                                                            velocity=[-8.0, 0.0, 0.0]))
     for _ in range(_STEPS):
         world.step(1.0 / 240.0)
+
+
+def _binary_stl(triangles) -> bytes:
+    """A binary STL file of triangles (t, 3, 3) m: header, count, then per triangle a normal,
+    three corners (float32) and an attribute word."""
+    record = np.zeros(len(triangles), dtype=[("normal", "<f4", 3), ("corners", "<f4", (3, 3)),
+                                             ("attribute", "<u2")])
+    record["corners"] = triangles
+    return bytes(80) + np.uint32(len(triangles)).tobytes() + record.tobytes()
 
 
 def _step_a_floor_of_boxes() -> None:
