@@ -156,7 +156,7 @@ class History:
 
     def __init__(self, world: World, step: int, hz: float, seconds: float = HISTORY_SECONDS,
                  ring_hz: float = RING_HZ):
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # restart holds it through its first checkpoint
         self._seconds = check_history_seconds(seconds)
         self._ring_dt = 1.0 / float(ring_hz)
         self.restart(world, step, hz)
@@ -164,14 +164,14 @@ class History:
     # ---- writing (the physics thread) ---------------------------------------------------
     def restart(self, world: World, step: int, hz: float) -> None:
         """Forget everything: the history starts again at ``world`` (a reset, a new scene)."""
-        with self._lock:
+        with self._lock:  # a reader (the timeline, on the render thread) never sees it empty
             self._checkpoints: list[Checkpoint] = []
             self._commands: list[LoggedCommand] = []
             self._frames: list[PoseFrame] = []
             self._frame_times: list[float] = []
             self._model_copy = None  # the last checkpoint's model, while no command changed it
-        self._checkpoint(world, step, hz)
-        self._add_frame(world, step)
+            self._checkpoint(world, step, hz)
+            self._add_frame(world, step)
 
     def after_step(self, world: World, step: int, hz: float, cost: float = 0.0) -> None:
         """Called after each step (which took ``cost`` s of wall time): a checkpoint when the

@@ -232,6 +232,31 @@ def test_reset_starts_the_history_again():
     assert first.step == 0 and last_step == 0 and sim.history.commands() == []
 
 
+def test_a_reader_never_sees_a_restarting_history_empty():
+    """The render thread reads the span every frame while the physics thread restarts the
+    history (a scene opened): it found it empty in between and the status file failed."""
+    import threading
+
+    world = start_world()
+    history = History(world, 0, HZ)
+    failures, done = [], threading.Event()
+
+    def read():
+        while not done.is_set():
+            try:
+                history.span()
+            except IndexError as e:
+                failures.append(e)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for _ in range(300):
+        history.restart(world, 0, HZ)
+    done.set()
+    reader.join()
+    assert not failures
+
+
 def test_history_length_is_checked():
     history = History(start_world(), 0, HZ)
     for bad in (0, -1, 601, float("nan"), "long"):
