@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from physics.constraints.joint import WORLD, JointDef
-from physics.geometry.binary_meshes import read_binary_stl
+from physics.geometry.binary_meshes import STL_RECORD, read_binary_stl
 from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import mass_properties
 from physics.geometry.mesh_kernels import edge_table
@@ -99,8 +99,7 @@ def _step_compound_bodies(box) -> None:
 def _binary_stl(triangles) -> bytes:
     """A binary STL file of triangles (t, 3, 3) m: header, count, then per triangle a normal,
     three corners (float32) and an attribute word."""
-    record = np.zeros(len(triangles), dtype=[("normal", "<f4", 3), ("corners", "<f4", (3, 3)),
-                                             ("attribute", "<u2")])
+    record = np.zeros(len(triangles), dtype=STL_RECORD)
     record["corners"] = triangles
     return bytes(80) + np.uint32(len(triangles)).tobytes() + record.tobytes()
 

@@ -23,7 +23,8 @@ _PLY_TYPES = {"char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1", "short":
               "int16": "i2", "ushort": "u2", "uint16": "u2", "int": "i4", "int32": "i4",
               "uint": "u4", "uint32": "u4", "float": "f4", "float32": "f4", "double": "f8",
               "float64": "f8"}
-_STL_RECORD = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
+# one triangle of a binary STL: its normal, three corners (float32) and an attribute word
+STL_RECORD = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
 
 
 def read_binary_stl(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
@@ -36,7 +37,7 @@ def read_binary_stl(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     count = int(np.frombuffer(data, "<u4", 1, 80)[0])
     if len(data) != 84 + 50 * count or count == 0:
         return None
-    corners = np.frombuffer(data, _STL_RECORD, count, 84)["corners"]  # (n, 3, 3) float32
+    corners = np.frombuffer(data, STL_RECORD, count, 84)["corners"]  # (n, 3, 3) float32
     if not np.isfinite(corners).all():
         return (corners.reshape(-1, 3).astype(np.float64),
                 np.arange(3 * count, dtype=np.int64).reshape(-1, 3))

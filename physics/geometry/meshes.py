@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.files import why_missing
-from physics.geometry.binary_meshes import read_binary_ply, read_binary_stl
+from physics.geometry.binary_meshes import STL_RECORD, read_binary_ply, read_binary_stl
 from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import InertiaError, MassProperties, mass_properties
 from physics.geometry.mesh_kernels import (
@@ -482,8 +482,7 @@ def _plausible_stl_records(data: bytes) -> bool:
     count = min((len(data) - 84) // 50, 100)
     if count == 0:
         return False
-    record = np.dtype([("normal", "<f4", 3), ("corners", "<f4", 9), ("attribute", "<u2")])
-    rec = np.frombuffer(data, dtype=record, count=count, offset=84)
+    rec = np.frombuffer(data, dtype=STL_RECORD, count=count, offset=84)
     with np.errstate(all="ignore"):
         norm = np.linalg.norm(rec["normal"].astype(float), axis=1)
     unit_or_zero = (np.abs(norm - 1) < 1e-3) | (norm == 0)
