@@ -99,7 +99,7 @@ class RunningApp:
             return {}
 
     def wait_for(self, what: str, check, timeout=15.0) -> dict:
-        """Poll the status file (written every second) until check(status) holds."""
+        """Poll the status file (rewritten every ``STATUS_INTERVAL``) until check(status) holds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.process.poll() is None, f"the app ended:\n{self.log()}"
@@ -111,8 +111,13 @@ class RunningApp:
 
     def wait_frames(self, count: int = 2, timeout=15.0) -> dict:
         """Wait until the window has drawn ``count`` more frames (an input event is handled by
-        then), rather than for a fixed time that a slow software renderer may exceed."""
-        start = self.wait_for("a status", lambda s: "frames" in s)["frames"]
+        then), rather than for a fixed time that a slow software renderer may exceed.
+        The status found first may predate the caller's last input (app/window.py rewrites it
+        every ``STATUS_INTERVAL``), so counting starts from the next write, surely later:
+        counting from the stale one let a test read a status from before its own events."""
+        stale = self.wait_for("a status", lambda s: "frames" in s)["frames"]
+        start = self.wait_for("a new status", lambda s: s["frames"] != stale,
+                              timeout=timeout)["frames"]
         return self.wait_for(f"{count} frames", lambda s: s["frames"] >= start + count,
                              timeout=timeout)
 
