@@ -8,6 +8,7 @@ from hypothesis import settings
 
 from physics.runtime import configure
 from physics.warmup import compile_kernels
+from tests.physics.scripted import saved_replay
 
 configure()  # the engine's process settings, as the app and the CLI set them
 
@@ -45,3 +46,10 @@ def private_cache_folder(tmp_path_factory):
     they start, use a folder of their own (shared by the session, so each mesh is split once),
     never the user's."""
     yield from _private_folder(tmp_path_factory, "XDG_CACHE_HOME", "cache")
+
+
+@pytest.fixture(scope="session")
+def scripted_replay(tmp_path_factory):
+    """The scripted 20 s run saved as a replay (tests/physics/scripted.py): run once for the
+    session, read by the replay and command-line tests, which never change it."""
+    return saved_replay(tmp_path_factory.mktemp("replay"))

@@ -289,21 +289,12 @@ def test_simulate_invalid_scene_is_one_line_with_file_and_line(tmp_path):
                           1, f"{scene}:4: [[body]] #1: restitution must be between 0 and 1")
 
 
-def test_simulate_a_replay_gives_the_live_run_bit_for_bit(tmp_path):
+def test_simulate_a_replay_gives_the_live_run_bit_for_bit(tmp_path, scripted_replay):
     """A scripted run (every command kind) saved as a replay: ``tumble simulate`` of it writes
     the live run's states to the last bit, through a stretch at another physics rate."""
     from app.__main__ import _sample
-    from physics.replay import save_replay
-    from physics.scene import build_world
-    from physics.simulation import Simulation
-    from tests.physics.scripted import scripted_run
-    from tests.physics.test_replay import SCENE
 
-    world, _ = build_world(SCENE)
-    sim = Simulation(world, hz=SCENE.hz)
-    recorded = scripted_run(sim, record_every=200)
-    replay = tmp_path / "run.toml"
-    save_replay(replay, SCENE, sim.history)
+    replay, recorded = scripted_replay
     out = tmp_path / "run.csv"
     result = tumble("simulate", replay, "--seconds", "10", "--every", "200", "--out", out)
     assert result.returncode == 0, result.stderr

@@ -6,12 +6,25 @@ import numpy as np
 
 from physics.constraints.joint import WORLD, JointDef
 from physics.model import BodyDef, WorldDef
+from physics.replay import save_replay
+from physics.scene import BodyEntry, Scene, build_world
 from physics.simulation import Simulation
 from physics.world import World
 from tests.physics.bodies import box_body
 
 HZ = 240
 SECONDS = 20
+
+SCENE = Scene(
+    gravity=(0.0, -9.81, 0.0), hz=HZ, restitution=0.4, friction=0.6,
+    container_size=(4.0, 3.0, 4.0),
+    bodies=(BodyEntry(shape="box", size=(0.4, 0.3, 0.2), position=(0.0, 0.3, 0.0),
+                      angular_velocity=(0.0, 4.0, 0.0)),
+            BodyEntry(shape="box", size=(0.4, 0.3, 0.2), position=(0.6, 1.0, 0.2)),
+            BodyEntry(shape="cylinder", size=(0.1, 0.3), position=(-0.7, 1.4, -0.3),
+                      velocity=(1.0, 0.0, 0.5), angular_velocity=(3.0, 1.0, 2.0)),
+            BodyEntry(shape="sphere", size=(0.1,), position=(0.2, 2.0, -0.6),
+                      velocity=(-1.0, 0.0, 1.0))))
 
 
 def ball(position, radius=0.1, **kwargs) -> BodyDef:
@@ -70,14 +83,15 @@ def script(sim: Simulation) -> list[tuple[int, object]]:
     ]
 
 
-def scripted_run(sim: Simulation, record_every: int = 60) -> dict[int, World]:
-    """Run the script on ``sim`` offline to step HZ·SECONDS (fewer steps of the 120 Hz stretch
-    do not change the count: it counts steps); returns copies of the world after each
-    ``record_every``-th step and at each command's step, before that step's commands."""
+def scripted_run(sim: Simulation, record_every: int = 60,
+                 total: int = HZ * SECONDS) -> dict[int, World]:
+    """Run the script on ``sim`` offline to step ``total`` (HZ·SECONDS unless told; fewer
+    steps of the 120 Hz stretch do not change the count: it counts steps); returns copies of
+    the world after each ``record_every``-th step and at each command's step, before that
+    step's commands."""
     import copy
 
-    events = script(sim)
-    total = HZ * SECONDS
+    events = [(step, send) for step, send in script(sim) if step <= total]
     marks = sorted(set(range(0, total + 1, record_every)) | {s for s, _ in events})
     recorded, k = {}, 0
     for mark in marks:
@@ -90,3 +104,15 @@ def scripted_run(sim: Simulation, record_every: int = 60) -> dict[int, World]:
     for future_error in sim.latest().errors:
         raise AssertionError(f"a scripted command failed: {future_error}")
     return recorded
+
+
+def saved_replay(folder) -> tuple:
+    """The script run on SCENE and saved as a replay in ``folder``: (the file's path, the
+    worlds recorded live every 200 steps and at each command's step). One run serves the
+    replay tests and the command line's (tests/conftest.py ``scripted_replay``)."""
+    world, _ = build_world(SCENE)
+    sim = Simulation(world, hz=SCENE.hz)
+    recorded = scripted_run(sim, record_every=200)
+    path = folder / "run.toml"
+    save_replay(path, SCENE, sim.history)
+    return path, recorded

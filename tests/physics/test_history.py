@@ -23,11 +23,18 @@ def scripted():
         return sim, scripted_run(sim)
 
 
-def test_same_commands_at_same_steps_give_the_same_bits(scripted):
-    sim, recorded = scripted
-    again = Simulation(start_world(), hz=HZ)
-    twin = scripted_run(again, record_every=HZ * SECONDS)
-    assert_same_world(twin[HZ * SECONDS], recorded[HZ * SECONDS])
+@pytest.fixture(scope="module")
+def short():
+    """The same scripted run again with a history of 5 s: (its simulation, its last world)."""
+    sim = Simulation(start_world(), hz=HZ)
+    sim.history.set_seconds(5.0)
+    return sim, scripted_run(sim, record_every=HZ * SECONDS)[HZ * SECONDS]
+
+
+def test_same_commands_at_same_steps_give_the_same_bits(scripted, short):
+    """And the history's length changes nothing of the physics."""
+    _, recorded = scripted
+    assert_same_world(short[1], recorded[HZ * SECONDS])
 
 
 def test_every_recorded_step_comes_back_bit_for_bit(scripted):
@@ -116,11 +123,9 @@ def test_step_at_maps_sim_time_to_steps_across_rate_changes(scripted):
         assert history.step_at(frame.time) == frame.step
 
 
-def test_a_short_history_keeps_only_its_seconds_and_still_seeks_exactly(scripted):
+def test_a_short_history_keeps_only_its_seconds_and_still_seeks_exactly(scripted, short):
     _, recorded = scripted
-    sim = Simulation(start_world(), hz=HZ)
-    sim.history.set_seconds(5.0)
-    scripted_run(sim, record_every=HZ * SECONDS)
+    sim, _ = short
     first, last_step, last_time = sim.history.span()
     # trimmed at each checkpoint: it keeps the one at or before 5 s back
     assert last_time - 5.0 - 2 * CHECKPOINT_INTERVAL <= first.time <= last_time - 5.0
@@ -205,7 +210,7 @@ def test_checkpoints_share_the_model_while_no_command_changes_it(monkeypatch):
 def test_restore_goes_back_and_running_on_makes_a_new_branch(scripted):
     _, recorded = scripted
     sim = Simulation(start_world(), hz=HZ)
-    scripted_run(sim, record_every=HZ * SECONDS)
+    scripted_run(sim, record_every=HZ * SECONDS, total=2400)  # past 1500 is enough
     sim.restore(1500)
     snap = sim.run_steps(0)
     assert snap.step == 1500 and snap.paused

@@ -17,30 +17,14 @@ from physics.replay import (
 from physics.scene import BodyEntry, BodyRecord, Scene, SceneError, build_world
 from physics.simulation import Simulation
 from physics.world import World
-from tests.physics.scripted import HZ, SECONDS, scripted_run
+from tests.physics.scripted import HZ, SCENE, SECONDS
 from tests.physics.world_compare import assert_same_world
 
-SCENE = Scene(
-    gravity=(0.0, -9.81, 0.0), hz=HZ, restitution=0.4, friction=0.6,
-    container_size=(4.0, 3.0, 4.0),
-    bodies=(BodyEntry(shape="box", size=(0.4, 0.3, 0.2), position=(0.0, 0.3, 0.0),
-                      angular_velocity=(0.0, 4.0, 0.0)),
-            BodyEntry(shape="box", size=(0.4, 0.3, 0.2), position=(0.6, 1.0, 0.2)),
-            BodyEntry(shape="cylinder", size=(0.1, 0.3), position=(-0.7, 1.4, -0.3),
-                      velocity=(1.0, 0.0, 0.5), angular_velocity=(3.0, 1.0, 2.0)),
-            BodyEntry(shape="sphere", size=(0.1,), position=(0.2, 2.0, -0.6),
-                      velocity=(-1.0, 0.0, 1.0))))
 
-
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+@pytest.fixture
+def saved(scripted_replay):
     """The scripted run on SCENE, saved as a replay: (its path, the worlds recorded live)."""
-    world, _ = build_world(SCENE)
-    sim = Simulation(world, hz=SCENE.hz)
-    recorded = scripted_run(sim, record_every=400)
-    path = tmp_path_factory.mktemp("replay") / "run.toml"
-    save_replay(path, SCENE, sim.history)
-    return path, recorded
+    return scripted_replay
 
 
 def test_a_saved_replay_run_again_gives_the_live_run_bit_for_bit(saved):
