@@ -33,6 +33,7 @@ import os
 
 import numba
 
+from physics.kernel_cache import drop_stale_kernels
 from physics.settings import MMAP_THRESHOLD, SPIN_COUNT, TRIM_THRESHOLD
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
@@ -44,15 +45,17 @@ _configured = False
 def configure() -> None:
     """Set the process-wide options above: numba's thread-safe threading layer, OpenMP's spin
     count (unless the environment sets it or ``OMP_WAIT_POLICY``) and glibc's allocator
-    thresholds (unless ``MALLOC_*_`` are set). Importing ``physics`` changes nothing of the
-    process; whoever starts the engine calls this once, before the first parallel kernel runs
-    (the threading layer and the spin count are read then): the ``tumble`` command, the
-    warm-up, the benchmarks, the test session, and ``Simulation.start`` for a program that
-    only runs the physics thread. Later calls do nothing."""
+    thresholds (unless ``MALLOC_*_`` are set); and drop the cached kernels compiled from older
+    sources (physics/kernel_cache.py) before any is loaded. Importing ``physics`` changes
+    nothing of the process; whoever starts the engine calls this once, before the first
+    parallel kernel runs (the threading layer and the spin count are read then): the
+    ``tumble`` command, the warm-up, the benchmarks, the test session, and
+    ``Simulation.start`` for a program that only runs the physics thread. Later calls do nothing."""
     global _configured
     if _configured:
         return
     _configured = True
+    drop_stale_kernels()  # before any kernel loads from numba's cache: physics/kernel_cache.py
     numba.config.THREADING_LAYER = "threadsafe"
     if "OMP_WAIT_POLICY" not in os.environ:
         os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
