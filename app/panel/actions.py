@@ -49,11 +49,12 @@ class PanelActions:
         self._sim = state.sim
         self._broken_seen = 0  # Snapshot.broken_joints numbers below this were shown
 
-    def watch(self, future: Future, what: str, then: Callable | None = None) -> Future:
-        """Report the future's failure as a notification ("<what> failed: <error>"), else run
-        ``then(result)`` — both on the render thread (``process_results``). The window may use
-        it for the commands it sends (grab, spin)."""
-        future.add_done_callback(lambda f: self._results.put((f, what, then)))
+    def watch(self, future: Future, what: str, then: Callable | None = None,
+              otherwise: Callable | None = None) -> Future:
+        """Report the future's failure as a notification ("<what> failed: <error>") and run
+        ``otherwise(error)``, else run ``then(result)`` — all on the render thread
+        (``process_results``). The window may use it for the commands it sends (grab, spin)."""
+        future.add_done_callback(lambda f: self._results.put((f, what, then, otherwise)))
         return future
 
     def process_results(self) -> None:
@@ -61,7 +62,7 @@ class PanelActions:
         self._known.update(self.state.bodies)  # records from the loader too, for reset
         while True:
             try:
-                future, what, then = self._results.get_nowait()
+                future, what, then, otherwise = self._results.get_nowait()
             except queue.Empty:
                 return
             if future.cancelled():
@@ -69,6 +70,8 @@ class PanelActions:
             error = future.exception()
             if error is not None:
                 self.state.notifications.error(f"{what} failed: {error}")
+                if otherwise is not None:
+                    otherwise(error)
             elif then is not None:
                 then(future.result())
 
@@ -327,8 +330,11 @@ class PanelActions:
 
     # ---- joints (app/joints.py makes the drafts) ----------------------------------------------
     def create_joint(self) -> Future | None:
-        """Make the drafted joint at the bodies' present poses; the draft goes once it is made
-        (a refused one stays, with the reason shown, for another choice)."""
+        """Make the drafted joint at the bodies' present poses. The draft goes at once: the
+        physics thread shows the joint in a snapshot before its command's outcome reaches the
+        render thread, and a draft kept until then was drawn beside its own joint. A draft the
+        world refuses comes back (unless another was begun meanwhile), like one refused here,
+        with the reason shown, for another choice."""
         draft = self.state.joint_draft
         if draft is None:
             return None
@@ -337,12 +343,17 @@ class PanelActions:
         except ValueError as e:
             self.state.notifications.error(f"cannot make the joint: {e}")
             return None
+        self.state.joint_draft = None
 
         def done(joint_id):
-            self.state.joint_draft = None
             self.state.selected_joint = joint_id
             self.state.notifications.info(f"made {joint.kind} joint #{joint_id}")
-        return self.watch(self.state.sim.add_joint(joint), f"make the {joint.kind} joint", done)
+
+        def refused(_error):
+            if self.state.joint_draft is None:
+                self.state.joint_draft = draft
+        return self.watch(self.state.sim.add_joint(joint), f"make the {joint.kind} joint", done,
+                          refused)
 
     def delete_joint(self, joint_id: int) -> Future:
         def done(_):

@@ -440,6 +440,9 @@ def test_a_drafted_joint_is_made_listed_edited_and_deleted_from_the_panel(ui, fb
     # the real Create button, through pyglet-style mouse events
     (x0, y0), (x1, y1) = panel.item_rects["joint_create"]
     click(ui, fbo, panel, (x0 + x1) / 2, (y0 + y1) / 2)
+    # the draft goes at once, never drawn beside the joint a snapshot shows before the
+    # command's outcome reaches the panel
+    assert state.joint_draft is None and len(state.sim.latest().joints.ids) == 0
     settle(state, panel)
     view = state.sim.latest().joints
     assert state.joint_draft is None and list(view.ids) == [state.selected_joint]
@@ -475,6 +478,25 @@ def test_a_bad_draft_is_refused_with_its_reason_and_kept():
     texts = [n.text for n, _ in state.notifications.visible()]
     assert any("cannot make the joint: joint axis must be non-zero" in t for t in texts), texts
     assert state.joint_draft is not None and len(state.sim.latest().joints.ids) == 1
+
+
+def test_a_draft_the_world_refuses_comes_back_with_the_reason():
+    """The bob is deleted before the joint's command is applied: the world refuses the joint,
+    the error names why, and the draft is offered again."""
+    from app.joints import new_draft
+    from physics.constraints.joint import WORLD
+    state, panel = open_scene("pendulum")
+    bob = next(iter(state.bodies))
+    s = state.sim.latest()
+    draft = new_draft(bob, [0.0, 0.0, 0.0], WORLD, s.pos[0] + [0.0, 0.5, 0.0], [0.0, 0.0, 1.0])
+    state.joint_draft = draft
+    state.sim.remove_body(bob)  # queued ahead of the joint
+    assert panel.create_joint() is not None and state.joint_draft is None
+    settle(state, panel)
+    texts = [n.text for n, _ in state.notifications.visible()]
+    assert any(t.startswith("make the hinge joint failed: ") and str(bob) in t
+               for t in texts), texts
+    assert state.joint_draft is draft and len(state.sim.latest().joints.ids) == 0
 
 
 def test_a_broken_joint_shows_a_toast_once(ui, fbo):
