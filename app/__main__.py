@@ -18,6 +18,7 @@ import importlib.metadata
 import logging
 import math
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -290,6 +291,7 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     import json
 
     _existing_file(args.mesh, "mesh file")
+    from physics.geometry.decompose import load_hull_code
     from physics.geometry.meshes import (  # after the argument checks: numba/trimesh load slowly
         load_mesh,
         mesh_properties,
@@ -297,6 +299,8 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     )
     try:  # no collision hull: the command only reports what the mesh's integrals give
         mesh = load_mesh(args.mesh, scale=args.scale)
+        if mesh.watertight and args.mode != "shell":  # a solid: its piece count needs a hull
+            _meanwhile(load_hull_code)  # imported while the integrals run without the GIL
         props, warnings = mesh_properties(mesh, density=args.density, mode=args.mode)
     except ValueError as e:  # MeshError / InertiaError: the message names the file and problem
         raise _Failure(str(e), 1) from None
@@ -311,6 +315,19 @@ def cmd_inertia(args: argparse.Namespace) -> int:
     else:
         print(_inertia_table(mesh.name, args.density, data))
     return 0
+
+
+def _meanwhile(work) -> threading.Thread:
+    """``work()`` started on a thread of its own, which the process waits for at exit. Only for
+    work that saves time and that the main thread repeats if it is not done (an import): a
+    failure there is left for the main thread to meet and report in one line."""
+    def run():
+        with contextlib.suppress(Exception):
+            work()
+
+    thread = threading.Thread(target=run, name=work.__name__)
+    thread.start()
+    return thread
 
 
 def _piece_count(mesh, props, warnings: list) -> int | None:

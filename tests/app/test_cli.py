@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,33 @@ def test_decompose_prints_each_piece_and_inertia_reports_the_count(tmp_path):
     assert len(lines) == 2 + len(data["pieces"])
     inertia = json.loads(tumble("inertia", torus, "--json").stdout)
     assert inertia["pieces"] == len(data["pieces"])
+
+
+def test_inertia_imports_the_hull_code_meanwhile_and_a_failure_there_stays_quiet(monkeypatch):
+    """The work ``tumble inertia`` starts on another thread (the hull's imports, while the
+    integrals run) runs beside the caller, holds up the exit until done, and a failure there
+    prints nothing: the main thread does the same work and reports what goes wrong."""
+    from app.__main__ import _meanwhile
+
+    release, ran_on = threading.Event(), []
+
+    def waits():
+        release.wait(10)
+        ran_on.append(threading.get_ident())
+
+    thread = _meanwhile(waits)
+    assert thread.is_alive() and not ran_on and not thread.daemon  # the caller went on
+    release.set()
+    thread.join(10)
+    assert ran_on == [thread.ident] and thread.ident != threading.get_ident()
+
+    def fails():
+        raise ImportError("No module named 'scipy.spatial'")
+
+    unhandled = []  # what Python would print as "Exception in thread …" and a traceback
+    monkeypatch.setattr(threading, "excepthook", unhandled.append)
+    _meanwhile(fails).join(10)
+    assert unhandled == []
 
 
 def test_decompose_refuses_an_open_mesh_in_one_line(tmp_path):
