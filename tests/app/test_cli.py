@@ -152,6 +152,23 @@ def test_the_process_leaves_python_s_teardown_nothing_to_collect(monkeypatch, ca
     assert data["watertight"] is True and data["pieces"] is None
 
 
+def test_inertia_runs_without_collections_and_restores_the_collector(capsys):
+    """Numba's set-up makes objects that live as long as the process: collecting while the
+    command runs frees nothing, so it does not; a caller in the same process gets the collector
+    back as it was."""
+    import app.__main__ as cli
+
+    mesh = REPO / "assets" / "meshes" / "torus.obj"
+    collections = []
+    gc.callbacks.append(collecting := lambda phase, info: collections.append(phase))
+    try:
+        assert cli.main(["inertia", str(mesh), "--json"]) == 0
+    finally:
+        gc.callbacks.remove(collecting)
+    assert collections == [] and gc.isenabled()
+    assert json.loads(capsys.readouterr().out)["pieces"] >= 2  # the same report
+
+
 def test_decompose_refuses_an_open_mesh_in_one_line(tmp_path):
     cup = REPO / "assets" / "meshes" / "open_cup.obj"
     assert_one_line_error(tumble("decompose", cup), 1, "open_cup.obj", "not a closed solid")
