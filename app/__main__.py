@@ -78,11 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     """The ``tumble`` command with the arguments ``argv`` (default: the process's); returns the
     exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    from physics.runtime import configure  # cheap: the kernels load later, when used
-    configure()
-    from app.resources import seed_piece_cache
-    seed_piece_cache()
-    parser = build_parser()
+    with _without_collections():  # numba's import: objects that live as long as the process
+        from physics.runtime import configure  # the kernels load later, when used
+        configure()
+        from app.resources import seed_piece_cache
+        seed_piece_cache()
+        parser = build_parser()
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
         command, run = "tumble", lambda: open_app(argv)
@@ -307,10 +308,10 @@ def cmd_inertia(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _without_collections():
-    """No garbage collection inside; the collector's state is restored after. For a command
-    that loads one mesh: numba's set-up at the process's first kernel makes some 60 000 objects
-    that live as long as the process, and the collections their making sets off (~0.2 s of CPU
-    time for ``tumble inertia``) find nothing to free."""
+    """No garbage collection inside; the collector's state is restored after. For the start-up
+    and for a command that loads one mesh: numba's import and its set-up at the process's first
+    kernel make some 100 000 objects that live as long as the process, and the collections
+    their making sets off (~0.3 s of CPU time for ``tumble inertia``) find nothing to free."""
     collecting = gc.isenabled()
     gc.disable()
     try:
