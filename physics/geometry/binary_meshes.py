@@ -126,5 +126,7 @@ def read_binary_ply(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     face_rows = np.frombuffer(data, face_type, m, body + n * vertex_type.itemsize)
     if np.any(face_rows["count"] != 3):
         return None
-    vertices = np.column_stack([vertex_rows[k].astype(np.float64) for k in "xyz"])
+    vertices = np.empty((n, 3))  # each column cast in place: no per-column copies to stack
+    for column, key in enumerate("xyz"):
+        vertices[:, column] = vertex_rows[key]
     return vertices, face_rows["corners"].astype(np.int64)

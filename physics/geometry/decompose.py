@@ -64,6 +64,13 @@ class Decomposition:
     cached: bool
 
 
+def load_hull_code() -> None:
+    """Import what ``hull_ratio`` needs (scipy.spatial, for Qhull): ~0.2 s of imports that
+    hold the GIL, which a caller with compiled work to do meanwhile (that releases it) can run
+    on another thread instead of after that work."""
+    import scipy.spatial  # noqa: F401
+
+
 def hull_ratio(vertices: np.ndarray, volume: float) -> float:
     """Volume of the convex hull of vertices (n, 3) m over the mesh's ``volume`` m³ (> 0)."""
     from scipy.spatial import ConvexHull  # imported here: scipy.spatial takes 0.2 s to import

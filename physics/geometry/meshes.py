@@ -240,10 +240,18 @@ def oriented_box(vertices: np.ndarray, properties: MassProperties) -> OrientedBo
     """The smallest box along the principal axes of ``properties`` that holds ``vertices``
     (n, 3), m, in the mesh frame."""
     axes = np.asarray(properties.principal_axes, dtype=float)
-    body = (vertices - properties.center_of_mass) @ axes
-    low, high = body.min(axis=0), body.max(axis=0)
+    low, high = column_ranges((vertices - properties.center_of_mass) @ axes)
     centre = properties.center_of_mass + axes @ ((low + high) / 2)
     return OrientedBox(_readonly(centre), _readonly(axes.copy()), _readonly((high - low) / 2))
+
+
+def column_ranges(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low (d,), high (d,)): the least and the greatest value of each column of points (n, d),
+    the very values of ``points.min(axis=0)`` and ``points.max(axis=0)`` at a fifth of their
+    cost: numpy reduces an (n, 3) array across its rows three numbers at a time (~24 ms each
+    for a scan's 655 k vertices), a contiguous copy of its columns at full speed."""
+    columns = np.ascontiguousarray(np.asarray(points).T)
+    return columns.min(axis=1), columns.max(axis=1)
 
 
 def _vec(name: str, key: str, value, length: int) -> np.ndarray:
@@ -703,7 +711,8 @@ def _orient_outward(name, vertices, faces, labels,
     six_volume, open_piece, lo, hi = piece_sums(vertices, centre, faces, labels, npieces,
                                                 open_face)
     volume = six_volume / 6.0
-    extent = np.ptp(vertices, axis=0).max()
+    low, high = column_ranges(vertices)
+    extent = (high - low).max()
     solid = ~open_piece & (np.abs(volume) > 1e-12 * extent**3)
     if not solid.any():
         return faces, []

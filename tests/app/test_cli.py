@@ -1,10 +1,13 @@
 """The ``tumble`` command line, run as a user would: a subprocess of ``python -m app``."""
 
 import csv
+import gc
 import json
 import os
 import subprocess
 import sys
+import threading
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +102,71 @@ def test_decompose_prints_each_piece_and_inertia_reports_the_count(tmp_path):
     assert len(lines) == 2 + len(data["pieces"])
     inertia = json.loads(tumble("inertia", torus, "--json").stdout)
     assert inertia["pieces"] == len(data["pieces"])
+
+
+def test_inertia_imports_the_hull_code_meanwhile_and_a_failure_there_stays_quiet(monkeypatch):
+    """The work ``tumble inertia`` starts on another thread (the hull's imports, while the
+    integrals run) runs beside the caller, holds up the exit until done, and a failure there
+    prints nothing: the main thread does the same work and reports what goes wrong."""
+    from app.__main__ import _meanwhile
+
+    release, ran_on = threading.Event(), []
+
+    def waits():
+        release.wait(10)
+        ran_on.append(threading.get_ident())
+
+    thread = _meanwhile(waits)
+    assert thread.is_alive() and not ran_on and not thread.daemon  # the caller went on
+    release.set()
+    thread.join(10)
+    assert ran_on == [thread.ident] and thread.ident != threading.get_ident()
+
+    def fails():
+        raise ImportError("No module named 'scipy.spatial'")
+
+    unhandled = []  # what Python would print as "Exception in thread …" and a traceback
+    monkeypatch.setattr(threading, "excepthook", unhandled.append)
+    _meanwhile(fails).join(10)
+    assert unhandled == []
+
+
+def test_the_process_leaves_python_s_teardown_nothing_to_collect(monkeypatch, capsys):
+    """The console script and ``python -m app`` run ``process_main``: the command, then every
+    object frozen, so the collections of Python's teardown (~0.5 s over numba's objects) skip
+    them; the command's status and output are main's."""
+    import app.__main__ as cli
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "scripts"]
+    assert scripts["tumble"] == "app.__main__:process_main"
+    mesh = REPO / "assets" / "meshes" / "icosahedron.ply"
+    monkeypatch.setattr(sys, "argv", ["tumble", "inertia", str(mesh), "--json"])
+    frozen = gc.get_freeze_count()
+    try:
+        assert cli.process_main() == 0
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()  # this test process goes on collecting
+    data = json.loads(capsys.readouterr().out)
+    assert data["watertight"] is True and data["pieces"] is None
+
+
+def test_inertia_runs_without_collections_and_restores_the_collector(capsys):
+    """Numba's set-up makes objects that live as long as the process: collecting while the
+    command runs frees nothing, so it does not; a caller in the same process gets the collector
+    back as it was."""
+    import app.__main__ as cli
+
+    mesh = REPO / "assets" / "meshes" / "torus.obj"
+    collections = []
+    gc.callbacks.append(collecting := lambda phase, info: collections.append(phase))
+    try:
+        assert cli.main(["inertia", str(mesh), "--json"]) == 0
+    finally:
+        gc.callbacks.remove(collecting)
+    assert collections == [] and gc.isenabled()
+    assert json.loads(capsys.readouterr().out)["pieces"] >= 2  # the same report
 
 
 def test_decompose_refuses_an_open_mesh_in_one_line(tmp_path):

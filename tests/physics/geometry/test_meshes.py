@@ -18,6 +18,7 @@ from physics.geometry.meshes import (
     Mesh,
     MeshError,
     builtin_shape,
+    column_ranges,
     convex_hull_vertices,
     load_mesh,
     load_shape,
@@ -692,3 +693,17 @@ def test_the_oriented_bounding_box_of_a_box_is_the_box(extents, rotvec, offset):
     local = (vertices - obb.centre) @ obb.axes
     assert np.all(np.abs(local) <= obb.half_extents + 1e-9)
     assert np.allclose(np.abs(local).max(axis=0), obb.half_extents, atol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 3000), seed=st.integers(0, 2**32 - 1))
+def test_column_ranges_are_numpys_least_and_greatest_of_each_column(rows, seed):
+    """The very values numpy's reductions across the rows give (the bounding box and the
+    cleaning's extent are computed with it), signed zeros, ties and transposed input too."""
+    rng = np.random.default_rng(seed)
+    points = rng.choice([-1.5, -0.0, 0.0, 2.25, 1e-300], size=(rows, 3)) * rng.choice(
+        [1.0, rng.normal()], size=(rows, 3))
+    for given_points in (points, np.asfortranarray(points), points[::-1]):
+        low, high = column_ranges(given_points)
+        assert low.tobytes() == given_points.min(axis=0).tobytes()
+        assert high.tobytes() == given_points.max(axis=0).tobytes()
