@@ -183,7 +183,7 @@ class _Command:
 def world_fields(w: World) -> dict:
     """The ``Snapshot`` fields the world alone decides (its time, bodies, contacts, settings,
     joints), each a read-only copy: the thread's snapshots and a past moment re-run from the
-    history (the timeline's inspector) read a world the same way."""
+    history (``History.world_at``) read a world the same way."""
     s, settings = w.state, w.model.settings
     points, normals = w.contact_points()
     joints = w.joint_view()

@@ -62,12 +62,12 @@ class Panel(PanelActions):
     frames (labels excluded) "restitution", "friction", "time_scale" and "solver_iterations" (the
     number field with its − and + buttons at the right end), the "record" button, the
     "include_panel" checkbox box and the "mesh_path" text field from the last draw, for tests
-    that drive them with real pointer events; and of the "panel" itself while it is shown (the
-    window keeps the pointer's events inside it from the 3D view); each section's header is
-    "section <title>".
-    inspected: the snapshot the inspector showed in the last draw (the live one,
-    or the timeline's moment re-run exactly), None when it drew none (closed, hidden, or the
-    moment still being computed).
+    that drive them with real pointer events; and of the "panel" itself while it is shown and
+    the "timeline bar" (the window keeps the pointer's events inside them from the 3D view);
+    each section's header is "section <title>".
+    inspected: the snapshot the inspector showed in the last draw (the live one, or the
+    timeline's moment re-run exactly), None when it showed none (closed, hidden, or the moment
+    still being computed).
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
