@@ -16,7 +16,7 @@ from app.notifications import Notifications
 from app.render.view import GizmoOptions
 from app.video.recorder import FPS_CHOICES, recordings_folder
 from physics.scene import BodyRecord
-from physics.simulation import Simulation
+from physics.simulation import Simulation, Snapshot
 
 
 @dataclass
@@ -54,7 +54,9 @@ class AppState:
     selected_point: where the selected body was clicked, (3,) m in its principal frame (None:
     its centre); joint_draft: a joint being made with the mouse (app/joints.py), or None;
     selected_joint: the joint id chosen in the panel, or None; scrub_time: the sim time the
-    timeline shows from the history (s), or None for the live world; later_records: body id →
+    timeline shows from the history (s), or None for the live world; moment: the world at
+    that time re-run exactly (``ExactMoments``, set by the window: what the inspector shows),
+    None while it is being computed or when the live world is shown; later_records: body id →
     BodyRecord of the bodies an opened replay's commands add, registered each time the body
     appears (the replay may run again from its start)."""
 
@@ -74,4 +76,5 @@ class AppState:
     joint_draft: JointDraft | None = None
     selected_joint: int | None = None
     scrub_time: float | None = None
+    moment: Snapshot | None = None
     later_records: dict[int, BodyRecord] = field(default_factory=dict)

@@ -41,8 +41,11 @@ the faces of each level on the GPU per mesh name (``drawn_faces``: one coarse
 level while a big mesh's levels of detail are prepared), the recording (``recording``: frames
 so far or null; ``last_video``: path, frames, fps and the sim times of its first and last
 frames; ``last_file``), the timeline (``scrub``: the sim time shown, or null for the live
-world; ``scrub_exact``: that moment is drawn re-run exactly, not from the ring; ``history``:
-its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``) and
+world; ``scrub_exact``: that moment is drawn re-run exactly, not from the ring;
+``inspected``: the sim time and step of the world the inspector shows and the selected
+body's ω in it, or null when it shows none; ``history``:
+its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``: the
+last one saved, with the wall seconds it took) and
 the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
@@ -391,20 +394,19 @@ class App:
         scrub = self.state.scrub_time
         moment = None if scrub is None else self._moments.at(self.sim.history, scrub)
         self._scrub_exact = moment is not None
+        self.state.moment = shown = None if moment is None else moment.over(new)
         if scrub is None:
-            pose = interpolate(prev, new, render_time)
+            pose, shown = interpolate(prev, new, render_time), new
         elif moment is None:  # poses from the ring; no contacts until the moment is exact
             pose = ring_pose(self.sim.history, scrub)
-            new = dataclasses.replace(new, contact_points=NO_POINTS, contact_normals=NO_POINTS)
+            shown = dataclasses.replace(new, contact_points=NO_POINTS, contact_normals=NO_POINTS)
         else:
             pose = moment.pose
-            new = dataclasses.replace(new, contact_points=moment.contact_points,
-                                      contact_normals=moment.contact_normals)
         self._shown_time = pose.time
         records, selected = self.state.bodies, self.state.selected
-        view = frame_view(pose, new, records, palette_color, selected,
+        view = frame_view(pose, shown, records, palette_color, selected,
                           selected_joint=self.state.selected_joint)
-        return self.polhode.attach(view, new, self.state.gizmos.polhode)
+        return self.polhode.attach(view, new, self.state.gizmos.polhode)  # the live trail
 
     def _release_unused_meshes(self, view: FrameView) -> None:
         in_use = frozenset(id(s) for s in view.shapes)
@@ -616,7 +618,8 @@ class App:
         result = clip.result
         self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
                            "count": clip.count, "t0": clip.request.t0, "t1": clip.request.t1,
-                           "fps": clip.request.fps, "error": clip.error}
+                           "fps": clip.request.fps, "error": clip.error,
+                           "seconds": clip.seconds}
         if clip.error:
             self.state.notifications.error(f"clip not saved: {clip.error}")
         else:
@@ -727,13 +730,15 @@ class App:
         """The pointer's event at window pixel (x, y) (y up) belongs to ImGui, not the 3D view.
         ImGui learns where the pointer is only at its next frame, so its own answer is a frame
         late: a wheel turned right after the pointer moved onto the panel reached the camera,
-        and one right after it left was lost. The panel's rectangle decides at once; beyond it,
+        and one right after it left was lost (and a click on the timeline picked the body
+        behind it). The rectangles of the panel and the timeline decide at once; beyond them,
         only a widget in use (a slider dragged off the panel) keeps the pointer."""
-        rect = self.panel.item_rects.get("panel")
-        if rect is None:  # the panel is hidden
-            return self.ui.wants_mouse
+        rects = [self.panel.item_rects.get(name) for name in ("panel", "timeline bar")]
         top_down = self.window.height - y
-        inside = rect[0][0] <= x <= rect[1][0] and rect[0][1] <= top_down <= rect[1][1]
+        inside = any(rect[0][0] <= x <= rect[1][0] and rect[0][1] <= top_down <= rect[1][1]
+                     for rect in rects if rect is not None)
+        if rects[0] is None:  # the panel is hidden
+            return inside or self.ui.wants_mouse
         return inside or self.ui.holds_an_item
 
     @_guarded
@@ -839,6 +844,7 @@ class App:
             else self.state.recording.clip.frames_done,
             "last_clip": self._last_clip,
             "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
+            "inspected": self._inspected(),
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],
             "last_file": None if self.state.recording.last_file is None
             else str(self.state.recording.last_file),
@@ -860,6 +866,16 @@ class App:
             "body_pixels": self._body_pixels(snapshot),
             "scale_offers": len(self.state.scale_offers),
         }
+
+    def _inspected(self) -> dict | None:
+        """The sim time of the world the inspector showed last and the selected body's ω
+        (rad/s) in it; None when it showed none."""
+        shown = self.panel.inspected
+        if shown is None:
+            return None
+        rows = np.flatnonzero(shown.ids == self.state.selected)
+        return {"time": shown.time, "step": shown.step,
+                "omega": shown.omega[rows[0]].tolist() if len(rows) else None}
 
     def _body_pixels(self, snapshot) -> dict[str, list[float]]:
         """Where each body's centre is on screen now: window pixels from the top-left (what

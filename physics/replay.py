@@ -94,10 +94,10 @@ def history_replay(history: History, records: dict[int, BodyRecord]) -> Replay:
     then the commands logged since, their steps counted from there and their body and joint
     ids renumbered as the scene's world numbers them.
 
-    Exact while the history starts at a scene just opened, for builtin shapes (a mesh's
-    orientation goes through its mesh frame and back, to within rounding); from a moment
-    mid-run, what a scene cannot hold (contact caches, sleep timers) starts afresh too, so a
-    chaotic run drifts from the live one."""
+    Exact while the history starts at a scene just opened (its bodies are written as the
+    scene placed them: ``Placement``); from a moment mid-run, a pose read back through a
+    mesh's frame is exact only to rounding and what a scene cannot hold (contact caches, sleep
+    timers) starts afresh too, so a chaotic run drifts from the live one."""
     while True:  # the start and the log of one moment (the physics thread trims both)
         first, _, _ = history.span()
         logged = history.commands()

@@ -41,7 +41,13 @@ from physics.geometry.decompose import (
     needs_pieces,
     volume_excess,
 )
-from physics.geometry.meshes import BUILTIN_SIZES, Shape, builtin_shape, load_shape
+from physics.geometry.meshes import (
+    BUILTIN_SIZES,
+    Shape,
+    builtin_shape,
+    load_shape,
+    mesh_poses,
+)
 from physics.model import WorldDef, check_friction, check_restitution
 from physics.settings import (
     DEFAULT_CONTAINER,
@@ -154,6 +160,28 @@ class Scene:
                         friction=self.friction, container_size=self.container_size)
 
 
+@dataclass(frozen=True)
+class Placement:
+    """A body as its scene entry placed it: the entry's ``position``, ``orientation``,
+    ``velocity`` and ``angular_velocity`` (as in ``BodyEntry``) and ``state``, the bytes of
+    the state row the world made of them (``state_bytes``). A body still in that state is
+    saved with the entry's values again, which give that state back bit for bit: the way
+    back from a state (``mesh_poses`` through the mesh frame, ω from L) is exact only to
+    rounding (docs/architecture.md#replays)."""
+
+    position: tuple[float, ...]
+    orientation: tuple[float, ...]
+    velocity: tuple[float, ...]
+    angular_velocity: tuple[float, ...]
+    state: bytes
+
+
+def state_bytes(pos, quat, vel, ang_mom) -> bytes:
+    """One body's state row, pos (3,) m, quat (4,), vel (3,) m/s, ang_mom (3,) kg·m²/s, as
+    bytes: equal bytes, equal bits."""
+    return np.concatenate([pos, quat, vel, ang_mom]).astype(float).tobytes()
+
+
 @dataclass(frozen=True, eq=False)
 class BodyRecord:
     """Bookkeeping for one body of a built world (not solver data): its stable id, a display
@@ -162,7 +190,9 @@ class BodyRecord:
     mode asked for (``auto`` stays ``auto`` when the scene is saved, whatever it chose);
     ``scene_name`` is the scene's name for it (what joints call it), or None; ``collision`` the
     collision mode asked for (saved as asked, like ``inertia``) and ``pieces`` the convex pieces
-    it collides as, body frame (empty: its hull; docs/physics.md#convex-decomposition)."""
+    it collides as, body frame (empty: its hull; docs/physics.md#convex-decomposition);
+    ``placement`` how its scene entry placed it (``Placement``), None for a body not read from
+    a scene."""
 
     body_id: int
     name: str
@@ -173,6 +203,7 @@ class BodyRecord:
     scene_name: str | None = None
     collision: str = "auto"
     pieces: tuple = ()
+    placement: Placement | None = None
 
     @cached_property
     def volume_excess(self) -> float | None:
@@ -678,17 +709,23 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
     view = snapshot.joints
     jointed = {int(b) for b in np.concatenate((view.first, view.second)) if b != WORLD}
     entries, index_of, taken = [], {}, {r.scene_name for r in records.values()}
-    for row, body_id in enumerate(snapshot.ids):
-        record = records.get(int(body_id))
-        if record is None:
-            continue
+    rows = [row for row, body_id in enumerate(snapshot.ids.tolist()) if body_id in records]
+    positions, orientations = mesh_poses([records[int(snapshot.ids[row])].shape for row in rows],
+                                         snapshot.pos[rows], snapshot.quat[rows])
+    for k, row in enumerate(rows):
+        body_id = int(snapshot.ids[row])
+        record = records[body_id]
         name = record.scene_name
-        if name is None and int(body_id) in jointed:
-            name = _free_name(f"body{int(body_id)}", taken)
+        if name is None and body_id in jointed:
+            name = _free_name(f"body{body_id}", taken)
             taken.add(name)
-        index_of[int(body_id)] = len(entries)
+        index_of[body_id] = len(entries)
         shape = record.shape
-        position, orientation = shape.mesh_pose(snapshot.pos[row], snapshot.quat[row])
+        placed = _still_placed(record.placement, snapshot, row)
+        position, orientation, velocity, angular_velocity = (
+            (positions[k], orientations[k], snapshot.vel[row], snapshot.omega[row])
+            if placed is None else (placed.position, placed.orientation, placed.velocity,
+                                    placed.angular_velocity))
         entries.append(BodyEntry(
             mesh=None if shape.kind else Path(record.source or shape.source), name=name,
             scale=shape.scale, shape=shape.kind, size=shape.size,
@@ -696,7 +733,7 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
             # same eigen-decomposition when moments are equal, e.g. a cylinder's I2 = I3)
             density=float(f"{shape.density:.12g}"), inertia=record.inertia,
             position=_floats(position), orientation=_floats(orientation),
-            velocity=_floats(snapshot.vel[row]), angular_velocity=_floats(snapshot.omega[row]),
+            velocity=_floats(velocity), angular_velocity=_floats(angular_velocity),
             restitution=_own(snapshot.body_restitution[row]),
             friction=_own(snapshot.body_friction[row]),
             color=None if record.color is None else _floats(record.color),
@@ -714,6 +751,16 @@ def scene_from_snapshot(snapshot: Snapshot, records: dict[int, BodyRecord]) -> S
                  container_size=(None if snapshot.container_size is None
                                  else _floats(snapshot.container_size)),
                  bodies=tuple(entries), joints=tuple(joints))
+
+
+def _still_placed(placement: Placement | None, snapshot: Snapshot, row: int) -> Placement | None:
+    """``placement`` while the body in ``row`` of the snapshot is still in the state it made
+    (a scene just opened, a history that starts there), else None."""
+    if placement is None:
+        return None
+    now = state_bytes(snapshot.pos[row], snapshot.quat[row], snapshot.vel[row],
+                      snapshot.ang_mom[row])
+    return placement if now == placement.state else None
 
 
 def _free_name(name: str, taken: set) -> str:
@@ -798,8 +845,12 @@ def build_world(scene: Scene, split: bool = True) -> tuple[World, list[BodyRecor
             body_id = world.add_body(body_def)
         except ValueError as e:  # MeshError, or a bad value in a Scene built in code
             raise SceneError(f"{where}{e}") from e
+        s = world.state
+        placement = Placement(body.position, body.orientation, body.velocity,
+                              body.angular_velocity,
+                              state_bytes(s.pos[-1], s.quat[-1], s.vel[-1], s.ang_mom[-1]))
         records.append(BodyRecord(body_id, display, source, body.color, shape, body.inertia,
-                                  body.name, body.collision, body_pieces))
+                                  body.name, body.collision, body_pieces, placement))
     for index, entry in enumerate(scene.joints):
         joint = entry.joint
         ids = [WORLD if i == WORLD else records[i].body_id for i in (joint.first, joint.second)]

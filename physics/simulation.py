@@ -180,6 +180,33 @@ class _Command:
     touches_world: bool       # roll the world back if it raises
 
 
+def world_fields(w: World) -> dict:
+    """The ``Snapshot`` fields the world alone decides (its time, bodies, contacts, settings,
+    joints), each a read-only copy: the thread's snapshots and a past moment re-run from the
+    history (``History.world_at``) read a world the same way."""
+    s, settings = w.state, w.model.settings
+    points, normals = w.contact_points()
+    joints = w.joint_view()
+    joints = joints._replace(**{name: _read_only(getattr(joints, name))
+                                for name in joints._fields if name != "defs"})
+    ids = np.array(w.ids, copy=True)
+    ids.flags.writeable = False
+    return dict(
+        time=float(s.time), ids=ids,
+        pos=_frozen(s.pos), quat=_frozen(s.quat), vel=_frozen(s.vel),
+        omega=_frozen(w.angular_velocity()), ang_mom=_frozen(s.ang_mom),
+        omega_body=_frozen(w.body_angular_velocity()),
+        kinetic=_frozen(w.kinetic_energy()), potential=_frozen(w.potential_energy()),
+        body_restitution=_frozen(w.model.restitution), body_friction=_frozen(w.model.friction),
+        contact_points=_frozen(points), contact_normals=_frozen(normals),
+        gravity=_frozen(settings.gravity),
+        container_size=(None if settings.container_size is None
+                        else _frozen(settings.container_size)),
+        restitution=float(settings.restitution), friction=float(settings.friction),
+        solver_iterations=int(settings.solver_iterations), asleep=_frozen(w.asleep()),
+        static=_read_only(w.model.static), joints=joints)
+
+
 def _frozen(values) -> np.ndarray:
     arr = np.array(values, dtype=float, copy=True)
     arr.flags.writeable = False
@@ -618,31 +645,11 @@ class Simulation:
 
     # ---- snapshots ----------------------------------------------------------------------
     def _make_snapshot(self, wall_time: float) -> Snapshot:
-        w = self._world
-        s, settings = w.state, w.model.settings
-        points, normals = w.contact_points()
-        joints = w.joint_view()
-        joints = joints._replace(**{name: _read_only(getattr(joints, name))
-                                    for name in joints._fields if name != "defs"})
-        ids = np.array(w.ids, copy=True)
-        ids.flags.writeable = False
         return Snapshot(
-            time=float(s.time), step=self._step, wall_time=wall_time, ids=ids,
-            pos=_frozen(s.pos), quat=_frozen(s.quat), vel=_frozen(s.vel),
-            omega=_frozen(w.angular_velocity()), ang_mom=_frozen(s.ang_mom),
-            omega_body=_frozen(w.body_angular_velocity()),
-            kinetic=_frozen(w.kinetic_energy()), potential=_frozen(w.potential_energy()),
-            body_restitution=_frozen(w.model.restitution), body_friction=_frozen(w.model.friction),
-            contact_points=_frozen(points), contact_normals=_frozen(normals),
-            gravity=_frozen(settings.gravity),
-            container_size=(None if settings.container_size is None
-                            else _frozen(settings.container_size)),
-            restitution=float(settings.restitution), friction=float(settings.friction),
-            solver_iterations=int(settings.solver_iterations), asleep=_frozen(w.asleep()),
-            static=_read_only(w.model.static),
+            **world_fields(self._world), step=self._step, wall_time=wall_time,
             paused=self._paused, time_scale=self._time_scale, hz=self._hz,
             behind=self._behind, time_dropped=self._time_dropped, errors=tuple(self._errors),
-            joints=joints, broken_joints=tuple(self._broken))
+            broken_joints=tuple(self._broken))
 
     def _publish(self, wall_time: float) -> None:
         for body_id in self._world.remove_non_finite():

@@ -62,9 +62,12 @@ class Panel(PanelActions):
     frames (labels excluded) "restitution", "friction", "time_scale" and "solver_iterations" (the
     number field with its − and + buttons at the right end), the "record" button, the
     "include_panel" checkbox box and the "mesh_path" text field from the last draw, for tests
-    that drive them with real pointer events; and of the "panel" itself while it is shown (the
-    window keeps the pointer's events inside it from the 3D view); each section's header is
-    "section <title>".
+    that drive them with real pointer events; and of the "panel" itself while it is shown and
+    the "timeline bar" (the window keeps the pointer's events inside them from the 3D view);
+    each section's header is "section <title>".
+    inspected: the snapshot the inspector showed in the last draw (the live one, or the
+    timeline's moment re-run exactly), None when it showed none (closed, hidden, or the moment
+    still being computed).
     """
 
     def __init__(self, state: AppState, history_seconds: float = HISTORY_SECONDS):
@@ -72,6 +75,7 @@ class Panel(PanelActions):
         self.history = History(history_seconds)
         self.item_rects: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {}
         self._recorded: Snapshot | None = None
+        self.inspected: Snapshot | None = None
         self._rate = (time.perf_counter(), 0, 0.0)  # (wall s, step, steps/s) for the display
         self._lag = LagIndicator()
         self._open_all: bool | None = None
@@ -121,6 +125,7 @@ class Panel(PanelActions):
         self.process_results()
         self._report_step_errors(snapshot)
         self.report_broken_joints(snapshot)
+        self.inspected = None  # until the inspector draws
         if state.show_panel:
             self._draw_panel(snapshot)
         else:

@@ -254,14 +254,33 @@ def _list_row(panel: Panel, body_id: int, scroll_here: bool) -> None:
     imgui.text_colored(DIM, f"{mass:>10}  #{body_id}")
 
 
-def inspector(panel: Panel, s: Snapshot) -> None:
+def inspector(panel: Panel, live: Snapshot) -> None:
+    """The selected body: what it is, and its state in the world shown — the live one, or
+    the moment the timeline shows once it has been re-run exactly (``AppState.moment``), said
+    so above it; its settings are changed in the live world only."""
     state = panel.state
+    past = state.scrub_time is not None
+    s = state.moment if past else live
+    panel.inspected = s
     body_id = state.selected
-    record = state.bodies.get(body_id) if body_id is not None else None
-    rows = np.flatnonzero(s.ids == body_id) if body_id is not None else ()
+    if body_id is None:
+        imgui.text_colored(DIM, "Click a body, or pick one in the list.")
+        return
+    if past:
+        imgui.push_text_wrap_pos(0.0)
+        imgui.text_colored(AMBER, f"The past: t = {state.scrub_time:.3f} s on the timeline "
+                           f"(live: {live.time:.3f} s)" + (" · computing that moment…"
+                                                           if s is None else ""))
+        imgui.pop_text_wrap_pos()
+        imgui.set_item_tooltip("values of the moment the timeline shows; Resume from here "
+                               "to change it, Space to go back to the live world")
+        if s is None:
+            return
+    record = state.bodies.get(body_id)
+    rows = np.flatnonzero(s.ids == body_id)
     if record is None or not len(rows):
-        imgui.text_colored(DIM, "Click a body, or pick one in the list."
-                           if body_id is None else f"Body #{body_id} is not in the scene.")
+        imgui.text_colored(DIM, f"Body #{body_id} is not in the scene"
+                           + (" at that moment." if past else "."))
         return
     row = int(rows[0])
     shape, p = record.shape, record.shape.properties
@@ -279,9 +298,11 @@ def inspector(panel: Panel, s: Snapshot) -> None:
                "recomputed and the body replaced")
         imgui.set_next_item_width(150)
         unit = "kg/m²" if p.mode == "shell" else "kg/m³"
+        imgui.begin_disabled(past)
         entered, density = imgui.input_float("##density", shape.density, 0.0, 0.0,
                                              f"%.6g {unit}",
                                              imgui.InputTextFlags_.enter_returns_true)
+        imgui.end_disabled()
         if entered and not math.isclose(density, shape.density, rel_tol=1e-9):
             panel.set_density(body_id, density)
         text_row("inertia mode", p.mode + ("" if p.watertight else " (surface not closed)"))
@@ -311,7 +332,9 @@ def inspector(panel: Panel, s: Snapshot) -> None:
     _orientation(panel, s.quat[row])
 
     static = panel._shown(f"static:{body_id}", bool(s.static[row]))
+    imgui.begin_disabled(past)
     changed, static = imgui.checkbox("static", static)
+    imgui.end_disabled()
     panel.item_rects["static"] = (tuple(imgui.get_item_rect_min()),
                                   tuple(imgui.get_item_rect_max()))
     imgui.set_item_tooltip("scenery: never moves (infinite mass), not moved by gravity, "
@@ -333,6 +356,7 @@ def inspector(panel: Panel, s: Snapshot) -> None:
         imgui.end_table()
 
     imgui.separator_text("Material overrides")
+    imgui.begin_disabled(past)
     own = own_materials(s, row)
     for name, world, top in (("restitution", s.restitution, 1.0),
                              ("friction", s.friction, FRICTION_MAX)):
@@ -350,6 +374,7 @@ def inspector(panel: Panel, s: Snapshot) -> None:
             changed, value = imgui.slider_float(f"##{name}", value, 0.0, top, "%.2f")
             if changed:
                 panel.set_body_material(body_id, **{name: max(0.0, min(value, top))})
+    imgui.end_disabled()
 
 
 def collision_rows(record) -> list[tuple[str, str]]:

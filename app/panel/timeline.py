@@ -9,6 +9,7 @@ instead."""
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from app.panel.widgets import AMBER
 from app.render.interpolate import Pose
 from app.video.clip import INSTANT_REPLAY_SECONDS
 from physics.history import History
+from physics.simulation import Snapshot, world_fields
 
 if TYPE_CHECKING:
     from app.panel import Panel
@@ -44,6 +46,8 @@ def timeline(panel: Panel, time_now: float) -> None:
              | imgui.WindowFlags_.no_resize | imgui.WindowFlags_.no_saved_settings
              | imgui.WindowFlags_.no_scrollbar)
     imgui.begin("Timeline", None, flags)
+    (x, y), (w, h) = imgui.get_window_pos(), imgui.get_window_size()
+    panel.item_rects["timeline bar"] = ((x, y), (x + w, y + h))
     shown = state.scrub_time if state.scrub_time is not None else min(time_now, last_time)
     slider = imgui.get_content_region_avail().x - RESUME_WIDTH - 8.0
     panel._item_width = slider
@@ -132,14 +136,18 @@ def resume_from_here(panel: Panel) -> None:
 @dataclass(frozen=True)
 class Moment:
     """The world exactly as it was at one ring frame (``History.world_at`` of its ``step``):
-    the bodies' ``pose`` with their velocities, ω and L, and the contacts of that step
-    (points, normals (k, 3), m)."""
+    the bodies' ``pose`` with their velocities, ω and L, and ``world``, the snapshot fields
+    that world decides (``world_fields``: energies, contacts, materials, joints…)."""
 
     history: History
     step: int
     pose: Pose
-    contact_points: np.ndarray
-    contact_normals: np.ndarray
+    world: dict
+
+    def over(self, live: Snapshot) -> Snapshot:
+        """``live`` with the world of this moment: what the gizmos and the inspector show
+        (the run controls, errors and broken joints stay the live ones)."""
+        return dataclasses.replace(live, step=self.step, **self.world)
 
 
 class ExactMoments:
@@ -181,11 +189,10 @@ class ExactMoments:
         except ValueError:  # the history moved on past it meanwhile: the ring frame stays
             return
         s = world.state
-        points, normals = world.contact_points()
         pose = Pose(ids=world.ids.copy(), pos=s.pos.copy(), quat=s.quat.copy(), vel=s.vel.copy(),
                     omega=world.angular_velocity(), ang_mom=s.ang_mom.copy(),
                     time=float(s.time), alpha=1.0)
-        self._done = Moment(history, step, pose, points, normals)
+        self._done = Moment(history, step, pose, world_fields(world))
 
 
 def ring_pose(history: History, time: float) -> Pose:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -75,7 +76,7 @@ def clip_views(history: History, request: ClipRequest, records: dict):
 
 class ClipJob:
     """Renders one ``ClipRequest`` on its own thread; ``done`` / ``progress`` / ``result`` /
-    ``error`` are read from any thread."""
+    ``error`` / ``seconds`` (wall time it took, once done) are read from any thread."""
 
     def __init__(self, request: ClipRequest, history: History, records: dict,
                  camera: OrbitCamera, gizmos: GizmoOptions):
@@ -84,6 +85,7 @@ class ClipJob:
         self.frames_done = 0
         self.result: RecordingResult | None = None
         self.error: str | None = None
+        self.seconds: float | None = None
         self._history, self._records = history, dict(records)
         self._camera, self._gizmos = copy.deepcopy(camera), gizmos
         self._thread = threading.Thread(target=self._run, name="tumble-clip", daemon=True)
@@ -99,6 +101,7 @@ class ClipJob:
         return self.frames_done / max(self.count, 1)
 
     def _run(self) -> None:
+        start = time.perf_counter()
         try:
             request = self.request
             views = clip_views(self._history, request, self._records)
@@ -114,6 +117,7 @@ class ClipJob:
                 self.error = self.result.error
         except Exception as e:  # reported by the window as a notification; the app goes on
             self.error = f"{type(e).__name__}: {e}"
+        self.seconds = time.perf_counter() - start
 
     def _count_frame(self, done: int) -> None:
         self.frames_done = done

@@ -12,9 +12,10 @@ import pytest
 from app.__main__ import main as tumble
 from physics.history import LoggedCommand
 from physics.replay import Replay, history_replay, write_replay
-from physics.scene import BodyEntry, Scene
+from physics.scene import BodyEntry, Scene, save_scene
 from tests.app.loading import loader_app, settle  # noqa: F401 (the fixture app)
 from tests.paths import REPO
+from tests.physics.scenes import TURNED
 from tests.physics.scripted import ball
 
 BOUNCE = REPO / "assets" / "scenes" / "bounce.toml"
@@ -78,16 +79,23 @@ def test_a_bad_replay_is_named_by_file_line_and_key_and_the_scene_stays(app, tmp
     assert after.ids.tolist() == before.ids.tolist() and state.scene_path == BOUNCE
 
 
-def test_a_scene_opened_in_the_app_and_saved_as_a_replay_runs_the_same_bits(app, tmp_path):
+@pytest.mark.parametrize("scene", ["bounce", "turned"])
+def test_a_scene_opened_in_the_app_and_saved_as_a_replay_runs_the_same_bits(app, tmp_path,
+                                                                             scene):
     """The app's Save replay of a run since a scene was opened (its bodies made by commands on
     a world that ran before, their ids not the file's): tumble simulate of the file gives the
-    app's run bit for bit (builtin shapes; a mesh's orientation is rounded through its frame)."""
+    app's run bit for bit — also for meshes and boxes turned and spinning, which the file
+    holds as the scene placed them."""
     state, loader = app
+    opened = BOUNCE
+    if scene == "turned":
+        opened = tmp_path / "turned.toml"
+        save_scene(TURNED, opened)
     loader.request([BOUNCE])
     settle(state, loader)
     state.sim.set_paused(False).result(2)
     time.sleep(0.2)
-    loader.request([BOUNCE])  # opened again on a world that ran: ids and time go on
+    loader.request([opened])  # opened on a world that ran: ids and time go on
     settle(state, loader)
     state.sim.stop()
     first = state.sim.latest()

@@ -3,6 +3,7 @@
 
 import dataclasses
 import sys
+import time
 
 import numpy as np
 import pyglet
@@ -10,9 +11,10 @@ import pytest
 from pyglet.extlibs import png
 
 from app.app_state import AppState
-from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel
+from app.panel import BEHIND_SHOWN_SECONDS, PANEL_WIDTH, History, LagIndicator, Panel, sections
 from app.panel.overlays import TIMELINE_HEIGHT
 from app.panel.sections import collision_rows
+from app.panel.timeline import ExactMoments
 from app.resources import asset_path
 from physics.geometry.meshes import builtin_shape
 from physics.model import BodyDef, WorldDef
@@ -563,3 +565,80 @@ def test_the_timeline_ticks_each_command_and_a_click_shows_that_moment(ui, fbo):
     assert state.sim.latest().paused
     assert abs(state.scrub_time - 0.5) < 0.05
     assert state.scrub_time in [f.time for f in state.sim.history.frames()]
+
+
+def test_the_inspector_shows_the_moment_the_timeline_shows_once_re_run(ctx, ui, monkeypatch):
+    """Scrubbed back, the inspector shows the selected body in the world of that moment
+    (``History.world_at``), says so, and leaves the live world's settings alone; while the
+    moment is still being computed it shows no state at all, never the live one."""
+    state, panel = open_scene("bounce")
+    body_id = state.selected = next(iter(state.bodies))
+    state.sim.run_steps(480)  # 2 s
+    live = state.sim.latest()
+    clock = [0.0]
+    moments = ExactMoments(clock=lambda: clock[0])
+    frame_shown = state.sim.history.frames()[30]  # 0.5 s: still falling
+    exact, _ = state.sim.history.world_at(frame_shown.step)
+    drawn: list[tuple[str, object]] = []
+    for name in ("vec_row", "text_row"):
+        real = getattr(sections, name)
+        monkeypatch.setattr(sections, name, lambda label, value, *a, real=real, **k:
+                            (drawn.append((label, value)), real(label, value, *a, **k)))
+    real_note = sections.imgui.text_colored
+    monkeypatch.setattr(sections.imgui, "text_colored", lambda colour, text:
+                        (drawn.append(("note", text)), real_note(colour, text)))
+    tall = (W, 2000)  # the inspector below the body list of seven bodies
+    ui.on_resize(*tall)
+    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer(tall, 4)])
+    panel.expand_all()
+
+    def inspector() -> dict:
+        """The rows drawn by label, and "note": every coloured line."""
+        drawn.clear()
+        frame(ui, fbo, panel, tall)
+        rows = dict(drawn)
+        rows["note"] = " | ".join(text for label, text in drawn if label == "note")
+        return rows
+
+    try:
+        rows = inspector()
+        assert panel.inspected is live
+        assert np.array_equal(rows["velocity"], live.vel[row(live, body_id)])
+        state.scrub_time = frame_shown.time  # the timeline dragged back; not re-run yet
+        rows = inspector()
+        assert "velocity" not in rows and panel.inspected is None
+        assert "computing that moment" in rows["note"] and "t = 0.500 s" in rows["note"]
+        moments.at(state.sim.history, state.scrub_time)
+        clock[0] = 1.0  # the timeline stayed put: it is re-run
+        deadline = time.monotonic() + 60
+        while (moment := moments.at(state.sim.history, state.scrub_time)) is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        state.moment = moment.over(live)  # what the window does each frame
+        rows = inspector()
+        r = int(np.flatnonzero(exact.ids == body_id)[0])
+        assert np.array_equal(rows["velocity"], exact.state.vel[r])
+        assert not np.allclose(rows["velocity"], live.vel[row(live, body_id)])
+        assert np.array_equal(rows["COM, world"], exact.state.pos[r])
+        assert np.array_equal(rows["L world"], exact.state.ang_mom[r])
+        assert np.array_equal(rows["ω world"], exact.angular_velocity()[r])
+        assert rows["kinetic energy"] == f"{exact.kinetic_energy()[r]:.6g} J"
+        assert "The past: t = 0.500 s on the timeline (live: 2.000 s)" in rows["note"]
+        assert "computing" not in rows["note"]
+        assert panel.inspected.time == frame_shown.time
+        # its static checkbox is the past's, shown and not editable: a click changes nothing
+        (x0, y0), (_, y1) = panel.item_rects["static"]
+        x, y = x0 + (y1 - y0) / 2, tall[1] - (y0 + y1) / 2
+        for event in (lambda: ui.on_mouse_motion(x, y, 0, 0),
+                      lambda: ui.on_mouse_press(x, y, mouse.LEFT, 0),
+                      lambda: ui.on_mouse_release(x, y, mouse.LEFT, 0)):
+            event()
+            frame(ui, fbo, panel, tall)
+        state.sim.run_steps(0)
+        assert not state.sim.world.model.static.any()
+        state.scrub_time = state.moment = None  # Space: the live world again
+        rows = inspector()
+        assert np.array_equal(rows["velocity"], live.vel[row(live, body_id)])
+        assert "The past" not in rows["note"]
+    finally:
+        fbo.release()

@@ -38,7 +38,7 @@ def test_a_moment_that_stays_put_is_re_run_exactly_with_its_velocities():
     exact, _ = history.world_at(frames[41].step)
     assert np.array_equal(moment.pose.omega, exact.angular_velocity())
     assert np.array_equal(moment.pose.ang_mom, exact.state.ang_mom)
-    assert np.array_equal(moment.contact_points, exact.contact_points()[0])
+    assert np.array_equal(moment.world["contact_points"], exact.contact_points()[0])
     assert np.abs(moment.pose.omega).max() > 1.0  # the T-handle spins: gizmos to show
     assert moment.pose.time == frames[41].time
     ring = ring_pose(history, frames[41].time)
@@ -54,6 +54,9 @@ def test_drag_back_five_seconds_step_back_and_resume_from_there(tmp_path):
         # the history starts when the scene is opened
         status = app.wait_for("8 s of history", lambda s: s["time"] - s["history"][0] >= 8.0,
                               timeout=120)
+        selected = _select_a_body(app, status)
+        status = app.wait_for("its inspector", lambda s: s["inspected"] is not None)
+        assert abs(status["inspected"]["time"] - status["time"]) < 0.5  # the live world's
         x0, y0, x1, y1 = status["widgets"]["timeline"]
         start, end = status["history"]
         target = status["time"] - 5.0
@@ -63,11 +66,14 @@ def test_drag_back_five_seconds_step_back_and_resume_from_there(tmp_path):
         shown = app.wait_for("the moment 5 s back", lambda s: s["scrub"] is not None
                              and s["paused"])
         assert abs(shown["scrub"] - target) < 1.0, shown
-        app.wait_for("that moment re-run exactly", lambda s: s["scrub_exact"], timeout=60)
+        exact = app.wait_for("that moment re-run exactly", lambda s: s["scrub_exact"]
+                             and s["inspected"] is not None, timeout=60)
         live = shown["time"]
         assert live - shown["scrub"] > 3.0  # the live world is still where it was
-        # the drawn bodies are the ring's, not the live world's
-        assert shown["selected_position"] is None
+        # the inspector shows the selected body in the world of that moment, not the live one
+        assert exact["selected"] == selected and exact["time"] == live
+        assert exact["inspected"]["time"] == exact["scrub"]
+        assert exact["inspected"]["omega"] is not None
         app.wait_frames(3)  # the slider let go (ImGui spreads a click over frames)
         app.xdotool("key", "--window", app.window, "Left")
         back = app.wait_for("one moment back", lambda s: s["scrub"] < shown["scrub"])
@@ -79,7 +85,19 @@ def test_drag_back_five_seconds_step_back_and_resume_from_there(tmp_path):
                                and not s["paused"] and s["time"] > back["scrub"] + 0.5)
         assert resumed["time"] < live, "it went on from the moment chosen, not from the end"
         assert np.isclose(resumed["history"][1], resumed["time"], atol=0.5)
+        assert resumed["inspected"]["time"] > back["scrub"]  # the live world's again
     finally:
         app.stop()
         server.kill()
         server.wait(10)
+
+
+def _select_a_body(app: RunningApp, status: dict) -> int:
+    """Click the bodies where the status says they are until one is selected; its id."""
+    for body, (x, y) in status["body_pixels"].items():
+        app.xdotool("mousemove", "--window", app.window, int(x), int(y))
+        app.wait_frames()
+        app.xdotool("click", 1)
+        if app.wait_frames()["selected"] == int(body):
+            return int(body)
+    raise AssertionError(f"no body selected by a click: {status['body_pixels']}")

@@ -1,4 +1,5 @@
-"""Comparing scenes field by field (the save → load round trips of the panel and the loader)."""
+"""Comparing scenes field by field (the save → load round trips of the panel and the loader),
+and scenes the replay tests share."""
 
 import dataclasses
 
@@ -6,6 +7,18 @@ import numpy as np
 
 from physics.constraints.joint import JointDef
 from physics.scene import BodyEntry, Scene
+from tests.paths import REPO
+
+MESHES = REPO / "assets" / "meshes"
+TURNED = Scene(  # meshes and a box turned and spinning, falling onto each other: chaotic
+    gravity=(0.0, -9.81, 0.0), hz=240.0, container_size=(0.6, 1.5, 0.6),
+    bodies=(BodyEntry(mesh=MESHES / "icosahedron.ply", position=(0.0, 0.2, 0.0),
+                      orientation=(0.9, 0.1, 0.3, 0.2), angular_velocity=(2.0, 5.0, -1.0)),
+            BodyEntry(mesh=MESHES / "tetrahedron.off", position=(0.02, 0.5, 0.01),
+                      orientation=(0.3, -0.5, 0.7, 0.1), velocity=(0.1, 0.0, -0.2),
+                      angular_velocity=(-3.0, 1.0, 4.0)),
+            BodyEntry(shape="box", size=(0.2, 0.12, 0.08), position=(-0.03, 0.9, 0.02),
+                      orientation=(0.8, 0.0, 0.6, 0.0), angular_velocity=(1.0, 0.0, 2.0))))
 
 
 def assert_same_scene(saved: Scene, original: Scene) -> None:

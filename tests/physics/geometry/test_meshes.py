@@ -22,6 +22,7 @@ from physics.geometry.meshes import (
     convex_hull_vertices,
     load_mesh,
     load_shape,
+    mesh_poses,
     shape_from_mesh,
 )
 from physics.geometry.rotation import quat_from_axis_angle, quat_from_rotvec, quat_to_matrix
@@ -600,6 +601,22 @@ def test_mesh_pose_inverts_body_def():
     p, q = shape.mesh_pose(body.position, body.orientation)
     np.testing.assert_allclose(p, position, atol=1e-12)
     assert abs(np.dot(q, orientation)) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_mesh_poses_invert_body_def_for_many_bodies_of_several_shapes_at_once():
+    shapes = [load_shape(ASSETS / "wing_nut.stl"), load_shape(ASSETS / "tetrahedron.off"),
+              builtin_shape("box", (0.4, 0.3, 0.2))] * 20
+    rng = np.random.default_rng(3)
+    positions = rng.uniform(-1.0, 1.0, (len(shapes), 3))
+    orientations = quat_from_rotvec(rng.normal(size=(len(shapes), 3)))
+    bodies = [s.body_def(p, q) for s, p, q in zip(shapes, positions, orientations)]
+    p, q = mesh_poses(shapes, np.array([b.position for b in bodies]),
+                      np.array([b.orientation for b in bodies]))
+    np.testing.assert_allclose(p, positions, atol=1e-12)
+    np.testing.assert_allclose(np.abs(np.sum(q * orientations, axis=1)), 1.0, atol=1e-12)
+    for k in (0, 1, 2, 59):  # each row as the body alone gives it, bit for bit
+        alone = shapes[k].mesh_pose(bodies[k].position, bodies[k].orientation)
+        assert np.array_equal(alone[0], p[k]) and np.array_equal(alone[1], q[k])
 
 
 def test_a_sliver_that_closes_a_mesh_is_kept(tmp_path):
