@@ -51,9 +51,9 @@ class ManifoldCache(NamedTuple):
     matrix (3, 3) row by row), start (p,) and size (p,) int64 its stored contacts. Per stored
     contact (c,): lower_first bool (the contact's first body is the pair's lower id), key int64
     its warm-start key, local (c, 9): P₁ in the first body's frame m, P₂ in the second's m, the
-    normal in the first's. Empty (m = 0) before the first step. Only the slots' entries are
-    cleared when a cache is made (the rest is written before it is read): a step's cache is
-    ~1 MB for a pile of 1000 boxes.
+    normal in the first's. Empty (m = 0) before the first step. Only the slots' entries and
+    keys are cleared when a cache is made (the rest is all written): a step's cache is ~1 MB
+    for a pile of 1000 boxes.
     """
 
     keys: np.ndarray = _NO_ROWS
@@ -74,8 +74,10 @@ class ManifoldCache(NamedTuple):
         pairs = _count_pairs(found.body, found.other)
         k = len(found.body)
         slots = 2 * (1 << max(pairs - 1, 0).bit_length())
+        # free slots' keys are never read, but zeroed all the same: the cache is part of the
+        # state a checkpoint keeps, and leftover bytes there made equal worlds differ
         cache = ManifoldCache(
-            np.empty(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
+            np.zeros(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
             np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
             np.empty(pairs, dtype=np.int64), np.empty(k, dtype=bool),
             np.empty(k, dtype=np.int64), np.empty((k, 9)))
