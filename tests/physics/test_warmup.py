@@ -51,3 +51,13 @@ def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     threaded = parallel_threads() > 1
     assert bool(narrowphase._pair_chunks.signatures) == threaded
     assert bool(broadphase._sweep_chunks.signatures) == threaded
+
+
+def test_the_warm_up_compiles_the_table_of_kept_separating_axes():
+    """The table is built only when a pair of general hulls is found apart by its separating
+    axis test: the warm-up's T-handle beside the pieces (the default scene's meshes reach it
+    at their first step)."""
+    from physics.collision import axes
+
+    compile_kernels()
+    assert axes._fill.signatures
