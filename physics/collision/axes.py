@@ -6,7 +6,10 @@ an edge of each. The axis is kept, named by the hulls' own features (which move 
 bodies), and next step its separation is measured again at the new poses before anything else;
 only if it no longer reaches the speculative distance does the pair go through the whole test.
 Nothing is trusted from the last step but which axis to try: the separation is that of the
-current poses, computed as the full test computes it, so the decision is the full test's.
+current poses, computed as the full test computes it, along an axis the full test looks at, so
+the decision is the full test's (the full test skips faces and edges by bounds that hold
+exactly; only a separation within a rounding error of the speculative distance, under a bound
+that is tight to the last bit, could tell the two apart).
 
 Features are local indices of the hulls of the pair's lower and higher id (rows change when
 bodies are removed, ids do not); an index past the hull's faces or edges (a body's pieces
