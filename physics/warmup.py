@@ -81,8 +81,7 @@ def _step_compound_bodies(box) -> None:
     a static one: the kernels that pair pieces, carry their manifolds and reduce a body pair's
     contacts to one manifold (collision/pieces.py). The default scene's meshes collide as
     pieces: without these, the app's first launch compiled them on the physics thread (a
-    stall of seconds). A T-handle beside them, a few centimetres off a piece, is a pair of
-    general hulls kept apart by a face (the table of kept axes, collision/axes.py)."""
+    stall of seconds)."""
     halves = tuple(box.hull * [0.5, 1.0, 1.0] + [side * box.hull[:, 0].max() / 2, 0.0, 0.0]
                    for side in (-1.0, 1.0))
     world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
@@ -90,7 +89,6 @@ def _step_compound_bodies(box) -> None:
     for height in (0.29, 0.48):
         world.add_body(dataclasses.replace(box.body_def(position=[0.0, height, 0.0]),
                                            pieces=halves))
-    world.add_body(builtin_shape("t_handle").body_def(position=[0.3, 0.3, 0.22]))
     # a ball fast enough to leave its fat sphere: the broad phase's refresh of kept pairs
     world.add_body(builtin_shape("sphere", [0.05]).body_def(position=[0.7, 0.5, 0.0],
                                                             velocity=[-8.0, 0.0, 0.0]))

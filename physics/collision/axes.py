@@ -36,24 +36,26 @@ def unfound(pairs: int) -> np.ndarray:
     return np.full((pairs, 3), NO_AXIS, dtype=np.int64)
 
 
-def axis_table(pairs: np.ndarray, ids: np.ndarray, found: np.ndarray) -> tuple[np.ndarray,
-                                                                               np.ndarray]:
+@njit(cache=True, nogil=True)
+def axis_table(pairs, ids, found):
     """Hash table of the axes ``found`` (p, 3) (``unfound``'s layout) of the candidate pairs
     (p, 2) of rows with ids (n,): (keys (m,) int64 ``body_pair_key``, axes (m, 3) int64 the
-    found rows, kind NO_AXIS in an empty slot); m a power of two at least twice the axes."""
-    apart = np.flatnonzero(found[:, 0] != NO_AXIS)
-    slots = 2 * (1 << max(len(apart) - 1, 0).bit_length()) if len(apart) else 0
+    found rows, kind NO_AXIS in an empty slot); m a power of two at least twice the axes (0 if
+    none). Compiled whole: one call a step instead of a numpy call per array."""
+    apart = 0
+    for p in range(found.shape[0]):
+        apart += found[p, 0] != NO_AXIS
+    slots = 0
+    if apart:
+        slots = 2
+        while slots < 2 * apart:
+            slots *= 2
     keys = np.empty(slots, dtype=np.int64)
     axes = np.full((slots, 3), NO_AXIS, dtype=np.int64)
-    if slots:
-        _fill(pairs, ids, found, apart, keys, axes)
-    return keys, axes
-
-
-@njit(cache=True, nogil=True)
-def _fill(pairs, ids, found, apart, keys, axes):
-    mask = keys.shape[0] - 1
-    for p in apart:
+    mask = slots - 1
+    for p in range(found.shape[0]):
+        if found[p, 0] == NO_AXIS:
+            continue
         key = body_pair_key(ids[pairs[p, 0]], ids[pairs[p, 1]])
         s = hash_slot(key, mask)
         while axes[s, 0] != NO_AXIS:
@@ -61,6 +63,7 @@ def _fill(pairs, ids, found, apart, keys, axes):
         keys[s] = key
         for k in range(3):
             axes[s, k] = found[p, k]
+    return keys, axes
 
 
 @njit(cache=True, inline='always')

@@ -53,11 +53,10 @@ def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     assert bool(broadphase._sweep_chunks.signatures) == threaded
 
 
-def test_the_warm_up_compiles_the_table_of_kept_separating_axes():
-    """The table is built only when a pair of general hulls is found apart by its separating
-    axis test: the warm-up's T-handle beside the pieces (the default scene's meshes reach it
-    at their first step)."""
-    from physics.collision import axes
+def test_the_warm_up_compiles_the_kept_axes_table_and_the_pieces_motion():
+    """Both run from Python at every step of a scene with hulls (the table of separating axes,
+    even empty) or with pieces: the warm-up's scenes must have compiled them."""
+    from physics.collision import axes, pieces
 
     compile_kernels()
-    assert axes._fill.signatures
+    assert axes.axis_table.signatures and pieces._piece_motion.signatures
