@@ -237,10 +237,12 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
     face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
     narrow phase, so edges that can only make such pairs are skipped, and the result is exact
-    whenever it is ≥ spec or beats the faces. The bound (exact, per edge): for N in the Gauss-map
-    arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along N is at
-    most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, so the separation
-    along N is at most N·(x_b − p0) − ρ_b (_arc_bound over the arc); the same for b's edges."""
+    whenever it is ≥ spec or beats the faces. The bounds (exact, per edge): for N in the
+    Gauss-map arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along
+    N is at most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, and at
+    most N·q for any vertex q of b, so the separation along N is at most N·(x_b − p0) − ρ_b and
+    N·(q − p0) (_arc_bound over the arc); q is b's vertex deepest towards a, which bounds a thin
+    hull (small ρ) much closer than its ball. The same for b's edges."""
     wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
     edge, edge_faces, edge_start = hulls.edge, hulls.edge_faces, hulls.edge_start
     face_start = hulls.face_start
@@ -252,6 +254,9 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     inner_b = _inner_radius(b, pos, hulls)
     if inner_a <= 0.0 or inner_b <= 0.0:
         threshold = -np.inf  # no ball inside: no bound, search everything
+    tx, ty, tz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
+    sa = _support_vertex(a, tx, ty, tz, hulls)     # a's vertex deepest towards b
+    sb = _support_vertex(b, -tx, -ty, -tz, hulls)  # b's towards a
     # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
     # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
     # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
@@ -261,8 +266,10 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
         cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
         dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
         q = vb + edge[eb, 0]
-        if _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
-                      wpts[q, 2] - pos[a, 2]) - inner_a < threshold:
+        if (_arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
+                       wpts[q, 2] - pos[a, 2]) - inner_a < threshold
+                or _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - wpts[sa, 0],
+                              wpts[q, 1] - wpts[sa, 1], wpts[q, 2] - wpts[sa, 2]) < threshold):
             continue
         arcs[0, nb], arcs[1, nb], arcs[2, nb] = cx, cy, cz
         arcs[3, nb], arcs[4, nb], arcs[5, nb] = dx, dy, dz
@@ -277,8 +284,10 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
         ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
         bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
         p = va + edge[ea, 0]
-        if _arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
-                      pos[b, 2] - wpts[p, 2]) - inner_b < threshold:
+        if (_arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
+                       pos[b, 2] - wpts[p, 2]) - inner_b < threshold
+                or _arc_bound(ax, ay, az, bx, by, bz, wpts[sb, 0] - wpts[p, 0],
+                              wpts[sb, 1] - wpts[p, 1], wpts[sb, 2] - wpts[p, 2]) < threshold):
             continue
         # b × a: the great circle of the arc between the edge's two face normals
         bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
@@ -316,6 +325,18 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
                 best, best_a, best_b = sep, ea, eb
                 axis[0], axis[1], axis[2] = nx, ny, nz
     return best, best_a, best_b
+
+
+@njit(cache=True, inline='always')
+def _support_vertex(r, dx, dy, dz, hulls):
+    """Row of hulls.hull_points of hull r's vertex farthest along (dx, dy, dz)."""
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
+    best, best_v = -np.inf, hull_start[r]
+    for v in range(hull_start[r], hull_start[r + 1]):
+        d = wpts[v, 0] * dx + wpts[v, 1] * dy + wpts[v, 2] * dz
+        if d > best:
+            best, best_v = d, v
+    return best_v
 
 
 @njit(cache=True)
@@ -796,30 +817,29 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
     have barely moved against each other since (collision/manifolds.py) and trying first the
     axis that kept a hull pair apart last step (collision/axes.py); returns the contacts and
     the ``ManifoldCache`` to keep for the next step."""
+    if not len(pairs):  # nothing to find and nothing to keep (a heap of compound bodies)
+        return ContactBuffer.allocate(0).contacts(0), ManifoldCache()
     pairs = np.ascontiguousarray(pairs)
-    out = ContactBuffer.allocate(max(MAX_MANIFOLD * len(pairs), 1))
+    out = ContactBuffer.allocate(MAX_MANIFOLD * len(pairs))
     apart = unfound(len(pairs))
     bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
-    count = 0
-    if len(pairs):
-        paired = np.zeros(len(pos), dtype=bool)
-        paired[pairs.ravel()] = True
-        hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
-        # the records cross into the kernels as plain tuples (docs/architecture.md#records)
-        args = (pairs, tuple(bodies), tuple(hulls), float(h), tuple(manifolds), tuple(out),
-                apart)
-        # pairs are independent: chunks of them go to the threads, each chunk writing its
-        # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
-        chunks = len(pairs) // PAIRS_PER_CHUNK
-        if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
-            chunks = min(parallel_threads(), chunks)
-        if chunks < 2:
-            count = _pair_kernel(*args)
-        else:
-            bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
-            counts = np.zeros(chunks, dtype=np.int64)
-            _pair_chunks(bounds, *args, counts)
-            count = _pack(bounds, counts, tuple(out))
+    paired = np.zeros(len(pos), dtype=bool)
+    paired[pairs.ravel()] = True
+    hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
+    # the records cross into the kernels as plain tuples (docs/architecture.md#records)
+    args = (pairs, tuple(bodies), tuple(hulls), float(h), tuple(manifolds), tuple(out), apart)
+    # pairs are independent: chunks of them go to the threads, each chunk writing its contacts
+    # into its own stretch of the output (MAX_MANIFOLD per pair), packed after
+    chunks = len(pairs) // PAIRS_PER_CHUNK
+    if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
+        chunks = min(parallel_threads(), chunks)
+    if chunks < 2:
+        count = _pair_kernel(*args)
+    else:
+        bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
+        counts = np.zeros(chunks, dtype=np.int64)
+        _pair_chunks(bounds, *args, counts)
+        count = _pack(bounds, counts, tuple(out))
     found = ContactBuffer(*(column[:count] for column in out))
     return found.contacts(count), ManifoldCache.of(found, bodies, manifolds, pairs, apart)
 
