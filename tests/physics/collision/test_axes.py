@@ -193,3 +193,33 @@ def test_a_heap_of_compound_bodies_moves_bit_for_bit_as_without_kept_axes(monkey
             assert np.array_equal(getattr(kept_world.state, name),
                                   getattr(plain_world.state, name)), name
     assert {FACE_OF_FIRST, FACE_OF_SECOND} <= kinds
+
+
+def test_kept_axes_are_the_same_whatever_the_thread_count(monkeypatch):
+    """Pairs are shared out between threads in chunks, each writing the axes of its own pairs:
+    a heap of round hulls, found twice (the second time with the first's axes), gives the same
+    contacts and the same table of axes on one, two or three threads."""
+    from physics.collision import narrowphase
+    from physics.collision.broadphase import candidate_pairs
+
+    rng = np.random.default_rng(10)
+    model = hull_model(*[round_hull(seed=k % 5) for k in range(300)])
+    pos = rng.uniform([-0.9, 0, -0.9], [0.9, 0.6, 0.9], (300, 3))
+    rotm = quat_to_matrix(quat_normalize(rng.normal(size=(300, 4))))
+    pairs = candidate_pairs(pos, model.bound_radius + 0.05)
+    zero = np.zeros((300, 3))
+    results = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(narrowphase, "parallel_threads", lambda count=threads: count)
+        _, cache = pair_contacts(pairs, pos, rotm, zero, zero, model, H, ManifoldCache())
+        moved = pos + rng.normal(scale=1e-3, size=pos.shape) if threads == 1 else results[1][2]
+        found, cache = pair_contacts(pairs, moved, rotm, zero, zero, model, H, cache)
+        results[threads] = (found, cache, moved)
+    assert len(pairs) > 3 * narrowphase.PAIRS_PER_CHUNK
+    assert np.count_nonzero(results[1][1].axes[:, 0] != NO_AXIS) > 100
+    for threads in (2, 3):
+        assert_same(results[threads][0], results[1][0])
+        table, reference = results[threads][1], results[1][1]
+        used = reference.axes[:, 0] != NO_AXIS  # the other slots' keys are never read
+        assert np.array_equal(table.axes, reference.axes)
+        assert np.array_equal(table.axis_keys[used], reference.axis_keys[used])
