@@ -15,9 +15,9 @@ and the point midway. So a reused contact still sees the two bodies approach or 
 normal (an approaching pair cannot pass through); what it cannot see is a change of which
 features touch, and the thresholds bound that to about MANIFOLD_REUSE_SHIFT +
 MANIFOLD_REUSE_TURN × the hull's size. Keys are kept, so warm starting is unchanged. Pairs without
-contacts are not stored: their
-SAT is cheap, and whether they touch depends on the speculative distance, which changes with the
-bodies' speeds.
+contacts keep no manifold (whether they touch depends on the speculative distance, which changes
+with the bodies' speeds), only the axis that showed them apart, tried first the next step
+(collision/axes.py).
 
 The pose of a pair is that of the body with the higher id in the frame of the one with the lower
 id (rows change when bodies are removed, ids do not).
@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from physics.collision.axes import axis_table
 from physics.collision.contact import BodySet, ContactBuffer, manifold_end
 from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
@@ -43,7 +44,8 @@ _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 class ManifoldCache(NamedTuple):
-    """The manifolds of the touching pairs of the last step.
+    """The manifolds of the touching pairs of the last step, and the separating axes of the
+    hull pairs it found apart.
 
     A hash table of m slots (a power of two at least twice the number of pairs): keys (m,) int64
     pair keys, entry (m,) int64 the pair's row below, −1 for an empty slot. Per pair (p,):
@@ -53,7 +55,8 @@ class ManifoldCache(NamedTuple):
     its warm-start key, local (c, 9): P₁ in the first body's frame m, P₂ in the second's m, the
     normal in the first's. Empty (m = 0) before the first step. Only the slots' entries and
     keys are cleared when a cache is made (the rest is all written): a step's cache is ~1 MB
-    for a pile of 1000 boxes.
+    for a pile of 1000 boxes. axis_keys (a,) and axes (a, 3): the table of separating axes
+    (collision/axes.py, ``axis_table``), empty before the first step.
     """
 
     keys: np.ndarray = _NO_ROWS
@@ -64,13 +67,17 @@ class ManifoldCache(NamedTuple):
     lower_first: np.ndarray = np.zeros(0, dtype=bool)
     key: np.ndarray = _NO_ROWS
     local: np.ndarray = np.zeros((0, 9))
+    axis_keys: np.ndarray = _NO_ROWS
+    axes: np.ndarray = np.zeros((0, 3), dtype=np.int64)
 
     @staticmethod
-    def of(found: ContactBuffer, bodies, old: ManifoldCache) -> ManifoldCache:
+    def of(found: ContactBuffer, bodies, old: ManifoldCache, candidates: np.ndarray,
+           apart: np.ndarray) -> ManifoldCache:
         """The cache of this step's body-pair contacts ``found`` (k of them, consecutive per
         pair), where found.source is the pair row of ``old`` a reused manifold came from (−1:
         found this step); bodies the ``BodySet`` (collision/contact.py) at the poses the contacts
-        were found or carried at."""
+        were found or carried at; and of the axes apart (p, 3) that kept the candidate pairs
+        (p, 2) of rows apart (collision/axes.py)."""
         pairs = _count_pairs(found.body, found.other)
         k = len(found.body)
         slots = 2 * (1 << max(pairs - 1, 0).bit_length())
@@ -80,7 +87,8 @@ class ManifoldCache(NamedTuple):
             np.zeros(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
             np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
             np.empty(pairs, dtype=np.int64), np.empty(k, dtype=bool),
-            np.empty(k, dtype=np.int64), np.empty((k, 9)))
+            np.empty(k, dtype=np.int64), np.empty((k, 9)),
+            *axis_table(candidates, bodies.ids, apart))
         # the records cross into the kernel as plain tuples (docs/architecture.md#records)
         _store_kernel(tuple(found), tuple(bodies), tuple(old), tuple(cache))
         return cache
@@ -207,7 +215,7 @@ def _store_kernel(found, bodies, old, cache):
     ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
     old_pose, old_start, old_count = old.pose, old.start, old.size
     old_lower_first, old_key, old_local = old.lower_first, old.key, old.local
-    keys, entry, pose, start, count, lower_first, stored_key, local = cache
+    keys, entry, pose, start, count, lower_first, stored_key, local = cache[:8]  # manifolds
     mask = keys.shape[0] - 1
     k = body.shape[0]
     first = 0

@@ -36,6 +36,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from physics.collision.axes import (
+    EDGES,
+    FACE_OF_FIRST,
+    FACE_OF_SECOND,
+    kept_axis,
+    remember,
+    swapped,
+    unfound,
+)
 from physics.collision.boxes import box_separations
 from physics.collision.contact import BodySet, ContactBuffer, Contacts
 from physics.collision.keys import (
@@ -177,9 +186,7 @@ def _face_query(a, b, pos, hulls):
     A face is only projected against b's vertices if it can beat the best so far: b's lowest
     point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
     its centre of mass lies inside it), which skips the faces turned away from b exactly."""
-    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
-                                     hulls.face_offset)
-    face_start = hulls.face_start
+    wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
     inner_b = _inner_radius(b, pos, hulls)
     if inner_b <= 0.0:
         inner_b = -np.inf  # no ball inside: no bound
@@ -189,14 +196,23 @@ def _face_query(a, b, pos, hulls):
                  - inner_b - woff[f])
         if bound <= best:
             continue
-        lowest = 1e300
-        for v in range(hull_start[b], hull_start[b + 1]):
-            s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
-            lowest = min(lowest, s)
-        s = lowest - woff[f]
+        s = _face_separation(f, b, hulls)
         if s > best:
             best, best_face = s, f
     return best, best_face
+
+
+@njit(cache=True, inline='always')
+def _face_separation(f, b, hulls):
+    """Separation (m) of hull b from the plane of face f (global index) of the world
+    ``HullSet`` hulls: b's lowest vertex along the face's normal."""
+    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
+                                     hulls.face_offset)
+    lowest = 1e300
+    for v in range(hull_start[b], hull_start[b + 1]):
+        s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
+        lowest = min(lowest, s)
+    return lowest - woff[f]
 
 
 @njit(cache=True)
@@ -221,10 +237,12 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
     face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
     narrow phase, so edges that can only make such pairs are skipped, and the result is exact
-    whenever it is ≥ spec or beats the faces. The bound (exact, per edge): for N in the Gauss-map
-    arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along N is at
-    most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, so the separation
-    along N is at most N·(x_b − p0) − ρ_b (_arc_bound over the arc); the same for b's edges."""
+    whenever it is ≥ spec or beats the faces. The bounds (exact, per edge): for N in the
+    Gauss-map arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along
+    N is at most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, and at
+    most N·q for any vertex q of b, so the separation along N is at most N·(x_b − p0) − ρ_b and
+    N·(q − p0) (_arc_bound over the arc); q is b's vertex deepest towards a, which bounds a thin
+    hull (small ρ) much closer than its ball. The same for b's edges."""
     wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
     edge, edge_faces, edge_start = hulls.edge, hulls.edge_faces, hulls.edge_start
     face_start = hulls.face_start
@@ -236,6 +254,9 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     inner_b = _inner_radius(b, pos, hulls)
     if inner_a <= 0.0 or inner_b <= 0.0:
         threshold = -np.inf  # no ball inside: no bound, search everything
+    tx, ty, tz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
+    sa = _support_vertex(a, tx, ty, tz, hulls)     # a's vertex deepest towards b
+    sb = _support_vertex(b, -tx, -ty, -tz, hulls)  # b's towards a
     # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
     # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
     # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
@@ -245,8 +266,10 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
         cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
         dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
         q = vb + edge[eb, 0]
-        if _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
-                      wpts[q, 2] - pos[a, 2]) - inner_a < threshold:
+        if (_arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
+                       wpts[q, 2] - pos[a, 2]) - inner_a < threshold
+                or _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - wpts[sa, 0],
+                              wpts[q, 1] - wpts[sa, 1], wpts[q, 2] - wpts[sa, 2]) < threshold):
             continue
         arcs[0, nb], arcs[1, nb], arcs[2, nb] = cx, cy, cz
         arcs[3, nb], arcs[4, nb], arcs[5, nb] = dx, dy, dz
@@ -261,8 +284,10 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
         ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
         bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
         p = va + edge[ea, 0]
-        if _arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
-                      pos[b, 2] - wpts[p, 2]) - inner_b < threshold:
+        if (_arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
+                       pos[b, 2] - wpts[p, 2]) - inner_b < threshold
+                or _arc_bound(ax, ay, az, bx, by, bz, wpts[sb, 0] - wpts[p, 0],
+                              wpts[sb, 1] - wpts[p, 1], wpts[sb, 2] - wpts[p, 2]) < threshold):
             continue
         # b × a: the great circle of the arc between the edge's two face normals
         bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
@@ -300,6 +325,92 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
                 best, best_a, best_b = sep, ea, eb
                 axis[0], axis[1], axis[2] = nx, ny, nz
     return best, best_a, best_b
+
+
+@njit(cache=True, inline='always')
+def _support_vertex(r, dx, dy, dz, hulls):
+    """Row of hulls.hull_points of hull r's vertex farthest along (dx, dy, dz)."""
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
+    best, best_v = -np.inf, hull_start[r]
+    for v in range(hull_start[r], hull_start[r + 1]):
+        d = wpts[v, 0] * dx + wpts[v, 1] * dy + wpts[v, 2] * dz
+        if d > best:
+            best, best_v = d, v
+    return best_v
+
+
+@njit(cache=True)
+def _edge_pair_separation(ea, eb, a, b, pos, hulls):
+    """Separation (m) of hulls a and b along the cross product of edge ea of a and edge eb of b
+    (global indices), as ``_edge_query`` measures it, or −inf if the two edges do not form a
+    face of the Minkowski difference at these poses (or are parallel): then the axis is not one
+    the separating-axis test looks at, and says nothing."""
+    wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
+    edge, edge_faces, face_start = hulls.edge, hulls.edge_faces, hulls.face_start
+    f1, f2 = face_start[a] + edge_faces[ea, 0], face_start[a] + edge_faces[ea, 1]
+    g1, g2 = face_start[b] + edge_faces[eb, 0], face_start[b] + edge_faces[eb, 1]
+    ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
+    bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+    cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
+    dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+    # the arcs (a, b) and (c, d) cross: _edge_query's test, term for term
+    bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
+    cba = cx * bax + cy * bay + cz * baz
+    if cba * (dx * bax + dy * bay + dz * baz) >= 0.0:
+        return -np.inf
+    dcx, dcy, dcz = dy * cz - dz * cy, dz * cx - dx * cz, dx * cy - dy * cx
+    adc = ax * dcx + ay * dcy + az * dcz
+    bdc = bx * dcx + by * dcy + bz * dcz
+    if adc * bdc >= 0.0 or cba * bdc <= 0.0:
+        return -np.inf
+    i0, i1 = hull_start[a] + edge[ea, 0], hull_start[a] + edge[ea, 1]
+    j0, j1 = hull_start[b] + edge[eb, 0], hull_start[b] + edge[eb, 1]
+    p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
+    e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
+    q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
+    e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
+    nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+    length2 = nx * nx + ny * ny + nz * nz
+    if length2 < 1e-12 * (e1x * e1x + e1y * e1y + e1z * e1z) * (e2x * e2x + e2y * e2y
+                                                               + e2z * e2z):
+        return -np.inf
+    inv = 1.0 / np.sqrt(length2)
+    nx, ny, nz = nx * inv, ny * inv, nz * inv
+    if nx * (p0x - pos[a, 0]) + ny * (p0y - pos[a, 1]) + nz * (p0z - pos[a, 2]) < 0.0:
+        nx, ny, nz = -nx, -ny, -nz
+    return nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z)
+
+
+@njit(cache=True, inline='always')
+def _kept_apart(a, b, ids, pos, hulls, manifolds, spec, row):
+    """Whether the axis that kept rows a and b apart last step (``manifolds``' table,
+    collision/axes.py) still separates their hulls by at least spec (m) at these poses; if so
+    it is written into row (3,) for the next step."""
+    slot = kept_axis(a, b, ids, manifolds.axis_keys, manifolds.axes)
+    if slot < 0:
+        return False
+    swap = ids[a] > ids[b]  # the table holds the lower id first
+    kind, first, second = swapped(manifolds.axes[slot, 0], manifolds.axes[slot, 1],
+                                  manifolds.axes[slot, 2], swap)
+    face_start, edge_start = hulls.face_start, hulls.edge_start
+    if kind == FACE_OF_FIRST:
+        if first >= face_start[a + 1] - face_start[a]:
+            return False
+        s = _face_separation(face_start[a] + first, b, hulls)
+    elif kind == FACE_OF_SECOND:
+        if second >= face_start[b + 1] - face_start[b]:
+            return False
+        s = _face_separation(face_start[b] + second, a, hulls)
+    else:
+        if (first >= edge_start[a + 1] - edge_start[a]
+                or second >= edge_start[b + 1] - edge_start[b]):
+            return False
+        s = _edge_pair_separation(edge_start[a] + first, edge_start[b] + second, a, b, pos,
+                                  hulls)
+    if s < spec:
+        return False
+    remember(row, kind, first, second, swap)
+    return True
 
 
 @njit(cache=True, inline='always')
@@ -519,19 +630,21 @@ def _box_edges(a, b, ie, je, hulls, axis, towards):
 
 
 @njit(cache=True, nogil=True)
-def _pair_kernel(pairs, bodies, hulls, h, manifolds, out):
+def _pair_kernel(pairs, bodies, hulls, h, manifolds, out, apart):
     """``_pairs_in`` called from Python: the records come as plain tuples
     (docs/architecture.md#records)."""
     return _pairs_in(pairs, BodySet(*bodies), HullSet(*hulls), h, ManifoldCache(*manifolds),
-                     ContactBuffer(*out))
+                     ContactBuffer(*out), apart)
 
 
 @njit(cache=True, nogil=True)
-def _pairs_in(pairs, bodies, hulls, h, manifolds, out):
+def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
     """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with world
     hulls ``hulls`` (a ``HullSet``) for a step of h s, the pairs whose manifold in
     ``manifolds`` (a ``ManifoldCache``) can be reused carried along, into the
-    ``ContactBuffer`` out (room for MAX_MANIFOLD per pair); returns their count."""
+    ``ContactBuffer`` out (room for MAX_MANIFOLD per pair); returns their count. The axis that
+    kept a hull pair apart goes into its row of apart (p, 3) (``axes.unfound``'s layout), tried
+    first the next step (``manifolds``' axes)."""
     pos, vel, omega = bodies.pos, bodies.vel, bodies.omega
     ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
     wpts, wnorm, face_start = hulls.hull_points, hulls.face_normal, hulls.face_start
@@ -589,6 +702,8 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out):
                           pt[1], pt[2], nrm[0], nrm[1], nrm[2], s)
         elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
             continue  # a point or segment hull has no faces to collide with (walls only)
+        elif _kept_apart(a, b, ids, pos, hulls, manifolds, spec, apart[p]):
+            continue  # the axis that kept them apart last step still does
         elif _centre_axis_gap(a, b, pos, hulls) >= spec:
             continue  # farther apart than the step can close: no contact, not even speculative
         else:
@@ -604,14 +719,19 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out):
                 if sa >= spec or sb >= spec or se >= spec:
                     continue
             else:
+                # the axis that shows them apart is kept for the next step (collision/axes.py)
+                swap = ids[a] > ids[b]
                 sa, fa = _face_query(a, b, pos, hulls)
                 if sa >= spec:
+                    remember(apart[p], FACE_OF_FIRST, fa - face_start[a], -1, swap)
                     continue
                 sb, fb = _face_query(b, a, pos, hulls)
                 if sb >= spec:
+                    remember(apart[p], FACE_OF_SECOND, -1, fb - face_start[b], swap)
                     continue
                 se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept, axis)
                 if se >= spec:
+                    remember(apart[p], EDGES, ea - edge_start[a], eb - edge_start[b], swap)
                     continue
             if se > max(sa, sb) + FACE_PREFERENCE:
                 if boxes:
@@ -694,51 +814,41 @@ def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:
 def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
                   manifolds: ManifoldCache) -> tuple[Contacts, ManifoldCache]:
     """``body_contacts``, carrying along the manifolds of the last step's touching pairs that
-    have barely moved against each other since (collision/manifolds.py); returns the contacts and
-    the
-    manifolds to keep for the next step."""
-    out = ContactBuffer.allocate(max(MAX_MANIFOLD * len(pairs), 1))
+    have barely moved against each other since (collision/manifolds.py) and trying first the
+    axis that kept a hull pair apart last step (collision/axes.py); returns the contacts and
+    the ``ManifoldCache`` to keep for the next step."""
+    if not len(pairs):  # nothing to find and nothing to keep (a heap of compound bodies)
+        return ContactBuffer.allocate(0).contacts(0), ManifoldCache()
+    pairs = np.ascontiguousarray(pairs)
+    out = ContactBuffer.allocate(MAX_MANIFOLD * len(pairs))
+    apart = unfound(len(pairs))
     bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
-    count = 0
-    if len(pairs):
-        paired = np.zeros(len(pos), dtype=bool)
-        paired[pairs.ravel()] = True
-        hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
-        # the records cross into the kernels as plain tuples (docs/architecture.md#records)
-        args = (np.ascontiguousarray(pairs), tuple(bodies), tuple(hulls), float(h),
-                tuple(manifolds), tuple(out))
-        # pairs are independent: chunks of them go to the threads, each chunk writing its
-        # contacts into its own stretch of the output (MAX_MANIFOLD per pair), packed after
-        chunks = len(pairs) // PAIRS_PER_CHUNK
-        if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
-            chunks = min(parallel_threads(), chunks)
-        if chunks < 2:
-            count = _pair_kernel(*args)
-        else:
-            bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
-            counts = np.zeros(chunks, dtype=np.int64)
-            _pair_chunks(bounds, *args, counts)
-            count = _pack(bounds, counts, tuple(out))
+    paired = np.zeros(len(pos), dtype=bool)
+    paired[pairs.ravel()] = True
+    hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
+    # the records cross into the kernels as plain tuples (docs/architecture.md#records)
+    args = (pairs, tuple(bodies), tuple(hulls), float(h), tuple(manifolds), tuple(out), apart)
+    # pairs are independent: chunks of them go to the threads, each chunk writing its contacts
+    # into its own stretch of the output (MAX_MANIFOLD per pair), packed after
+    chunks = len(pairs) // PAIRS_PER_CHUNK
+    if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
+        chunks = min(parallel_threads(), chunks)
+    if chunks < 2:
+        count = _pair_kernel(*args)
+    else:
+        bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
+        counts = np.zeros(chunks, dtype=np.int64)
+        _pair_chunks(bounds, *args, counts)
+        count = _pack(bounds, counts, tuple(out))
     found = ContactBuffer(*(column[:count] for column in out))
-    return found.contacts(count), ManifoldCache.of(found, bodies, manifolds)
-
-
-def fresh_contacts(pairs, bodies: BodySet, hulls: HullSet, h) -> Contacts:
-    """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with the
-    world hulls ``hulls`` (a ``HullSet``) for a step of h s, every manifold found afresh, on the
-    calling thread (the pieces of compound bodies: collision/pieces.py)."""
-    out = ContactBuffer.allocate(max(MAX_MANIFOLD * len(pairs), 1))
-    # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-    count = _pair_kernel(np.ascontiguousarray(pairs), tuple(bodies), tuple(hulls), float(h),
-                         tuple(ManifoldCache()), tuple(out))
-    return out.contacts(count)
+    return found.contacts(count), ManifoldCache.of(found, bodies, manifolds, pairs, apart)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, counts):
+def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, apart, counts):
     """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
-    writes from contact MAX_MANIFOLD · bounds[t] on and leaves its count in counts[t]. Records
-    as plain tuples (docs/architecture.md#records)."""
+    writes from contact MAX_MANIFOLD · bounds[t] on (and its pairs' rows of apart) and leaves
+    its count in counts[t]. Records as plain tuples (docs/architecture.md#records)."""
     bodies, hulls, manifolds = BodySet(*bodies), HullSet(*hulls), ManifoldCache(*manifolds)
     out = ContactBuffer(*out)
     for t in prange(len(bounds) - 1):
@@ -748,7 +858,7 @@ def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, counts):
                                 out.key[first:last], out.point[first:last],
                                 out.normal[first:last], out.sep[first:last],
                                 out.source[first:last])
-        counts[t] = _pairs_in(pairs[lo:hi], bodies, hulls, h, manifolds, stretch)
+        counts[t] = _pairs_in(pairs[lo:hi], bodies, hulls, h, manifolds, stretch, apart[lo:hi])
 
 
 @njit(cache=True, nogil=True)

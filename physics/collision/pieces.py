@@ -50,20 +50,47 @@ def piece_contacts(pairs, pos, rotm, vel, omega, model, h,
 
     pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
     will move with; model the ``Model`` (its ``pieces``); h the step, s."""
-    owner, centre = model.piece_body, model.piece_centre
+    owner = model.piece_body
     first, second = _sphere_first(pairs, model.radius)
-    piece_pos = pos[owner] + np.einsum("pij,pj->pi", rotm[owner], centre)      # (P, 3)
+    piece_pos, piece_rotm, piece_vel, piece_omega = _piece_motion(
+        owner, model.piece_centre, pos, rotm, vel, omega)
     extra = reach(vel, omega, model.bound_radius, h) - model.bound_radius          # (n,) m
     piece_pairs = _near_piece_pairs(first, second, model.piece_first, model.piece_count,
                                     piece_pos, model.pieces.bound_radius, extra)
-    # each piece moves with its body: at its centre v + ω × (R c)
-    piece_vel = vel[owner] + np.cross(omega[owner], piece_pos - pos[owner])
-    found, manifolds = pair_contacts(piece_pairs, piece_pos, rotm[owner], piece_vel,
-                                     omega[owner], model.pieces, h, manifolds)
+    found, manifolds = pair_contacts(piece_pairs, piece_pos, piece_rotm, piece_vel, piece_omega,
+                                     model.pieces, h, manifolds)
     found = found._replace(body=owner[found.body], other=owner[found.other],
                            key=piece_pair_keys(found.key))
     keep = reduced_manifolds(found)
     return Contacts(*(column[keep] for column in found)), manifolds
+
+
+@njit(cache=True, nogil=True)
+def _piece_motion(owner, centre, pos, rotm, vel, omega):
+    """Where each piece is and how it moves, from its body row owner (P,) and its centre in the
+    body frame centre (P, 3) m: (x + R c (P, 3) m, the body's R (P, 3, 3), the velocity there
+    v + ω × (R c) (P, 3) m/s, the body's ω (P, 3) rad/s). One pass in place of six gathers
+    and products in numpy, which cost more in calls than in arithmetic: 9 µs instead of
+    0.13 ms for 500 pieces (bench/decompose.py's heap)."""
+    count = owner.shape[0]
+    piece_pos, piece_rotm = np.empty((count, 3)), np.empty((count, 3, 3))
+    piece_vel, piece_omega = np.empty((count, 3)), np.empty((count, 3))
+    for p in range(count):
+        b = owner[p]
+        for i in range(3):
+            piece_pos[p, i] = pos[b, i] + (rotm[b, i, 0] * centre[p, 0]
+                                           + rotm[b, i, 1] * centre[p, 1]
+                                           + rotm[b, i, 2] * centre[p, 2])
+            piece_omega[p, i] = omega[b, i]
+            for j in range(3):
+                piece_rotm[p, i, j] = rotm[b, i, j]
+        rx, ry, rz = (piece_pos[p, 0] - pos[b, 0], piece_pos[p, 1] - pos[b, 1],
+                      piece_pos[p, 2] - pos[b, 2])
+        wx, wy, wz = omega[b, 0], omega[b, 1], omega[b, 2]
+        piece_vel[p, 0] = vel[b, 0] + (wy * rz - wz * ry)
+        piece_vel[p, 1] = vel[b, 1] + (wz * rx - wx * rz)
+        piece_vel[p, 2] = vel[b, 2] + (wx * ry - wy * rx)
+    return piece_pos, piece_rotm, piece_vel, piece_omega
 
 
 @njit(cache=True, nogil=True)

@@ -51,3 +51,12 @@ def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     threaded = parallel_threads() > 1
     assert bool(narrowphase._pair_chunks.signatures) == threaded
     assert bool(broadphase._sweep_chunks.signatures) == threaded
+
+
+def test_the_warm_up_compiles_the_kept_axes_table_and_the_pieces_motion():
+    """Both run from Python at every step of a scene with hulls (the table of separating axes,
+    even empty) or with pieces: the warm-up's scenes must have compiled them."""
+    from physics.collision import axes, pieces
+
+    compile_kernels()
+    assert axes.axis_table.signatures and pieces._piece_motion.signatures
