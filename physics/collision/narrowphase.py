@@ -309,18 +309,8 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
             if adc * bdc >= 0.0 or cba * bdc <= 0.0:
                 continue
             eb = kept[e]
-            j0, j1 = vb + edge[eb, 0], vb + edge[eb, 1]
-            q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
-            e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
-            nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
-            length2 = nx * nx + ny * ny + nz * nz
-            if length2 < 1e-12 * len1 * (e2x * e2x + e2y * e2y + e2z * e2z):
-                continue  # parallel edges: their axis is a face normal, tested already
-            inv = 1.0 / np.sqrt(length2)
-            nx, ny, nz = nx * inv, ny * inv, nz * inv
-            if nx * (p0x - pos[a, 0]) + ny * (p0y - pos[a, 1]) + nz * (p0z - pos[a, 2]) < 0.0:
-                nx, ny, nz = -nx, -ny, -nz
-            sep = nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z)
+            sep, nx, ny, nz = _edge_axis_separation(a, pos, wpts, p0x, p0y, p0z, e1x, e1y, e1z,
+                                                    len1, vb + edge[eb, 0], vb + edge[eb, 1])
             if sep > best:
                 best, best_a, best_b = sep, ea, eb
                 axis[0], axis[1], axis[2] = nx, ny, nz
@@ -364,21 +354,31 @@ def _edge_pair_separation(ea, eb, a, b, pos, hulls):
     if adc * bdc >= 0.0 or cba * bdc <= 0.0:
         return -np.inf
     i0, i1 = hull_start[a] + edge[ea, 0], hull_start[a] + edge[ea, 1]
-    j0, j1 = hull_start[b] + edge[eb, 0], hull_start[b] + edge[eb, 1]
     p0x, p0y, p0z = wpts[i0, 0], wpts[i0, 1], wpts[i0, 2]
     e1x, e1y, e1z = wpts[i1, 0] - p0x, wpts[i1, 1] - p0y, wpts[i1, 2] - p0z
+    sep, _, _, _ = _edge_axis_separation(a, pos, wpts, p0x, p0y, p0z, e1x, e1y, e1z,
+                                         e1x * e1x + e1y * e1y + e1z * e1z,
+                                         hull_start[b] + edge[eb, 0], hull_start[b] + edge[eb, 1])
+    return sep
+
+
+@njit(cache=True, inline='always')
+def _edge_axis_separation(a, pos, wpts, p0x, p0y, p0z, e1x, e1y, e1z, len1, j0, j1):
+    """(separation m, unit axis) of hull a's edge from p0 along e1 (len1 = |e1|²) against the
+    edge from wpts[j0] to wpts[j1]: along their cross product, turned away from a's centre
+    pos[a]; separation −inf (zero axis) for parallel edges, whose axis is a face normal, tested
+    as such. The one measure of an edge pair for ``_edge_query`` and a kept axis alike."""
     q0x, q0y, q0z = wpts[j0, 0], wpts[j0, 1], wpts[j0, 2]
     e2x, e2y, e2z = wpts[j1, 0] - q0x, wpts[j1, 1] - q0y, wpts[j1, 2] - q0z
     nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
     length2 = nx * nx + ny * ny + nz * nz
-    if length2 < 1e-12 * (e1x * e1x + e1y * e1y + e1z * e1z) * (e2x * e2x + e2y * e2y
-                                                               + e2z * e2z):
-        return -np.inf
+    if length2 < 1e-12 * len1 * (e2x * e2x + e2y * e2y + e2z * e2z):
+        return -np.inf, 0.0, 0.0, 0.0
     inv = 1.0 / np.sqrt(length2)
     nx, ny, nz = nx * inv, ny * inv, nz * inv
     if nx * (p0x - pos[a, 0]) + ny * (p0y - pos[a, 1]) + nz * (p0z - pos[a, 2]) < 0.0:
         nx, ny, nz = -nx, -ny, -nz
-    return nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z)
+    return nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z), nx, ny, nz
 
 
 @njit(cache=True, inline='always')
