@@ -72,56 +72,82 @@ SHAPES = (("box", (0.2, 0.12, 0.16)), ("sphere", (0.09,)), ("cylinder", (0.06, 0
           ("t_handle", (0.6,)))
 
 
+def stat_cpu(path: str) -> float:
+    """CPU seconds (user + system) a /proc ``…/stat`` file counts (Linux)."""
+    with open(path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+class TaskCPU:
+    """CPU seconds of process ``pid``'s threads (``"self"``: this process) since this was
+    made, summed under ``group(tid, comm)`` of each thread, read from /proc/PID/task (Linux) at
+    each ``sample``: a thread first seen later counts from 0, one that ends keeps what it was
+    last seen using."""
+
+    def __init__(self, pid: int | str, group):
+        self.pid, self.group = pid, group
+        self._first: dict[int, tuple[str, float]] = {}  # tid → (group, CPU s at the start)
+        self._last: dict[int, float] = {}               # tid → CPU s when last seen
+        self.sample(started=False)
+
+    def sample(self, started: bool = True) -> None:
+        """Read every thread's CPU; one first seen after the start counts from 0."""
+        for tid in map(int, os.listdir(f"/proc/{self.pid}/task")):
+            try:
+                cpu = stat_cpu(f"/proc/{self.pid}/task/{tid}/stat")
+                if tid not in self._first:
+                    with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
+                        comm = f.read().strip()
+                    self._first[tid] = (self.group(tid, comm), 0.0 if started else cpu)
+            except OSError:  # the thread ended meanwhile
+                continue
+            self._last[tid] = cpu
+
+    def spent(self) -> collections.Counter:
+        """group → CPU s since this was made, read now."""
+        self.sample()
+        spent: collections.Counter = collections.Counter()
+        for tid, (group, first) in self._first.items():
+            spent[group] += self._last[tid] - first
+        return spent
+
+
+def _thread_name(tid: int, comm: str) -> str:
+    """A thread of this process by its ``threading`` name, llvmpipe's rasteriser threads
+    together as "llvmpipe", other native threads (x264's) by the kernel's name."""
+    if comm.startswith("llvmpipe"):
+        return "llvmpipe"
+    return {t.native_id: t.name for t in threading.enumerate()}.get(tid, comm)
+
+
 class ThreadCPU:
-    """CPU seconds per thread of this process, read from /proc/self/task (Linux) every
-    ``interval`` s on a daemon thread while in a ``with`` block. ``seconds``: name → CPU s
-    used in the block, Python threads by their ``threading`` name, llvmpipe's rasteriser
-    threads together as "llvmpipe", other native threads (x264's) by the kernel's name. A
-    thread's last ≤ ``interval`` s before it ends are missed (the physics thread ends a few
-    frames before the drawing: ≤ 2 % of its CPU in a 10 s run at 30 fps)."""
+    """CPU seconds per thread of this process (``TaskCPU`` by ``_thread_name``), read every
+    ``interval`` s on a daemon thread while in a ``with`` block; ``seconds``: name → CPU s
+    used in the block. A thread's last ≤ ``interval`` s before it ends are missed (the physics
+    thread ends a few frames before the drawing: ≤ 2 % of its CPU in a 10 s run at 30 fps)."""
 
     def __init__(self, interval: float = 0.25):
         self.interval = interval
         self.seconds: collections.Counter = collections.Counter()
-        self._first: dict[int, tuple[str, float]] = {}  # tid → (name, CPU s at the start)
-        self._last: dict[int, float] = {}               # tid → CPU s when last seen
+        self._tasks: TaskCPU | None = None
         self._stop = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="bench-thread-cpu",
                                          daemon=True)
 
     def __enter__(self) -> ThreadCPU:
-        self._sample(started=False)
+        self._tasks = TaskCPU("self", _thread_name)
         self._watcher.start()
         return self
 
     def __exit__(self, *exc_info) -> None:
         self._stop.set()
         self._watcher.join()
-        self._sample(started=True)
-        for tid, (name, first) in self._first.items():
-            self.seconds[name] += self._last[tid] - first
+        self.seconds.update(self._tasks.spent())
 
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):
-            self._sample(started=True)
-
-    def _sample(self, started: bool) -> None:
-        """Read every thread's CPU; one first seen after the start counts from 0."""
-        names = {t.native_id: t.name for t in threading.enumerate()}
-        tick = os.sysconf("SC_CLK_TCK")
-        for tid in map(int, os.listdir("/proc/self/task")):
-            try:
-                with open(f"/proc/self/task/{tid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                cpu = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-                if tid not in self._first:
-                    with open(f"/proc/self/task/{tid}/comm") as f:
-                        comm = f.read().strip()
-                    name = "llvmpipe" if comm.startswith("llvmpipe") else names.get(tid, comm)
-                    self._first[tid] = (name, 0.0 if started else cpu)
-            except OSError:  # the thread ended meanwhile
-                continue
-            self._last[tid] = cpu
+            self._tasks.sample()
 
 
 def bench_scene(count: int, seed: int = 1) -> Scene:

@@ -35,7 +35,6 @@ timing.
 from __future__ import annotations
 
 import argparse
-import collections
 import io
 import os
 import statistics
@@ -195,8 +194,18 @@ def _rate(samples) -> float:
 
 
 def _one_clip(app, server_pid: int) -> dict:
+    from record import TaskCPU, stat_cpu  # bench/record.py
+
+    def group(tid: int, comm: str) -> str:
+        """The app's main thread ("drawing": the window's), llvmpipe's rasteriser threads, and
+        the others together (the clip's, physics, x264's, the loader's: Python 3.11 does not
+        name its threads for the kernel)."""
+        return ("drawing" if tid == app.process.pid else
+                "llvmpipe" if comm.startswith("llvmpipe") else "other")
+
     before = app.status().get("last_clip")
-    threads, server_cpu = ThreadsCPU(app.process.pid), _process_cpu(server_pid)
+    threads = TaskCPU(app.process.pid, group)
+    server_cpu = stat_cpu(f"/proc/{server_pid}/stat")
     samples = [(time.monotonic(), app.status()["frames"])]
     app.xdotool("key", "--window", app.window, "F10")
     while True:
@@ -216,53 +225,9 @@ def _one_clip(app, server_pid: int) -> dict:
     return {"seconds": clip["seconds"], "frames": clip["frames"], "fps": _rate(samples),
             "worst_fps": min(windows, default=_rate(samples)),
             "app_frames": samples[-1][1] - samples[0][1],
-            "cpu": threads.spent(), "server_cpu": _process_cpu(server_pid) - server_cpu,
+            "cpu": threads.spent(),
+            "server_cpu": stat_cpu(f"/proc/{server_pid}/stat") - server_cpu,
             "wall": samples[-1][0] - samples[0][0]}
-
-
-class ThreadsCPU:
-    """CPU seconds of process ``pid``'s threads since this was made, read at each ``sample``
-    (a thread that ends keeps what it was last seen using), by group: its main thread
-    ("drawing": the window's), llvmpipe's rasteriser threads, and the others together (the
-    clip's, physics, x264's, the loader's: Python 3.11 does not name its threads for the
-    kernel)."""
-
-    def __init__(self, pid: int):
-        self.pid = pid
-        self._first: dict[int, tuple[str, float]] = {}  # tid → (group, CPU s at the start)
-        self._last: dict[int, float] = {}               # tid → CPU s when last seen
-        self.sample(started=False)
-
-    def sample(self, started: bool = True) -> None:
-        """Read every thread's CPU; one first seen after the start counts from 0."""
-        tick = os.sysconf("SC_CLK_TCK")
-        for tid in map(int, os.listdir(f"/proc/{self.pid}/task")):
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                cpu = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-                if tid not in self._first:
-                    with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
-                        comm = f.read().strip()
-                    group = ("drawing" if tid == self.pid else
-                             "llvmpipe" if comm.startswith("llvmpipe") else "other")
-                    self._first[tid] = (group, 0.0 if started else cpu)
-            except OSError:  # the thread ended meanwhile
-                continue
-            self._last[tid] = cpu
-
-    def spent(self) -> dict[str, float]:
-        self.sample()
-        spent: collections.Counter = collections.Counter()
-        for tid, (group, first) in self._first.items():
-            spent[group] += self._last[tid] - first
-        return dict(spent)
-
-
-def _process_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def record_figures(repeats: int) -> list[tuple[float, float]]:
