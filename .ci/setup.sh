@@ -42,7 +42,8 @@ if [ "$with_tests" = 1 ]; then
 else
   .venv/bin/python -m pip install -q -e .
 fi
-# Compile the numba kernels now (~8 s once) so the first start of the app or the tests is warm:
-# the engine's, and the recorder's colour conversion (compiled when app.video.recorder is imported)
+# Compile the numba kernels now (about two minutes once, in two processes: physics/warmup.py) so
+# the first start of the app or the tests is warm: the engine's, and the recorder's colour
+# conversion (compiled when app.video.recorder is imported)
 .venv/bin/python -m physics.warmup
 .venv/bin/python -c "import app.video.recorder"

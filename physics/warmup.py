@@ -1,17 +1,28 @@
 """Compile (or load from numba's on-disk cache) every kernel the engine runs, ahead of use.
 
 The kernels are ``@njit(cache=True)``: the first call in a fresh checkout compiles them (about
-8 s on this machine), later interpreters load the cache in well under a second. Whoever would
-otherwise pay that first call at a bad moment calls ``compile_kernels()`` first: the setup
-script (so a fresh install starts warm), the test session (so a timed test never waits for the
-compiler), and the app before its physics thread starts.
+three minutes of one core on this machine: numba compiles on the calling thread, and the
+narrow phase alone takes a quarter of it), later interpreters load the cache in a few seconds.
+Whoever would otherwise pay that first call at a bad moment calls ``compile_kernels()`` first:
+the setup script (so a fresh install starts warm), the test session (so a timed test never
+waits for the compiler), and the app before its physics thread starts.
 
-    python -m physics.warmup
+    python -m physics.warmup          # every part, split between two processes
+    python -m physics.warmup --part meshes --part joints   # those parts, in this process
+
+The setup script's run splits the parts between this process and a second one, which compile
+at once on two cores (about 40 % less time than one process); the cache is numba's on-disk
+cache, written by whichever process compiled a kernel first (both write a kernel they share,
+each file whole). A last pass over every part then loads it all and compiles whatever neither
+half reached.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -30,21 +41,28 @@ from physics.world import World
 _STEPS = 10
 
 
-def compile_kernels() -> float:
-    """Run each compiled stage once on a tiny scene; returns the seconds it took.
+def compile_kernels(parts: tuple[str, ...] | None = None) -> float:
+    """Run each compiled stage once on a tiny scene; returns the seconds it took. ``parts``:
+    names from ``PARTS`` (every part when None).
 
-    The scene touches every stage: reading an OBJ and an STL, cleaning (closed and open), mass
-    properties and hull search of a mesh, free rotation, and in a container a stack of two boxes
-    (overlapping) on the floor with two touching balls on top (wall, hull-hull, sphere-hull and
-    sphere-sphere contacts, the solver's passes, islands, the energy guard; the balls are 5.7
-    times lighter than the boxes, which the exact solve of unequal masses takes,
+    Together the parts touch every stage: reading an OBJ and an STL, cleaning (closed and
+    open), mass properties and hull search of a mesh, free rotation, and in a container a stack
+    of two boxes (overlapping) on the floor with two touching balls on top (wall, hull-hull,
+    sphere-hull and sphere-sphere contacts, the solver's passes, islands, the energy guard; the
+    balls are 5.7 times lighter than the boxes, which the exact solve of unequal masses takes,
     dynamics/stacks.py), then a floor tiled with boxes (the kernels that split large steps
     between threads), then bodies made of convex pieces, then every kind of joint.
     """
     configure()
     start = time.perf_counter()
-    box = builtin_shape("box", [0.4, 0.2, 0.3])
-    ball = builtin_shape("sphere", [0.1])
+    for name in PARTS if parts is None else parts:
+        PARTS[name]()
+    return time.perf_counter() - start
+
+
+def _compile_meshes() -> None:
+    """Reading, cleaning, mass properties and hull search of meshes."""
+    box = _box()
     mass_properties(box.vertices, box.faces)  # read-only arrays, as meshes are loaded
     builtin_shape("t_handle")                 # writable arrays, as builtins are made
     # mesh cleaning: a closed surface, then an open one (the hashed edge matching)
@@ -60,6 +78,19 @@ def compile_kernels() -> float:
     extreme_points(box.vertices, np.eye(3))  # a big mesh's hull candidates
     read_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")  # the OBJ reader
     read_binary_stl(_binary_stl(box.vertices[box.faces]))  # the STL reader
+
+
+def _box():
+    return builtin_shape("box", [0.4, 0.2, 0.3])
+
+
+def _ball():
+    return builtin_shape("sphere", [0.1])
+
+
+def _step_a_stack() -> None:
+    """A few steps of two boxes stacked (overlapping) on the floor, two balls on top."""
+    box, ball = _box(), _ball()
     world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
     world.add_body(box.body_def(position=[0.0, 0.1, 0.0], angular_velocity=[0.0, 1.0, 0.0]))
     # 1 cm into the lower box: the position pass runs too
@@ -70,18 +101,15 @@ def compile_kernels() -> float:
         world.step(1.0 / 240.0)
     if not np.all(np.isfinite(world.state.pos)):
         raise RuntimeError("warm-up scene produced non-finite positions")
-    _step_a_floor_of_boxes()
-    _step_compound_bodies(box)
-    _step_joints(box, ball)
-    return time.perf_counter() - start
 
 
-def _step_compound_bodies(box) -> None:
+def _step_compound_bodies() -> None:
     """A few steps of a box made of two convex halves resting on another such box, itself on
     a static one: the kernels that pair pieces, carry their manifolds and reduce a body pair's
     contacts to one manifold (collision/pieces.py). The default scene's meshes collide as
     pieces: without these, the app's first launch compiled them on the physics thread (a
     stall of seconds)."""
+    box = _box()
     halves = tuple(box.hull * [0.5, 1.0, 1.0] + [side * box.hull[:, 0].max() / 2, 0.0, 0.0]
                    for side in (-1.0, 1.0))
     world = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
@@ -116,11 +144,12 @@ def _step_a_floor_of_boxes() -> None:
         world.step(1.0 / 240.0)
 
 
-def _step_joints(box, ball) -> None:
+def _step_joints() -> None:
     """A few steps of every joint type: a chain on ball joints hung from the world (the tree
     solve), a hinge with limits and a motor and a slider with limits (the sweeps), a spring
     rope, a weld, a link resting on the floor (contacts held in the joints' solve) and a body on
     two world joints (a loop through the world: the sparse solve); then the joints' view."""
+    box, ball = _box(), _ball()
     world = World(WorldDef(container_size=[3.0, 3.0, 3.0]))
     first = world.add_body(ball.body_def(position=[0.0, 2.0, 0.0]))
     second = world.add_body(ball.body_def(position=[0.3, 2.0, 0.0]))
@@ -142,8 +171,37 @@ def _step_joints(box, ball) -> None:
     world.joint_errors()
 
 
-def main() -> None:
-    print(f"physics kernels ready in {compile_kernels():.1f} s")
+PARTS = {"meshes": _compile_meshes, "stack": _step_a_stack, "floor": _step_a_floor_of_boxes,
+         "compound": _step_compound_bodies, "joints": _step_joints}
+# the second process's share: about as long to compile as the rest (the stack and the floor
+# compile the narrow phase and the contact solver, the joints their own solves)
+SECOND_PROCESS = ("meshes", "joints")
+
+
+def compile_in_two_processes() -> float:
+    """Compile every part, ``SECOND_PROCESS``'s in a second interpreter meanwhile; returns the
+    seconds it took. The stale-kernel check runs here first, so the second process finds the
+    cache already cleaned and deletes nothing the first is writing."""
+    configure()
+    start = time.perf_counter()
+    second = subprocess.Popen([sys.executable, "-m", "physics.warmup",
+                               *(arg for name in SECOND_PROCESS for arg in ("--part", name))])
+    try:
+        compile_kernels(tuple(name for name in PARTS if name not in SECOND_PROCESS))
+    finally:
+        if second.wait() != 0:
+            raise SystemExit(f"the warm-up's second process failed (exit {second.returncode})")
+    compile_kernels()  # everything, now loaded from the cache
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Compile the engine's numba kernels ahead.")
+    parser.add_argument("--part", action="append", choices=sorted(PARTS),
+                        help="compile only this part, in this process (repeatable)")
+    parts = parser.parse_args(argv).part
+    seconds = compile_kernels(tuple(parts)) if parts else compile_in_two_processes()
+    print(f"physics kernels ready in {seconds:.1f} s")
 
 
 if __name__ == "__main__":

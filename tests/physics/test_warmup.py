@@ -1,8 +1,13 @@
 """compile_kernels leaves no engine kernel to be compiled at a bad moment later."""
 
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 from numba.core import event
 
+from physics import warmup
 from physics.geometry.meshes import builtin_shape, load_shape
 from physics.model import WorldDef
 from physics.scene import build_world, load_scene
@@ -60,3 +65,46 @@ def test_the_warm_up_compiles_the_kept_axes_table_and_the_pieces_motion():
 
     compile_kernels()
     assert axes.axis_table.signatures and pieces._piece_motion.signatures
+
+
+def test_the_warm_up_command_compiles_half_the_parts_in_a_second_process(monkeypatch, capsys):
+    """``python -m physics.warmup`` (the setup script's) starts one more interpreter for the
+    meshes' and the joints' parts, compiles the others meanwhile, then passes over every part."""
+    started, ran = [], []
+    real_popen = subprocess.Popen
+
+    def popen(command, **kwargs):
+        started.append(command)
+        return real_popen(command, **kwargs)
+
+    monkeypatch.setattr(warmup.subprocess, "Popen", popen)
+    monkeypatch.setattr(warmup, "PARTS", {name: (lambda name=name: ran.append(name))
+                                          for name in warmup.PARTS})
+    warmup.main([])
+    assert started == [[sys.executable, "-m", "physics.warmup",
+                        "--part", "meshes", "--part", "joints"]]
+    # this process: its own half, then every part (loaded from the cache by then)
+    assert ran == ["stack", "floor", "compound",
+                   "meshes", "stack", "floor", "compound", "joints"]
+    assert "physics kernels ready in" in capsys.readouterr().out
+
+
+def test_a_failed_second_process_fails_the_warm_up(monkeypatch):
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(warmup.subprocess, "Popen", lambda command, **kwargs: real_popen(
+        [sys.executable, "-c", "raise SystemExit(3)"], **kwargs))
+    monkeypatch.setattr(warmup, "PARTS", {name: lambda: None for name in warmup.PARTS})
+    with pytest.raises(SystemExit, match="second process failed \\(exit 3\\)"):
+        warmup.main([])
+
+
+def test_the_warm_up_refuses_an_unknown_part(capsys):
+    with pytest.raises(SystemExit) as ended:
+        warmup.main(["--part", "wheels"])
+    assert ended.value.code == 2
+    assert "'wheels'" in capsys.readouterr().err
+
+
+def test_one_part_compiles_in_this_process(capsys):
+    warmup.main(["--part", "meshes"])
+    assert "physics kernels ready in" in capsys.readouterr().out
