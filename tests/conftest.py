@@ -9,6 +9,7 @@ from hypothesis import settings
 from physics.runtime import configure
 from physics.warmup import compile_kernels
 from tests.physics.scripted import saved_replay
+from tests.wall_clock import WALL_CLOCK
 
 configure()  # the engine's process settings, as the app and the CLI set them
 
@@ -53,3 +54,14 @@ def scripted_replay(tmp_path_factory):
     """The scripted 20 s run saved as a replay (tests/physics/scripted.py): run once for the
     session, read by the replay and command-line tests, which never change it."""
     return saved_replay(tmp_path_factory.mktemp("replay"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items):
+    """The tests that drive the app on an X server are in the wall-clock group too
+    (tests/wall_clock.py), found by what their module uses."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if hasattr(module, "RunningApp") or hasattr(module, "start_xvfb") \
+                or "xvfb" in item.fixturenames:
+            item.add_marker(WALL_CLOCK)

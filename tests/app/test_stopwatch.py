@@ -5,6 +5,9 @@ import threading
 import time
 
 from app.stopwatch import Lap, Stopwatch, split
+from tests.wall_clock import WALL_CLOCK
+
+pytestmark = WALL_CLOCK  # times busy and sleeping threads
 
 
 def spin(seconds):

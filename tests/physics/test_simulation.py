@@ -16,6 +16,9 @@ from physics.model import BodyDef, WorldDef
 from physics.simulation import Simulation
 from physics.world import World
 from tests.physics.bodies import box_body
+from tests.wall_clock import WALL_CLOCK
+
+pytestmark = WALL_CLOCK  # real-time rates of a running physics thread
 
 G = 9.81
 DROP_HEIGHT = 1000.0  # m: high enough that the free-fall body never lands during a test

@@ -13,6 +13,7 @@ from physics.geometry.rotation import quat_conj, quat_from_axis_angle, quat_mul,
 from physics.model import BodyDef, WorldDef
 from physics.simulation import Simulation, Snapshot
 from physics.world import World
+from tests.wall_clock import WALL_CLOCK
 
 
 def snap(ids, pos, quat=None, wall_time=0.0, sim_time=0.0, vel=None) -> Snapshot:
@@ -109,6 +110,7 @@ def test_slerp_rotation_angle_is_proportional_to_alpha(q0, q1, alpha):
     assert part == pytest.approx(alpha * total, abs=1e-9)
 
 
+@WALL_CLOCK
 def test_hand_off_from_the_running_physics_thread_is_smooth_and_exact():
     """A ball in free fall on the real physics thread, sampled like a 60 Hz render loop: the
     interpolated sim time advances with the wall clock (no stalls or jumps) and the interpolated

@@ -17,6 +17,7 @@ from physics.geometry.decompose import (
 )
 from physics.settings import DECOMPOSE_MAX_PIECES, MAX_HULL_VERTICES
 from tests.paths import REPO
+from tests.wall_clock import WALL_CLOCK
 
 
 def torus() -> trimesh.Trimesh:
@@ -134,6 +135,7 @@ def test_a_library_failure_names_the_mesh_and_says_it_keeps_its_hull(monkeypatch
     assert not list(tmp_path.glob("*.npz"))  # nothing cached from a failure
 
 
+@WALL_CLOCK
 def test_the_split_runs_in_a_child_process_and_leaves_this_one_free(tmp_path):
     """V-HACD holds the global lock while it works: in the app's process it would stop the
     render thread. Here a thread of this process keeps ticking while a torus is split."""
