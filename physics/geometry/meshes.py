@@ -164,8 +164,11 @@ class Shape:
 
     @property
     def extent(self) -> float:
-        """m: the mesh's largest extent along its own axes (what the size limits measure)."""
-        return float(np.max(np.ptp(self.vertices, axis=0)))
+        """m: the mesh's largest extent along its own axes (what the size limits measure); the
+        very value of ``np.ptp`` down the rows, at a fifth of its cost (``column_ranges``): a
+        dropped scan's is asked for before its body is added."""
+        low, high = column_ranges(self.vertices)
+        return float(np.max(high - low))
 
     @property
     def bound_radius(self) -> float:
