@@ -28,12 +28,14 @@ on a core, waiting for one and blocked on the GIL (``app.stopwatch``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import os
 import queue
 import re
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -76,6 +78,8 @@ MODE = "auto"      # solid if closed, else shell with a warning (docs/physics.md
 CLEARANCE = 0.02   # m between the floor and a dropped body's lowest hull point
 GAP = 0.05         # m between neighbouring bodies dropped together
 WALL_MARGIN = 0.01  # m kept between a dropped body and the container walls
+GIL_HANDOFF = 0.001  # s another thread may keep the GIL from the loader while it reads a mesh
+                     # (Python's own interval is 0.005): _handing_over_the_gil_promptly
 SCENE_SUFFIX = ".toml"
 _STOP = object()
 _ONE_SPLIT = threading.Lock()  # convex decompositions one after the other (Loader._decompose)
@@ -242,6 +246,10 @@ class Loader:
         return shape
 
     def _load_shape(self, path: Path, scale: float) -> Shape:
+        with _handing_over_the_gil_promptly():
+            return self._load_stages(path, scale)
+
+    def _load_stages(self, path: Path, scale: float) -> Shape:
         """``load_shape``, with a big mesh's first drawn level made on a helper thread while
         the mass properties and the hull are computed (its clustering needs only the clean
         mesh, and all of them run compiled code without the GIL), so the body is drawn as soon
@@ -429,6 +437,23 @@ class Loader:
                                          color=record.color or body_color(body_id))
             self._results.put(_Outcome(record=record))
             self._start_decomposing(record, dropped=False)
+
+
+@contextlib.contextmanager
+def _handing_over_the_gil_promptly():
+    """Python's switch interval at most ``GIL_HANDOFF`` meanwhile: a load runs compiled code
+    and numpy without the GIL, and takes it back after each of many such calls, waiting each
+    time up to the interval for the render or the physics thread to let it go: the loader's
+    thread of a 1.31 M-face PLY drop was blocked 0.15–0.39 s (median 0.33 s of 6) with
+    Python's 5 ms, 0.12–0.34 s (median 0.15 s) with 1 ms
+    (docs/architecture.md#from-a-dropped-file-to-the-screen). The loader is the only thread
+    that changes the interval."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, GIL_HANDOFF))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _load_big_mesh_code() -> None:

@@ -180,3 +180,5 @@ COPLANAR_OFFSET = 1e-9            # m, relative to the hull's size
 SPIN_COUNT = 10_000        # turns an OpenMP worker spins before it sleeps (libgomp reads it)
 MMAP_THRESHOLD = 32 << 20  # bytes: glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
 TRIM_THRESHOLD = 64 << 20  # bytes of free heap kept for the next step
+ARRAY_HUGE_PAGES = False   # numpy's huge-page advice for arrays ≥ 4 MB: off, fresh huge pages
+                           # cost a big mesh's load ~0.25 s of CPU here (physics/runtime.py)

@@ -31,7 +31,7 @@ from physics.constraints.joint import WORLD, JointDef
 from physics.geometry.binary_meshes import STL_RECORD, read_binary_stl
 from physics.geometry.extremes import extreme_points
 from physics.geometry.inertia import mass_properties
-from physics.geometry.mesh_kernels import edge_table
+from physics.geometry.mesh_kernels import column_means, edge_table
 from physics.geometry.meshes import builtin_shape, clean_mesh
 from physics.geometry.obj_meshes import read_obj
 from physics.model import WorldDef
@@ -64,6 +64,7 @@ def _compile_meshes() -> None:
     """Reading, cleaning, mass properties and hull search of meshes."""
     box = _box()
     mass_properties(box.vertices, box.faces)  # read-only arrays, as meshes are loaded
+    column_means(box.vertices)  # read-only, as a loaded mesh's flatness test takes it
     builtin_shape("t_handle")                 # writable arrays, as builtins are made
     # mesh cleaning: a closed surface, then an open one (the hashed edge matching)
     clean_mesh("warm-up box", None, box.vertices, box.faces)

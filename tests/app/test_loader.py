@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from app.app_state import AppState
-from app.loader import CLEARANCE, Loader, _reason, horizontal_radius
+from app.loader import CLEARANCE, GIL_HANDOFF, Loader, _reason, horizontal_radius
 from physics.geometry.meshes import load_shape
 from physics.geometry.rotation import quat_rotate
 from physics.model import WorldDef
@@ -359,6 +359,30 @@ def test_a_big_mesh_gets_its_first_drawn_level_from_the_loader(app, tmp_path):
         assert time.monotonic() < deadline, "no first level was made"
         time.sleep(0.01)
     assert len(arrays.levels) == 1 and len(arrays.levels[0][1]) <= 1.15 * FIRST_LEVEL_FACES
+
+
+def test_while_a_mesh_loads_other_threads_hand_the_gil_back_promptly(app, tmp_path,
+                                                                      monkeypatch):
+    """Python's switch interval is at most GIL_HANDOFF while the loader reads and cleans a
+    mesh, and what it was again afterwards, after a file that fails too."""
+    import app.loader as loader_module
+
+    seen = []
+    read = loader_module.read_triangles
+
+    def reading(path, **kwargs):
+        seen.append(sys.getswitchinterval())
+        return read(path, **kwargs)
+
+    monkeypatch.setattr(loader_module, "read_triangles", reading)
+    state, loader = app
+    before = sys.getswitchinterval()
+    assert before > GIL_HANDOFF  # Python's default: the loader changes it
+    loader.request([TETRA, tmp_path / "missing.stl"])
+    settle(state, loader)
+    assert seen == [GIL_HANDOFF, GIL_HANDOFF]
+    assert len(state.bodies) == 1
+    assert sys.getswitchinterval() == before
 
 
 def test_the_loader_loads_the_big_mesh_kernels_before_any_drop():

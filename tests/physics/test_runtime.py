@@ -1,13 +1,15 @@
 """Kernel threads: a per-thread setting, clamped to what numba started with; a safe layer;
-process settings only when the engine is started."""
+process settings only when the engine is started; numpy's arrays in small pages."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 
 import numba
+import pytest
 
 from physics.runtime import SPIN_COUNT, parallel_threads, use_threads
 from tests.paths import REPO
@@ -105,3 +107,52 @@ def test_importing_the_engine_changes_no_process_setting_until_configure():
     seen = json.loads(result.stdout)
     assert seen["imported"] == [seen["default"], None]
     assert seen["configured"] == ["threadsafe", str(SPIN_COUNT)]
+
+
+_HUGE = """
+import sys
+sys.path.insert(0, {root!r})
+import numpy as np
+from physics.runtime import configure
+if {configure}:
+    configure()
+array = np.ones(8 << 20)  # 64 MB, every page touched
+begin, huge = array.ctypes.data, 0
+end = begin + array.nbytes
+with open("/proc/self/smaps") as f:  # numpy's advice splits the array's mapping in parts
+    for line in f:
+        words = line.split()
+        if "-" in words[0] and not words[0].endswith(":"):
+            low, high = (int(x, 16) for x in words[0].split("-"))
+            inside = low < end and begin < high
+        elif inside and words[0] == "AnonHugePages:":
+            huge += int(words[1])
+print(huge)
+"""
+
+
+def _huge_kilobytes(configured: bool, **env) -> int:
+    """kB of huge pages backing a fresh 64 MB numpy array in a new process."""
+    child_env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    child_env.update(env)
+    out = subprocess.run([sys.executable, "-c", _HUGE.format(root=str(REPO),
+                                                             configure=configured)],
+                         env=child_env, capture_output=True, text=True, check=True, timeout=120)
+    return int(out.stdout)
+
+
+def test_configure_keeps_big_numpy_arrays_in_small_pages_unless_the_environment_says():
+    """numpy advises huge pages for arrays ≥ 4 MB, which the kernel follows in its ``madvise``
+    mode; after configure() a big array is in small pages (physics/runtime.py says why), and
+    NUMPY_MADVISE_HUGEPAGE set by the user wins."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            mode = re.search(r"\[(\w+)\]", f.read())[1]
+    except OSError:
+        mode = None
+    if mode != "madvise":
+        pytest.skip(f"transparent huge pages here: {mode}; numpy's advice only matters in the "
+                    "kernel's madvise mode")
+    assert _huge_kilobytes(configured=False) > 0  # numpy's default, which configure changes
+    assert _huge_kilobytes(configured=True) == 0
+    assert _huge_kilobytes(configured=True, NUMPY_MADVISE_HUGEPAGE="1") > 0

@@ -669,6 +669,12 @@ def test_a_scale_multiplies_the_file_before_anything_is_computed(scale):
     assert scaled.extent == pytest.approx(plain.extent * scale, rel=1e-12)
 
 
+@pytest.mark.parametrize("name", ["wing_nut.stl", "torus.obj", "open_cup.obj"])
+def test_extent_is_the_largest_span_of_the_vertices_down_each_axis(name):
+    shape = load_shape(ASSETS / name)
+    assert shape.extent == float(np.max(np.ptp(shape.vertices, axis=0)))
+
+
 def test_a_file_in_millimetres_read_with_scale_0_001_is_plausible_and_in_metres(tmp_path):
     path = tmp_path / "part.obj"
     trimesh.creation.box(extents=(1700.0, 300.0, 50.0)).export(path)
