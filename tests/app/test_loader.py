@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -41,6 +42,16 @@ def notices(state, monkeypatch) -> list[str]:
     monkeypatch.setattr(state.notifications, "push",
                         lambda level, text: (told.append(text), push(level, text)))
     return told
+
+
+def splits_finished(timeout=120.0) -> None:
+    """Wait for the splits earlier tests started (a dropped torus is split on a thread of its
+    own): one still under way reads $XDG_CACHE_HOME when it saves, and would put its pieces in
+    the cache folder a test has just made its own."""
+    for thread in threading.enumerate():
+        if thread.name == "tumble-decompose":
+            thread.join(timeout)
+            assert not thread.is_alive(), "a split of an earlier test never ended"
 
 
 def wait_for_pieces(state, loader, body_id, timeout=120.0) -> tuple:
@@ -264,6 +275,7 @@ def test_an_opened_scene_keeps_its_static_bodies_and_convex_pieces(app, tmp_path
 def test_a_dropped_torus_collides_as_its_hull_at_once_then_as_its_pieces(app, monkeypatch,
                                                                         tmp_path):
     state, loader = app
+    splits_finished()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # not split before: V-HACD runs
     shown = notices(state, monkeypatch)
     loader.request([MESHES / "torus.obj"])
@@ -283,6 +295,7 @@ def test_a_mesh_split_before_says_how_it_collides_without_decomposing_again(app,
     scene opened with it says nothing of its pieces (an opened scene's meshes would fill the
     screen with notices), though it collides as them."""
     state, loader = app
+    splits_finished()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     loader.request([MESHES / "torus.obj"])
     first = int(settle(state, loader).ids[0])
