@@ -88,6 +88,8 @@ COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's 
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower)
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
+SHADOW_COVER_CELLS = 48            # the floor's shadowed part is drawn as whole cells of a grid
+                                   # this many cells across (_disjoint_cover)
 # polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangles in
 # the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
 FAR_FLOOR_OFFSET = (0.0, 8.0)
@@ -406,16 +408,55 @@ class _GpuMesh:
         self.ibo.release()
 
 
-def _floor_quads(rects: np.ndarray, margin: float = 0.0) -> np.ndarray:
+def _floor_quads(rects: np.ndarray) -> np.ndarray:
     """(6k, 2) float32 triangles (x, z), counter-clockwise seen from above, of the (k, 4)
-    rectangles ``rects`` (x min, z min, x max, z max, m) grown by ``margin`` m on each side and
-    clipped to the floor square."""
+    rectangles ``rects`` (x min, z min, x max, z max, m) clipped to the floor square."""
     h = FLOOR_HALF_SIZE
-    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float) + (-margin, -margin, margin, margin),
-                             -h, h).T
+    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float), -h, h).T
     corners = [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
     return np.stack([np.stack(c, axis=-1) for c in corners], axis=1).reshape(-1, 2) \
         .astype(np.float32)
+
+
+def _disjoint_cover(rects: np.ndarray, cells: int = SHADOW_COVER_CELLS) -> np.ndarray:
+    """(j, 4) rectangles (x min, z min, x max, z max, m) that do not overlap and together cover
+    the (k, 4) ``rects``: the cells of a square grid (``cells`` along the longer side of the
+    rectangles' bounding box) that any rectangle touches, merged into runs along z and then
+    runs of equal rows along x. Overlapping rectangles would be rasterised once per layer
+    (hundreds of bodies' shadow rectangles overlap several times over), the cover once. When
+    the cover is larger than the rectangles together (a few bodies far apart), ``rects``."""
+    rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+    if len(rects) < 2:
+        return rects
+    lo, hi = rects[:, :2].min(axis=0), rects[:, 2:].max(axis=0)
+    step = (hi - lo).max() / cells
+    if not step > 0.0:
+        return rects
+    shape = np.maximum(np.ceil((hi - lo) / step).astype(np.int64), 1)
+    first = np.clip(np.floor((rects[:, :2] - lo) / step).astype(np.int64), 0, shape - 1)
+    last = np.clip(np.ceil((rects[:, 2:] - lo) / step).astype(np.int64), first + 1, shape)
+    # rectangles counted per cell by a summed difference array
+    count = np.zeros(shape + 1, dtype=np.int64)
+    for rows, cols, sign in ((first[:, 0], first[:, 1], 1), (last[:, 0], first[:, 1], -1),
+                             (first[:, 0], last[:, 1], -1), (last[:, 0], last[:, 1], 1)):
+        np.add.at(count, (rows, cols), sign)
+    covered = count.cumsum(axis=0).cumsum(axis=1)[:-1, :-1] > 0
+    # runs of covered cells along z in each row (x)
+    edges = np.diff(np.pad(covered, ((0, 0), (1, 1))).astype(np.int8), axis=1)
+    row, start = np.nonzero(edges == 1)
+    _, end = np.nonzero(edges == -1)
+    # the same run in consecutive rows: one rectangle
+    order = np.lexsort((row, end, start))
+    row, start, end = row[order], start[order], end[order]
+    new = np.ones(len(row), dtype=bool)
+    new[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1]) | (row[1:] != row[:-1] + 1)
+    begin = np.flatnonzero(new)
+    stop = np.append(begin[1:], len(row)) - 1
+    cover = np.stack([lo[0] + row[begin] * step, lo[1] + start[begin] * step,
+                      lo[0] + (row[stop] + 1) * step, lo[1] + end[begin] * step], axis=1)
+    cover[:, 2:] = np.minimum(cover[:, 2:], hi)
+    area = np.prod(rects[:, 2:] - rects[:, :2], axis=1).sum()
+    return cover if np.prod(cover[:, 2:] - cover[:, :2], axis=1).sum() <= area else rects
 
 
 def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,
@@ -634,7 +675,8 @@ class Renderer:
         if casting:
             # grown by the reach of the soft edge (the lookups' spread and the normal offset,
             # ≤ 3 texels in the light's view), stretched like the shadows on the floor
-            quads = _floor_quads(shadows, 4.0 * texel / LIGHT_DIR[1])
+            margin = 4.0 * texel / LIGHT_DIR[1]
+            quads = _floor_quads(_disjoint_cover(shadows + (-margin, -margin, margin, margin)))
             if quads.nbytes > self._floor_vbo.size:
                 self._floor_vbo.orphan(quads.nbytes)
             self._floor_vbo.write(quads)
@@ -672,7 +714,7 @@ class Renderer:
 
         if casting:
             set_uniforms(self.floor_prog, frame, **floor)
-            self.floor_vao.render(moderngl.TRIANGLES, vertices=6 * len(shadows))
+            self.floor_vao.render(moderngl.TRIANGLES, vertices=len(quads))
         if background is None:
             self._draw_far_floor_and_sky(frame, floor, vp)
 

@@ -26,6 +26,7 @@ from app.render.renderer import (
     PREPARE_INLINE_FACES,
     OffscreenTarget,
     Renderer,
+    _disjoint_cover,
     _prepared,
     _prepared_lock,
     palette_color,
@@ -205,6 +206,57 @@ def test_shadows_are_drawn_whole_within_each_bodys_floor_rectangle(gl, monkeypat
     assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
     shaded = np.abs(per_body - render_unshadowed(gl, view, cam, options)).max(axis=2) > 8
     assert shaded.sum() > 200  # there are shadows to compare
+
+
+def test_overlapping_shadow_rectangles_are_drawn_as_a_disjoint_cover(gl, monkeypatch):
+    """A crowd of bodies: their floor rectangles overlap several times over and are drawn as
+    fewer rectangles that do not overlap; the same image as drawing each rectangle."""
+    rng = np.random.default_rng(3)
+    shapes = [builtin_shape("box", [0.2, 0.15, 0.1]), builtin_shape("sphere", [0.1])] * 30
+    pos = rng.uniform((-1.0, 0.1, -1.0), (1.0, 1.5, 1.0), (len(shapes), 3))
+    quat = quat_from_axis_angle(rng.normal(size=(len(shapes), 3)),
+                                rng.uniform(0, np.pi, len(shapes)))
+    view = make_view(shapes, pos, [RED, GREEN, BLUE] * 20, quat=quat)
+    cam = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.5, pitch=0.6, distance=5.0)
+    drawn = []
+
+    def recording(rects):
+        drawn.append((len(rects), _disjoint_cover(rects)))
+        return drawn[-1][1]
+    monkeypatch.setattr("app.render.renderer._disjoint_cover", recording)
+    covered = render(gl, view, cam)
+    (rectangles, cover), = drawn
+    assert rectangles == len(shapes) and len(cover) < rectangles
+    monkeypatch.setattr("app.render.renderer._disjoint_cover", lambda rects: rects)
+    each = render(gl, view, cam)
+    differ = np.abs(covered - each).max(axis=2) > 2
+    assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
+    shaded = np.abs(covered - render_unshadowed(gl, view, cam, NO_GIZMOS)).max(axis=2) > 8
+    assert shaded.sum() > 200  # there are shadows to compare
+
+
+def test_disjoint_cover_covers_every_rectangle_once():
+    """Random rectangles: every point of each lies in exactly one piece of the cover; dense
+    ones give fewer pieces, a few far apart are kept as they are (a cover would be larger)."""
+    rng = np.random.default_rng(4)
+    centre = rng.uniform(-2.0, 2.0, (300, 2))
+    half = rng.uniform(0.05, 0.4, (300, 2))
+    rects = np.hstack([centre - half, centre + half])
+    cover = _disjoint_cover(rects)
+    assert len(cover) < len(rects) / 4
+    t = rng.uniform(0.0, 1.0, (300, 40, 2))
+    points = rects[:, None, :2] + t * (rects[:, None, 2:] - rects[:, None, :2])   # (300, 40, 2)
+    inside = ((points[..., None, :] >= cover[:, :2]) & (points[..., None, :] <= cover[:, 2:])
+              ).all(axis=-1)                                                       # (300, 40, j)
+    assert (inside.sum(axis=-1) >= 1).all()
+    interior = ((points[..., None, :] > cover[:, :2]) & (points[..., None, :] < cover[:, 2:])
+                ).all(axis=-1)
+    assert (interior.sum(axis=-1) <= 1).all()
+    area = np.prod(cover[:, 2:] - cover[:, :2], axis=1).sum()
+    assert area <= np.prod(rects[:, 2:] - rects[:, :2], axis=1).sum()
+    far = np.array([(0.0, 0.0, 0.3, 0.3), (40.0, 5.0, 40.2, 5.4), (-9.0, 30.0, -8.8, 30.1)])
+    assert np.array_equal(_disjoint_cover(far), far)
+    assert np.array_equal(_disjoint_cover(far[:1]), far[:1])
 
 
 def render_unshadowed(gl, view, camera, gizmos) -> np.ndarray:
