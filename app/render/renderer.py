@@ -90,9 +90,6 @@ SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup cos
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
 SHADOW_COVER_CELLS = 48            # the floor's shadowed part is drawn as whole cells of a grid
                                    # this many cells across (_disjoint_cover)
-# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangles in
-# the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
-FAR_FLOOR_OFFSET = (0.0, 8.0)
 
 # Light and colours (linear RGB), tuned for demo videos: a warm sun from the upper left-front
 # and a cool sky fill.
@@ -473,6 +470,25 @@ def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,
     target.use()  # moderngl's own binding, which the calls above went around
 
 
+def floor_depth(camera: OrbitCamera, size: tuple[int, int]) -> np.ndarray:
+    """(3,) (A, B, C): the window depth of the floor plane y = 0 at pixel centre (x, y) of a
+    viewport of ``size`` = (width, height) px is A x + B y + C (a plane's depth is affine in
+    screen space), from the camera's view-projection in float64.
+
+    The floor shaders write this depth, so every triangulation of the floor (the whole square,
+    the shadowed rectangles) has the same depth at a pixel to the bit. The rasteriser's own
+    interpolation did not: the 400 m square, clipped at the near plane, lies up to ~150 units
+    of a 24-bit depth buffer in front of or behind a small rectangle at the same pixel, so no
+    polygon offset kept the shadowed rectangles in front of it at every camera pose."""
+    width, height = size
+    vp = camera.view_projection(width / height, np.float64)
+    # clip = w (x_ndc, y_ndc, z_ndc, 1) of a point p on the floor: (clip @ vp⁻¹)·ŷ = p_y = 0
+    q = np.linalg.inv(vp)[:, 1]
+    a, b, c = -q[0] / q[2], -q[1] / q[2], -q[3] / q[2]  # z_ndc = a x_ndc + b y_ndc + c
+    # x_ndc = 2 x / width - 1, y_ndc = 2 y / height - 1, depth = (z_ndc + 1) / 2
+    return np.array([a / width, b / height, 0.5 * (c - a - b) + 0.5])
+
+
 def _wall_box() -> np.ndarray:
     """(30, 6) float32: the 4 side walls and the ceiling of a unit box (x, z ∈ ±0.5, y ∈ 0…1),
     position + outward normal; the floor is drawn by the floor program."""
@@ -644,6 +660,7 @@ class Renderer:
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
+                 "u_floor_depth": floor_depth(camera, size),
                  "u_light_vp": light_vp, "u_shadow_texel": texel,
                  "u_shadows": int(casting), "u_shadow_map": 0}
         # shadow taps are the floor's main cost per pixel, so only the rectangles where shadows
@@ -681,17 +698,15 @@ class Renderer:
                 self._floor_vbo.orphan(quads.nbytes)
             self._floor_vbo.write(quads)
         if background is not None and on_screen:
-            # the floor's depth as _draw_far_floor_and_sky makes it (same triangles, same
-            # offset) with a shader that does not shade; the window's framebuffer takes no
+            # the floor's depth as _draw_far_floor_and_sky makes it, with a shader that does
+            # not shade; the window's framebuffer takes no
             # colour mask (binding it with one is GL_INVALID_OPERATION, which pyglet raises at
             # close), so blending keeps the colour (0·src + 1·dst)
             ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
             ctx.blend_func = moderngl.ZERO, moderngl.ONE
             ctx.depth_func = "<"
-            ctx.polygon_offset = FAR_FLOOR_OFFSET
             set_uniforms(self.floor_depth_prog, frame)
             self.floor_depth_vao.render(moderngl.TRIANGLES)
-            ctx.polygon_offset = (0.0, 0.0)
             ctx.disable(moderngl.BLEND)
 
         # opaque front to back-ish: bodies and gizmos first, so the floor and the background
@@ -713,8 +728,11 @@ class Renderer:
         self.gizmos.draw_opaque(frame)
 
         if casting:
+            # the same depth as the unshadowed floor to the bit (floor_depth): it wins the tie
+            ctx.depth_func = "<="
             set_uniforms(self.floor_prog, frame, **floor)
             self.floor_vao.render(moderngl.TRIANGLES, vertices=len(quads))
+            ctx.depth_func = "<"
         if background is None:
             self._draw_far_floor_and_sky(frame, floor, vp)
 
@@ -725,15 +743,13 @@ class Renderer:
 
     def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
         """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
-        included: their triangles are nearer by the polygon offset), then the background
-        gradient at the far plane where nothing covers it. Drawn the same with or without the
-        background cache, so that its depth is the same to the bit: a body touching the floor
-        shows the same pixels either way."""
+        included: same depth, and they were drawn first), then the background gradient at the
+        far plane where nothing covers it. Drawn the same with or without the background
+        cache, so that its depth is the same to the bit: a body touching the floor shows the
+        same pixels either way."""
         ctx = self.ctx
         set_uniforms(self.far_floor_prog, frame, **floor)
-        ctx.polygon_offset = FAR_FLOOR_OFFSET
         self.far_floor_vao.render(moderngl.TRIANGLES)
-        ctx.polygon_offset = (0.0, 0.0)
         ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
         set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
                      **{k: np.power(v, 1.0 / 2.2) for k, v in

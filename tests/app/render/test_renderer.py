@@ -210,7 +210,8 @@ def test_shadows_are_drawn_whole_within_each_bodys_floor_rectangle(gl, monkeypat
 
 def test_overlapping_shadow_rectangles_are_drawn_as_a_disjoint_cover(gl, monkeypatch):
     """A crowd of bodies: their floor rectangles overlap several times over and are drawn as
-    fewer rectangles that do not overlap; the same image as drawing each rectangle."""
+    fewer rectangles that do not overlap; the same image as with the whole floor shadowed."""
+    _, renderer, _ = gl
     rng = np.random.default_rng(3)
     shapes = [builtin_shape("box", [0.2, 0.15, 0.1]), builtin_shape("sphere", [0.1])] * 30
     pos = rng.uniform((-1.0, 0.1, -1.0), (1.0, 1.5, 1.0), (len(shapes), 3))
@@ -227,12 +228,38 @@ def test_overlapping_shadow_rectangles_are_drawn_as_a_disjoint_cover(gl, monkeyp
     covered = render(gl, view, cam)
     (rectangles, cover), = drawn
     assert rectangles == len(shapes) and len(cover) < rectangles
-    monkeypatch.setattr("app.render.renderer._disjoint_cover", lambda rects: rects)
-    each = render(gl, view, cam)
-    differ = np.abs(covered - each).max(axis=2) > 2
+    light_space = renderer._light_space
+    whole = (-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)
+    monkeypatch.setattr(renderer, "_light_space",
+                        lambda v: (*light_space(v)[:2], np.array([whole])))
+    everywhere = render(gl, view, cam)
+    differ = np.abs(covered - everywhere).max(axis=2) > 2
     assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
     shaded = np.abs(covered - render_unshadowed(gl, view, cam, NO_GIZMOS)).max(axis=2) > 8
-    assert shaded.sum() > 200  # there are shadows to compare
+    assert shaded.sum() > 2000  # the floor's shadows among them
+
+
+@pytest.mark.parametrize("cached", [False, True])
+@pytest.mark.parametrize("distance, pitch", [(1.0, 0.3), (3.0, 1.0), (6.0, 0.1), (6.0, 0.3),
+                                             (9.2, 0.44), (15.0, 0.6)])
+def test_the_shadow_on_the_floor_shows_from_every_camera_pose(gl, distance, pitch, cached):
+    """A body's shadow on the floor, in its rectangle, shows whatever the camera's distance
+    and pitch, with and without the cached background: the rectangle has the unshadowed
+    floor's depth to the bit (``floor_depth``), where an interpolated depth lay up to ~150
+    units behind it at some of these poses, and the shadow went missing."""
+    _, renderer, _ = gl
+    body = np.array([0.0, 0.5, 0.0])
+    view = make_view([builtin_shape("sphere", [0.15])], [body], [RED])
+    shadow = body - LIGHT_DIR * body[1] / LIGHT_DIR[1]
+    cam = OrbitCamera(target=shadow + (0.0, 0.2, 0.0), yaw=0.6, pitch=pitch, distance=distance)
+    renderer.cache_background = cached
+    try:
+        image = render(gl, view, cam)
+    finally:
+        renderer.cache_background = False
+    unshadowed = render_unshadowed(gl, view, cam, NO_GIZMOS)
+    assert dominant(pixel(image, cam, shadow)) == -1  # the floor, not the body
+    assert luminance(pixel(image, cam, shadow)) < 0.75 * luminance(pixel(unshadowed, cam, shadow))
 
 
 def test_disjoint_cover_covers_every_rectangle_once():
