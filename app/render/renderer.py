@@ -4,7 +4,8 @@ translucent container walls.
 Per frame (``Renderer.render``):
 
 1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to
-   the bodies and their shadows, snapped to texels so shadow edges don't shimmer);
+   the bodies and their shadows, snapped to texels so shadow edges don't shimmer; a corner of
+   the map with texels about a pixel wide at the nearest body);
 2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
    instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
@@ -86,7 +87,9 @@ QUADRIC_BELOW = 2048               # coarser levels of meshes this small by quad
 COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's coarser level
                                    # may stray from it (≤ 1 px where levels switch)
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
-                                   # llvmpipe (2048² made the floor ~50 % slower)
+                                   # llvmpipe (2048² made the floor ~50 % slower); a frame uses
+                                   # a corner of it with texels about a pixel wide (_light_space)
+SHADOW_STEP = 64                   # texels: the corner's side is a multiple of this
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
 SHADOW_COVER_CELLS = 48            # the floor's shadowed part is drawn as whole cells of a grid
                                    # this many cells across (_disjoint_cover)
@@ -553,6 +556,7 @@ class Renderer:
         # uninitialised memory can hold denormals that make llvmpipe's lookups several × slower
         self.shadow_fbo.clear(depth=1.0)
         self._shadow_key: bytes | None = None  # what the shadow map holds (_shadow_pass)
+        self._shadow_used = shadow_size  # texels per side of the map's corner not all empty
         self.gizmos = Gizmos(ctx)
         # id(shape) → (shape, levels on the GPU, their face counts, whether they are only the
         # first level drawn while the real ones are prepared)
@@ -655,7 +659,7 @@ class Renderer:
         ctx = self.ctx
         width, height = size
         groups = self._upload_instances(view, camera, height)
-        light_vp, texel, shadows = self._light_space(view)
+        light_vp, texel, shadows, texels = self._light_space(view, camera, height)
         casting = self.shadows and bool(groups)
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
@@ -681,7 +685,7 @@ class Renderer:
             if on_screen:
                 gl_library().glClear(GL_DEPTH_BUFFER_BIT)
         if casting:
-            self._shadow_pass(groups, light_vp)
+            self._shadow_pass(groups, light_vp, texels)
         else:
             self._shadow_key = None
         target.use()
@@ -829,11 +833,17 @@ class Renderer:
                 groups.append((gpu, chosen))
         return groups
 
-    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, np.ndarray]:
+    def _light_space(self, view: FrameView, camera: OrbitCamera,
+                     height: int) -> tuple[np.ndarray, float, np.ndarray, int]:
         """(light view-projection (4, 4) float32, world size of a shadow texel in m, (k, 4)
         rectangles x min, z min, x max, z max in m on the floor where each body's shadow can
-        fall): an orthographic box around the bodies and their shadows on the floor (only
-        casters need texels; receivers outside read the map's empty border)."""
+        fall, texels per side of the map used): an orthographic box around the bodies and
+        their shadows on the floor (only casters need texels; receivers outside read the map's
+        empty border), as tight as they are across the light.
+
+        The box is drawn into a corner of the map with texels about as wide as a pixel of the
+        ``camera``'s viewport ``height`` px tall at the nearest of those points: finer would
+        not show, and every texel costs the shadow pass its clear and its fill."""
         points = [np.zeros((1, 3))]
         shadows = np.zeros((0, 4))
         if view.count:
@@ -845,25 +855,35 @@ class Renderer:
             points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
             shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
         points = np.concatenate(points)
-        centre = 0.5 * (points.min(0) + points.max(0))
-        # radius rounded up to a power of 1.1 and centre snapped to whole texels: the map only
-        # changes in steps, so shadow edges stay still while bodies move
-        radius = 0.5 * np.linalg.norm(points.max(0) - points.min(0)) * 1.02 + 0.05
-        radius = 1.1 ** math.ceil(math.log(radius, 1.1))
-        texel = 2.0 * radius / self.shadow_map.width
         look = matrix44.create_look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
-        centre_light = np.round((centre @ look[:3, :3]) / texel) * texel
+        across = points @ look[:3, :3]  # along the light's right, up and back axes, m
+        low, high = across.min(0), across.max(0)
+        # sizes rounded up (half-width to a power of 1.1, texels to SHADOW_STEP) and the centre
+        # snapped to whole texels: the map only changes in steps, so shadow edges stay still
+        # while bodies move
+        half = 1.1 ** math.ceil(math.log(0.5 * (high - low)[:2].max() * 1.02 + 0.05, 1.1))
+        size = self.shadow_map.width
+        nearest = max(float(((points - camera.eye) @ -camera.back).min()),
+                      camera.clip_range()[0])
+        wanted = 2.0 * half / camera.world_per_pixel(nearest, height)
+        texels = int(min(size, SHADOW_STEP * math.ceil(wanted / SHADOW_STEP)))
+        texel = 2.0 * half / texels
+        centre_light = np.round(0.5 * (low + high) / texel) * texel
         centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
-        eye = centre + LIGHT_DIR * 2.0 * radius
+        reach = 0.5 * np.linalg.norm(high - low) * 1.02 + 0.05  # depth: the whole box's
+        eye = centre + LIGHT_DIR * 2.0 * reach
         light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
-        proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius,
-                                                     0.0, 4.0 * radius)
-        return (light_view @ proj).astype(np.float32), texel, shadows
+        proj = matrix44.create_orthogonal_projection(-half, half, -half, half, 0.0, 4.0 * reach)
+        corner = np.eye(4)  # light clip space x, y ∈ ±1 → the corner's texels
+        corner[0, 0] = corner[1, 1] = texels / size
+        corner[3, :2] = texels / size - 1.0
+        return (light_view @ proj @ corner).astype(np.float32), texel, shadows, texels
 
-    def _shadow_pass(self, groups, light_vp: np.ndarray) -> bool:
-        """Draw the casters into the shadow map — unless the map already holds exactly these
-        casters (same meshes, levels, instances and light), as when everything rests: the
-        camera may move, the map depends on the bodies alone. True if it drew."""
+    def _shadow_pass(self, groups, light_vp: np.ndarray, texels: int) -> bool:
+        """Draw the casters into the corner of ``texels`` per side of the shadow map —
+        unless the map already holds exactly these casters (same meshes, levels, instances and
+        light), as when everything rests: the camera may move, the map depends on the bodies
+        alone (and the corner's size, in the light's matrix). True if it drew."""
         key = hashlib.blake2b(light_vp.tobytes(), digest_size=16)
         for gpu, instances in groups:
             key.update(np.array([id(gpu)], dtype=np.int64).tobytes())
@@ -873,8 +893,14 @@ class Renderer:
         self._shadow_key = key.digest()
         ctx = self.ctx
         self.shadow_fbo.use()
-        ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.height)
-        self.shadow_fbo.clear(depth=1.0)
+        size = self.shadow_map.width
+        ctx.viewport = (0, 0, size, size)
+        # the rest of the map stays empty, for receivers beyond the corner (a few texels
+        # past its edge, where the soft edge's lookups reach)
+        used = min(size, texels + 8)
+        cleared = max(used, self._shadow_used)
+        self.shadow_fbo.clear(depth=1.0, viewport=(0, 0, cleared, cleared))
+        self._shadow_used = used
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)
         ctx.depth_func = "<"

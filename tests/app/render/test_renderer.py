@@ -24,6 +24,7 @@ from app.render.renderer import (
     LIGHT_DIR,
     MAX_DRAWN_FACES,
     PREPARE_INLINE_FACES,
+    SHADOW_SIZE,
     OffscreenTarget,
     Renderer,
     _disjoint_cover,
@@ -148,8 +149,8 @@ def test_shadow_map_is_reused_while_the_casters_rest(gl, monkeypatch):
     monkeypatch.setattr(renderer, "_shadow_key", None)
     original = Renderer._shadow_pass
 
-    def counting(self, groups, light_vp):
-        did = original(self, groups, light_vp)
+    def counting(self, *args):
+        did = original(self, *args)
         if self is renderer:
             drawn.append(did)
         return did
@@ -199,9 +200,9 @@ def test_shadows_are_drawn_whole_within_each_bodys_floor_rectangle(gl, monkeypat
     light_space = renderer._light_space
     whole = (-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)
     monkeypatch.setattr(renderer, "_light_space",
-                        lambda v: (*light_space(v)[:2], np.array([whole])))
+                        lambda *a: (*light_space(*a)[:2], np.array([whole]), light_space(*a)[3]))
     everywhere = render(gl, view, cam, options)
-    assert len(light_space(view)[2]) == 4
+    assert len(light_space(view, cam, SIZE[1])[2]) == 4
     differ = np.abs(per_body - everywhere).max(axis=2) > 2
     assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
     shaded = np.abs(per_body - render_unshadowed(gl, view, cam, options)).max(axis=2) > 8
@@ -231,7 +232,7 @@ def test_overlapping_shadow_rectangles_are_drawn_as_a_disjoint_cover(gl, monkeyp
     light_space = renderer._light_space
     whole = (-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)
     monkeypatch.setattr(renderer, "_light_space",
-                        lambda v: (*light_space(v)[:2], np.array([whole])))
+                        lambda *a: (*light_space(*a)[:2], np.array([whole]), light_space(*a)[3]))
     everywhere = render(gl, view, cam)
     differ = np.abs(covered - everywhere).max(axis=2) > 2
     assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
@@ -260,6 +261,45 @@ def test_the_shadow_on_the_floor_shows_from_every_camera_pose(gl, distance, pitc
     unshadowed = render_unshadowed(gl, view, cam, NO_GIZMOS)
     assert dominant(pixel(image, cam, shadow)) == -1  # the floor, not the body
     assert luminance(pixel(image, cam, shadow)) < 0.75 * luminance(pixel(unshadowed, cam, shadow))
+
+
+def test_shadow_map_texels_follow_the_pixels_and_the_shadows_stay_put(gl, monkeypatch):
+    """The light's box is drawn with texels about a pixel wide where the nearest body is: the
+    whole map for a camera close by, a corner of it from afar (and fewer texels for a smaller
+    viewport); from afar the shadows (on the floor and on the bodies) cover the same pixels as
+    with the whole map, to within their soft edges."""
+    _, renderer, _ = gl
+    shapes = [builtin_shape("t_handle", [1.2]), builtin_shape("box", [0.4, 0.3, 0.2]),
+              builtin_shape("sphere", [0.15])]
+    pos = [(0.2, 1.0, 0.0), (-0.3, 0.16, 0.2), (0.5, 0.5, -0.4)]
+    view = make_view(shapes, pos, [RED, GREEN, BLUE])
+    near = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.4, pitch=0.5, distance=2.0)
+    far = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.4, pitch=0.5, distance=4.0)
+    assert renderer._light_space(view, near, 720)[3] == SHADOW_SIZE
+    from_afar = renderer._light_space(view, far, SIZE[1])[3]
+    assert from_afar < renderer._light_space(view, far, 720)[3] < SHADOW_SIZE
+    fitted = render(gl, view, far)
+    light_space = renderer._light_space
+    monkeypatch.setattr(renderer, "_light_space",
+                        lambda v, cam, height: light_space(v, cam, 100 * height))
+    assert renderer._light_space(view, far, SIZE[1])[3] == SHADOW_SIZE
+    whole = render(gl, view, far)
+    unshadowed = render_unshadowed(gl, view, far, NO_GIZMOS)
+    dark = [np.abs(image - unshadowed).max(axis=2) > 20 for image in (fitted, whole)]
+    assert dark[1].sum() > 300  # there are shadows to compare
+    # differences lie on the edges of shadows (within 2 px of both shadow and light), but for
+    # a few pixels where a curved body turns from the light (coarser texels self-shadow there)
+    edge = spread(dark[1], 2) & spread(~dark[1], 2)
+    assert (dark[0] != dark[1])[~edge].sum() <= 8
+    assert (dark[0] != dark[1]).sum() < 0.15 * dark[1].sum()
+
+
+def spread(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """The (h, w) bool ``mask`` grown by ``pixels`` in every direction (a square's reach)."""
+    padded = np.pad(mask, pixels)
+    h, w = mask.shape
+    return np.any([padded[i:i + h, j:j + w] for i in range(2 * pixels + 1)
+                   for j in range(2 * pixels + 1)], axis=0)
 
 
 def test_disjoint_cover_covers_every_rectangle_once():
