@@ -91,6 +91,10 @@ SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup cos
                                    # a corner of it with texels about a pixel wide (_light_space)
 SHADOW_STEP = 64                   # texels: the corner's side is a multiple of this
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
+# polygon offset (slope factor, units) of the shadowed floor rectangles: their interpolated depth
+# lies within ~5 units of the floor's exact depth (floor_depth; measured over camera poses), so
+# this far forward they always cover the whole floor drawn behind them at its exact depth
+SHADOWED_FLOOR_OFFSET = (0.0, -16.0)
 SHADOW_COVER_CELLS = 48            # the floor's shadowed part is drawn as whole cells of a grid
                                    # this many cells across (_disjoint_cover)
 
@@ -478,11 +482,11 @@ def floor_depth(camera: OrbitCamera, size: tuple[int, int]) -> np.ndarray:
     viewport of ``size`` = (width, height) px is A x + B y + C (a plane's depth is affine in
     screen space), from the camera's view-projection in float64.
 
-    The floor shaders write this depth, so every triangulation of the floor (the whole square,
-    the shadowed rectangles) has the same depth at a pixel to the bit. The rasteriser's own
-    interpolation did not: the 400 m square, clipped at the near plane, lies up to ~150 units
-    of a 24-bit depth buffer in front of or behind a small rectangle at the same pixel, so no
-    polygon offset kept the shadowed rectangles in front of it at every camera pose."""
+    The whole floor's shaders write this depth: the rasteriser's own interpolation over the
+    400 m square, clipped at the near plane, strays up to ~150 units of a 24-bit depth buffer
+    at some camera poses, so no polygon offset kept the shadowed rectangles in front of it.
+    The rectangles keep their interpolated depth (within ~5 units of this: small triangles),
+    so llvmpipe still skips their pixels behind bodies before shading them."""
     width, height = size
     vp = camera.view_projection(width / height, np.float64)
     # clip = w (x_ndc, y_ndc, z_ndc, 1) of a point p on the floor: (clip @ vp⁻¹)·ŷ = p_y = 0
@@ -732,11 +736,10 @@ class Renderer:
         self.gizmos.draw_opaque(frame)
 
         if casting:
-            # the same depth as the unshadowed floor to the bit (floor_depth): it wins the tie
-            ctx.depth_func = "<="
+            ctx.polygon_offset = SHADOWED_FLOOR_OFFSET
             set_uniforms(self.floor_prog, frame, **floor)
             self.floor_vao.render(moderngl.TRIANGLES, vertices=len(quads))
-            ctx.depth_func = "<"
+            ctx.polygon_offset = (0.0, 0.0)
         if background is None:
             self._draw_far_floor_and_sky(frame, floor, vp)
 
@@ -747,8 +750,8 @@ class Renderer:
 
     def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
         """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
-        included: same depth, and they were drawn first), then the background gradient at the
-        far plane where nothing covers it. Drawn the same with or without the background
+        included: SHADOWED_FLOOR_OFFSET), then the background gradient at the far plane where
+        nothing covers it. Drawn the same with or without the background
         cache, so that its depth is the same to the bit: a body touching the floor shows the
         same pixels either way."""
         ctx = self.ctx

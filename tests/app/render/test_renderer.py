@@ -241,13 +241,13 @@ def test_overlapping_shadow_rectangles_are_drawn_as_a_disjoint_cover(gl, monkeyp
 
 
 @pytest.mark.parametrize("cached", [False, True])
-@pytest.mark.parametrize("distance, pitch", [(1.0, 0.3), (3.0, 1.0), (6.0, 0.1), (6.0, 0.3),
-                                             (9.2, 0.44), (15.0, 0.6)])
+@pytest.mark.parametrize("distance, pitch", [(0.6, 0.3), (1.0, 0.3), (3.0, 1.0), (6.0, 0.1),
+                                             (6.0, 0.3), (9.2, 0.44), (15.0, 0.6)])
 def test_the_shadow_on_the_floor_shows_from_every_camera_pose(gl, distance, pitch, cached):
     """A body's shadow on the floor, in its rectangle, shows whatever the camera's distance
-    and pitch, with and without the cached background: the rectangle has the unshadowed
-    floor's depth to the bit (``floor_depth``), where an interpolated depth lay up to ~150
-    units behind it at some of these poses, and the shadow went missing."""
+    and pitch, with and without the cached background: the whole floor behind it is drawn at
+    its exact depth (``floor_depth``), where its interpolated depth lay up to ~150 units in
+    front of the rectangle at some of these poses, and the shadow went missing."""
     _, renderer, _ = gl
     body = np.array([0.0, 0.5, 0.0])
     view = make_view([builtin_shape("sphere", [0.15])], [body], [RED])
