@@ -92,9 +92,11 @@ SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup cos
 SHADOW_STEP = 64                   # texels: the corner's side is a multiple of this
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
 # polygon offset (slope factor, units) of the shadowed floor rectangles: their interpolated depth
-# lies within ~5 units of the floor's exact depth (floor_depth; measured over camera poses), so
-# this far forward they always cover the whole floor drawn behind them at its exact depth
-SHADOWED_FLOOR_OFFSET = (0.0, -16.0)
+# lies within ~5 units of the floor's exact depth (floor_depth; measured over camera poses), and
+# a multisampled target takes it at samples up to a pixel's depth slope from the pixel centre,
+# where the exact depth is written; this far forward they always cover the whole floor drawn
+# behind them at its exact depth
+SHADOWED_FLOOR_OFFSET = (-1.0, -16.0)
 SHADOW_COVER_CELLS = 48            # the floor's shadowed part is drawn as whole cells of a grid
                                    # this many cells across (_disjoint_cover)
 

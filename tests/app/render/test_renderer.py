@@ -263,6 +263,36 @@ def test_the_shadow_on_the_floor_shows_from_every_camera_pose(gl, distance, pitc
     assert luminance(pixel(image, cam, shadow)) < 0.75 * luminance(pixel(unshadowed, cam, shadow))
 
 
+@pytest.mark.parametrize("distance, pitch", [(3.0, 0.2), (6.0, 0.4), (9.2, 0.44)])
+def test_floor_shadows_are_whole_in_a_multisampled_target(gl, distance, pitch):
+    """With 4 samples a pixel (the window's framebuffer) the shadows on the floor cover as
+    many pixels as without: the rectangles' depth is taken at the samples, the whole floor's
+    exact depth at the pixel centre, up to a pixel's depth slope apart on a grazing floor (a
+    rectangle losing there shows as stripes of lit floor across its shadows)."""
+    ctx, renderer, _ = gl
+    shapes = [builtin_shape("t_handle", [1.2]), builtin_shape("box", [0.4, 0.3, 0.2]),
+              builtin_shape("sphere", [0.15])]
+    view = make_view(shapes, [(0.2, 1.0, 0.0), (-0.3, 0.16, 0.2), (0.5, 0.5, -0.4)],
+                     [RED, GREEN, BLUE])
+    cam = OrbitCamera(target=(0.0, 0.3, 0.0), yaw=0.4, pitch=pitch, distance=distance)
+    size = (1280, 720)  # the window's
+    dark = []
+    for samples in (0, 4):
+        target = OffscreenTarget(ctx, size, samples=samples)
+        try:
+            images = []
+            for shadows in (True, False):
+                renderer.shadows = shadows
+                renderer.render(view, cam, size, NO_GIZMOS, fbo=target.fbo)
+                images.append(target.read().astype(int))
+        finally:
+            renderer.shadows = True
+            target.release()
+        dark.append((np.abs(images[0] - images[1]).max(axis=2) > 20).sum())
+    assert dark[0] > 500  # there are shadows to compare
+    assert abs(dark[1] - dark[0]) < 0.05 * dark[0], dark
+
+
 def test_shadow_map_texels_follow_the_pixels_and_the_shadows_stay_put(gl, monkeypatch):
     """The light's box is drawn with texels about a pixel wide where the nearest body is: the
     whole map for a camera close by, a corner of it from afar (and fewer texels for a smaller
