@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+import moderngl
 import numpy as np
 import pytest
 import trimesh
@@ -330,6 +331,38 @@ def spread(mask: np.ndarray, pixels: int) -> np.ndarray:
     h, w = mask.shape
     return np.any([padded[i:i + h, j:j + w] for i in range(2 * pixels + 1)
                    for j in range(2 * pixels + 1)], axis=0)
+
+
+def test_the_highlight_by_products_is_pows(monkeypatch):
+    """``highlight_power`` (lighting.glsl) raises to the bodies' and the gizmos' shininess by
+    products: the same image, highlights included, as lighting.glsl with GLSL's pow."""
+    options = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
+                           inertia_ellipsoid=True)
+    view = make_view([builtin_shape("sphere", [0.3]), builtin_shape("box", [0.4, 0.3, 0.2]),
+                      builtin_shape("t_handle", [1.5])],
+                     [(0.0, 0.5, 0.0), (0.6, 0.2, 0.3), (-0.5, 0.6, 0.2)], [RED, GREEN, BLUE])
+    view = FrameView(**{**view.__dict__, "omega": np.array([[0.0, 3.0, 1.0]] * 3),
+                        "ang_mom": np.array([[1.0, 2.0, 0.0]] * 3)})
+    cam = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.5, pitch=0.4, distance=2.5)
+    by_products = "highlight_power(max(dots.y, 0.0), shininess)"
+    assert by_products in resources.shader_source("lighting.glsl")
+    images = []
+    for power in (by_products, "pow(max(dots.y, 0.0), shininess)"):
+        source = resources.shader_source
+        monkeypatch.setattr(resources, "shader_source",
+                            lambda name: source(name).replace(by_products, power))
+        ctx = moderngl.create_standalone_context(backend="egl", require=330)
+        renderer, target = Renderer(ctx), OffscreenTarget(ctx, SIZE)
+        try:
+            renderer.render(view, cam, SIZE, options, fbo=target.fbo)
+            images.append(target.read().astype(int))
+        finally:
+            target.release()
+            renderer.release()
+            ctx.release()
+        monkeypatch.undo()
+    assert np.abs(images[0] - images[1]).max() <= 1
+    assert (images[0] > 200).all(axis=2).sum() > 10  # highlights to compare
 
 
 def test_disjoint_cover_covers_every_rectangle_once():
