@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 
-import moderngl
 import numpy as np
 import pytest
 import trimesh
@@ -333,7 +332,7 @@ def spread(mask: np.ndarray, pixels: int) -> np.ndarray:
                    for j in range(2 * pixels + 1)], axis=0)
 
 
-def test_the_highlight_by_products_is_pows(monkeypatch):
+def test_the_highlight_by_products_is_pows(gl, monkeypatch):
     """``highlight_power`` (lighting.glsl) raises to the bodies' and the gizmos' shininess by
     products: the same image, highlights included, as lighting.glsl with GLSL's pow."""
     options = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
@@ -346,21 +345,23 @@ def test_the_highlight_by_products_is_pows(monkeypatch):
     cam = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.5, pitch=0.4, distance=2.5)
     by_products = "highlight_power(max(dots.y, 0.0), shininess)"
     assert by_products in resources.shader_source("lighting.glsl")
+    ctx, _, target = gl
     images = []
     for power in (by_products, "pow(max(dots.y, 0.0), shininess)"):
         source = resources.shader_source
         monkeypatch.setattr(resources, "shader_source",
                             lambda name: source(name).replace(by_products, power))
-        ctx = moderngl.create_standalone_context(backend="egl", require=330)
-        renderer, target = Renderer(ctx), OffscreenTarget(ctx, SIZE)
+        for include in resources.INCLUDES:  # read again, through the patch (and after it,
+            ctx.includes.pop(include, None)  # the files' own text for later renderers)
+        renderer = Renderer(ctx)
         try:
             renderer.render(view, cam, SIZE, options, fbo=target.fbo)
             images.append(target.read().astype(int))
         finally:
-            target.release()
             renderer.release()
-            ctx.release()
-        monkeypatch.undo()
+            monkeypatch.undo()
+            for include in resources.INCLUDES:
+                ctx.includes.pop(include, None)
     assert np.abs(images[0] - images[1]).max() <= 1
     assert (images[0] > 200).all(axis=2).sum() > 10  # highlights to compare
 
