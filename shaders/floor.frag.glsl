@@ -6,11 +6,17 @@
 uniform vec3 u_floor_color;
 uniform vec3 u_horizon;      // linear RGB
 uniform vec2 u_fog;          // fog start, end distance, m
+uniform vec3 u_floor_depth;  // window depth of the floor at pixel (x, y): A x + B y + C
+                             // (written by the whole floor's programs, NO_SHADOWS)
 in vec3 v_position;
 in vec3 v_shadow;
 out vec4 f_color;
 
 void main() {
+#ifdef NO_SHADOWS
+    // the whole floor's exact depth, whatever its clipped triangles (renderer.floor_depth)
+    gl_FragDepth = dot(vec3(gl_FragCoord.xy, 1.0), u_floor_depth);
+#endif
 #ifdef DEPTH_ONLY
     // the floor's depth alone (Renderer.cache_background in the window): blended away
     f_color = vec4(0.0);

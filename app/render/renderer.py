@@ -4,14 +4,23 @@ translucent container walls.
 Per frame (``Renderer.render``):
 
 1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to
-   the bodies and their shadows, snapped to texels so shadow edges don't shimmer);
+   the bodies and their shadows, snapped to texels so shadow edges don't shimmer; a corner of
+   the map with texels about a pixel wide at the nearest body);
 2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
    instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
-   the rectangles where each body's shadow can fall), then the background gradient at the far
-   plane;
+   the rectangles where each body's shadow can fall, drawn as one cover that does not
+   overlap), then the background gradient at the far plane;
 3. container walls, back faces then front faces, blended with depth writes off; translucent
    gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
+
+Where a frame's time goes, measured with ``bench/frame.py``'s scene (500 bodies, 1280×720,
+the default gizmos, the cached background; CPU of the drawing thread and llvmpipe's threads
+together, ~38 ms a frame on the 2-core development machine, noisy): the bodies ~17 ms (their
+shading ~9, of which the two shadow lookups ~5; their triangles, ~23 000 at their coarsest
+levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4, the
+rest (Python, the background copy, gizmos) ~4. Half the resolution halves the bodies' pass;
+coarser levels of detail change little (the builtin meshes are small).
 
 Colours are linear RGB; the shaders light in linear space (hemisphere ambient + a directional
 sun) and encode sRGB at the end, so the target framebuffer is an ordinary (non-sRGB) one.
@@ -86,11 +95,18 @@ QUADRIC_BELOW = 2048               # coarser levels of meshes this small by quad
 COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's coarser level
                                    # may stray from it (≤ 1 px where levels switch)
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
-                                   # llvmpipe (2048² made the floor ~50 % slower)
+                                   # llvmpipe (2048² made the floor ~50 % slower); a frame uses
+                                   # a corner of it with texels about a pixel wide (_light_space)
+SHADOW_STEP = 64                   # texels: the corner's side is a multiple of this
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
-# polygon offset (slope factor, units) of the unshadowed floor: behind the shadow rectangles in
-# the same plane, whose other triangles round its depth differently (by up to ~5 units seen)
-FAR_FLOOR_OFFSET = (0.0, 8.0)
+# polygon offset (slope factor, units) of the shadowed floor rectangles: their interpolated depth
+# lies within ~5 units of the floor's exact depth (floor_depth; measured over camera poses), and
+# a multisampled target takes it at samples up to a pixel's depth slope from the pixel centre,
+# where the exact depth is written; this far forward they always cover the whole floor drawn
+# behind them at its exact depth
+SHADOWED_FLOOR_OFFSET = (-1.0, -16.0)
+SHADOW_COVER_CELLS = 48            # the floor's shadowed part is drawn as whole cells of a grid
+                                   # this many cells across (_disjoint_cover)
 
 # Light and colours (linear RGB), tuned for demo videos: a warm sun from the upper left-front
 # and a cool sky fill.
@@ -406,16 +422,55 @@ class _GpuMesh:
         self.ibo.release()
 
 
-def _floor_quads(rects: np.ndarray, margin: float = 0.0) -> np.ndarray:
+def _floor_quads(rects: np.ndarray) -> np.ndarray:
     """(6k, 2) float32 triangles (x, z), counter-clockwise seen from above, of the (k, 4)
-    rectangles ``rects`` (x min, z min, x max, z max, m) grown by ``margin`` m on each side and
-    clipped to the floor square."""
+    rectangles ``rects`` (x min, z min, x max, z max, m) clipped to the floor square."""
     h = FLOOR_HALF_SIZE
-    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float) + (-margin, -margin, margin, margin),
-                             -h, h).T
+    x0, z0, x1, z1 = np.clip(np.asarray(rects, dtype=float), -h, h).T
     corners = [(x0, z0), (x0, z1), (x1, z1), (x0, z0), (x1, z1), (x1, z0)]
     return np.stack([np.stack(c, axis=-1) for c in corners], axis=1).reshape(-1, 2) \
         .astype(np.float32)
+
+
+def _disjoint_cover(rects: np.ndarray, cells: int = SHADOW_COVER_CELLS) -> np.ndarray:
+    """(j, 4) rectangles (x min, z min, x max, z max, m) that do not overlap and together cover
+    the (k, 4) ``rects``: the cells of a square grid (``cells`` along the longer side of the
+    rectangles' bounding box) that any rectangle touches, merged into runs along z and then
+    runs of equal rows along x. Overlapping rectangles would be rasterised once per layer
+    (hundreds of bodies' shadow rectangles overlap several times over), the cover once. When
+    the cover is larger than the rectangles together (a few bodies far apart), ``rects``."""
+    rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+    if len(rects) < 2:
+        return rects
+    lo, hi = rects[:, :2].min(axis=0), rects[:, 2:].max(axis=0)
+    step = (hi - lo).max() / cells
+    if not step > 0.0:
+        return rects
+    shape = np.maximum(np.ceil((hi - lo) / step).astype(np.int64), 1)
+    first = np.clip(np.floor((rects[:, :2] - lo) / step).astype(np.int64), 0, shape - 1)
+    last = np.clip(np.ceil((rects[:, 2:] - lo) / step).astype(np.int64), first + 1, shape)
+    # rectangles counted per cell by a summed difference array
+    count = np.zeros(shape + 1, dtype=np.int64)
+    for rows, cols, sign in ((first[:, 0], first[:, 1], 1), (last[:, 0], first[:, 1], -1),
+                             (first[:, 0], last[:, 1], -1), (last[:, 0], last[:, 1], 1)):
+        np.add.at(count, (rows, cols), sign)
+    covered = count.cumsum(axis=0).cumsum(axis=1)[:-1, :-1] > 0
+    # runs of covered cells along z in each row (x)
+    edges = np.diff(np.pad(covered, ((0, 0), (1, 1))).astype(np.int8), axis=1)
+    row, start = np.nonzero(edges == 1)
+    _, end = np.nonzero(edges == -1)
+    # the same run in consecutive rows: one rectangle
+    order = np.lexsort((row, end, start))
+    row, start, end = row[order], start[order], end[order]
+    new = np.ones(len(row), dtype=bool)
+    new[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1]) | (row[1:] != row[:-1] + 1)
+    begin = np.flatnonzero(new)
+    stop = np.append(begin[1:], len(row)) - 1
+    cover = np.stack([lo[0] + row[begin] * step, lo[1] + start[begin] * step,
+                      lo[0] + (row[stop] + 1) * step, lo[1] + end[begin] * step], axis=1)
+    cover[:, 2:] = np.minimum(cover[:, 2:], hi)
+    area = np.prod(rects[:, 2:] - rects[:, :2], axis=1).sum()
+    return cover if np.prod(cover[:, 2:] - cover[:, :2], axis=1).sum() <= area else rects
 
 
 def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,
@@ -430,6 +485,25 @@ def _copy_frame(target: moderngl.Framebuffer, source: moderngl.Framebuffer,
     gl.glBlitFramebuffer(0, 0, *size, 0, 0, *size,
                          GL_COLOR_BUFFER_BIT | (GL_DEPTH_BUFFER_BIT if depth else 0), GL_NEAREST)
     target.use()  # moderngl's own binding, which the calls above went around
+
+
+def floor_depth(camera: OrbitCamera, size: tuple[int, int]) -> np.ndarray:
+    """(3,) (A, B, C): the window depth of the floor plane y = 0 at pixel centre (x, y) of a
+    viewport of ``size`` = (width, height) px is A x + B y + C (a plane's depth is affine in
+    screen space), from the camera's view-projection in float64.
+
+    The whole floor's shaders write this depth: the rasteriser's own interpolation over the
+    400 m square, clipped at the near plane, strays up to ~150 units of a 24-bit depth buffer
+    at some camera poses, so no polygon offset kept the shadowed rectangles in front of it.
+    The rectangles keep their interpolated depth (within ~5 units of this: small triangles),
+    so llvmpipe still skips their pixels behind bodies before shading them."""
+    width, height = size
+    vp = camera.view_projection(width / height, np.float64)
+    # clip = w (x_ndc, y_ndc, z_ndc, 1) of a point p on the floor: (clip @ vp⁻¹)·ŷ = p_y = 0
+    q = np.linalg.inv(vp)[:, 1]
+    a, b, c = -q[0] / q[2], -q[1] / q[2], -q[3] / q[2]  # z_ndc = a x_ndc + b y_ndc + c
+    # x_ndc = 2 x / width - 1, y_ndc = 2 y / height - 1, depth = (z_ndc + 1) / 2
+    return np.array([a / width, b / height, 0.5 * (c - a - b) + 0.5])
 
 
 def _wall_box() -> np.ndarray:
@@ -496,6 +570,7 @@ class Renderer:
         # uninitialised memory can hold denormals that make llvmpipe's lookups several × slower
         self.shadow_fbo.clear(depth=1.0)
         self._shadow_key: bytes | None = None  # what the shadow map holds (_shadow_pass)
+        self._shadow_used = shadow_size  # texels per side of the map's corner not all empty
         self.gizmos = Gizmos(ctx)
         # id(shape) → (shape, levels on the GPU, their face counts, whether they are only the
         # first level drawn while the real ones are prepared)
@@ -598,11 +673,12 @@ class Renderer:
         ctx = self.ctx
         width, height = size
         groups = self._upload_instances(view, camera, height)
-        light_vp, texel, shadows = self._light_space(view)
+        light_vp, texel, shadows, texels = self._light_space(view, camera, height)
         casting = self.shadows and bool(groups)
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
+                 "u_floor_depth": floor_depth(camera, size),
                  "u_light_vp": light_vp, "u_shadow_texel": texel,
                  "u_shadows": int(casting), "u_shadow_map": 0}
         # shadow taps are the floor's main cost per pixel, so only the rectangles where shadows
@@ -623,7 +699,7 @@ class Renderer:
             if on_screen:
                 gl_library().glClear(GL_DEPTH_BUFFER_BIT)
         if casting:
-            self._shadow_pass(groups, light_vp)
+            self._shadow_pass(groups, light_vp, texels)
         else:
             self._shadow_key = None
         target.use()
@@ -634,22 +710,21 @@ class Renderer:
         if casting:
             # grown by the reach of the soft edge (the lookups' spread and the normal offset,
             # ≤ 3 texels in the light's view), stretched like the shadows on the floor
-            quads = _floor_quads(shadows, 4.0 * texel / LIGHT_DIR[1])
+            margin = 4.0 * texel / LIGHT_DIR[1]
+            quads = _floor_quads(_disjoint_cover(shadows + (-margin, -margin, margin, margin)))
             if quads.nbytes > self._floor_vbo.size:
                 self._floor_vbo.orphan(quads.nbytes)
             self._floor_vbo.write(quads)
         if background is not None and on_screen:
-            # the floor's depth as _draw_far_floor_and_sky makes it (same triangles, same
-            # offset) with a shader that does not shade; the window's framebuffer takes no
+            # the floor's depth as _draw_far_floor_and_sky makes it, with a shader that does
+            # not shade; the window's framebuffer takes no
             # colour mask (binding it with one is GL_INVALID_OPERATION, which pyglet raises at
             # close), so blending keeps the colour (0·src + 1·dst)
             ctx.enable(moderngl.BLEND | moderngl.DEPTH_TEST)
             ctx.blend_func = moderngl.ZERO, moderngl.ONE
             ctx.depth_func = "<"
-            ctx.polygon_offset = FAR_FLOOR_OFFSET
             set_uniforms(self.floor_depth_prog, frame)
             self.floor_depth_vao.render(moderngl.TRIANGLES)
-            ctx.polygon_offset = (0.0, 0.0)
             ctx.disable(moderngl.BLEND)
 
         # opaque front to back-ish: bodies and gizmos first, so the floor and the background
@@ -671,8 +746,10 @@ class Renderer:
         self.gizmos.draw_opaque(frame)
 
         if casting:
+            ctx.polygon_offset = SHADOWED_FLOOR_OFFSET
             set_uniforms(self.floor_prog, frame, **floor)
-            self.floor_vao.render(moderngl.TRIANGLES, vertices=6 * len(shadows))
+            self.floor_vao.render(moderngl.TRIANGLES, vertices=len(quads))
+            ctx.polygon_offset = (0.0, 0.0)
         if background is None:
             self._draw_far_floor_and_sky(frame, floor, vp)
 
@@ -683,15 +760,13 @@ class Renderer:
 
     def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
         """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
-        included: their triangles are nearer by the polygon offset), then the background
-        gradient at the far plane where nothing covers it. Drawn the same with or without the
-        background cache, so that its depth is the same to the bit: a body touching the floor
-        shows the same pixels either way."""
+        included: SHADOWED_FLOOR_OFFSET), then the background gradient at the far plane where
+        nothing covers it. Drawn the same with or without the background
+        cache, so that its depth is the same to the bit: a body touching the floor shows the
+        same pixels either way."""
         ctx = self.ctx
         set_uniforms(self.far_floor_prog, frame, **floor)
-        ctx.polygon_offset = FAR_FLOOR_OFFSET
         self.far_floor_vao.render(moderngl.TRIANGLES)
-        ctx.polygon_offset = (0.0, 0.0)
         ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
         set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
                      **{k: np.power(v, 1.0 / 2.2) for k, v in
@@ -771,11 +846,17 @@ class Renderer:
                 groups.append((gpu, chosen))
         return groups
 
-    def _light_space(self, view: FrameView) -> tuple[np.ndarray, float, np.ndarray]:
+    def _light_space(self, view: FrameView, camera: OrbitCamera,
+                     height: int) -> tuple[np.ndarray, float, np.ndarray, int]:
         """(light view-projection (4, 4) float32, world size of a shadow texel in m, (k, 4)
         rectangles x min, z min, x max, z max in m on the floor where each body's shadow can
-        fall): an orthographic box around the bodies and their shadows on the floor (only
-        casters need texels; receivers outside read the map's empty border)."""
+        fall, texels per side of the map used): an orthographic box around the bodies and
+        their shadows on the floor (only casters need texels; receivers outside read the map's
+        empty border), as tight as they are across the light.
+
+        The box is drawn into a corner of the map with texels about as wide as a pixel of the
+        ``camera``'s viewport ``height`` px tall at the nearest of those points: finer would
+        not show, and every texel costs the shadow pass its clear and its fill."""
         points = [np.zeros((1, 3))]
         shadows = np.zeros((0, 4))
         if view.count:
@@ -787,25 +868,35 @@ class Renderer:
             points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
             shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
         points = np.concatenate(points)
-        centre = 0.5 * (points.min(0) + points.max(0))
-        # radius rounded up to a power of 1.1 and centre snapped to whole texels: the map only
-        # changes in steps, so shadow edges stay still while bodies move
-        radius = 0.5 * np.linalg.norm(points.max(0) - points.min(0)) * 1.02 + 0.05
-        radius = 1.1 ** math.ceil(math.log(radius, 1.1))
-        texel = 2.0 * radius / self.shadow_map.width
         look = matrix44.create_look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
-        centre_light = np.round((centre @ look[:3, :3]) / texel) * texel
+        across = points @ look[:3, :3]  # along the light's right, up and back axes, m
+        low, high = across.min(0), across.max(0)
+        # sizes rounded up (half-width to a power of 1.1, texels to SHADOW_STEP) and the centre
+        # snapped to whole texels: the map only changes in steps, so shadow edges stay still
+        # while bodies move
+        half = 1.1 ** math.ceil(math.log(0.5 * (high - low)[:2].max() * 1.02 + 0.05, 1.1))
+        size = self.shadow_map.width
+        nearest = max(float(((points - camera.eye) @ -camera.back).min()),
+                      camera.clip_range()[0])
+        wanted = 2.0 * half / camera.world_per_pixel(nearest, height)
+        texels = int(min(size, SHADOW_STEP * math.ceil(wanted / SHADOW_STEP)))
+        texel = 2.0 * half / texels
+        centre_light = np.round(0.5 * (low + high) / texel) * texel
         centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
-        eye = centre + LIGHT_DIR * 2.0 * radius
+        reach = 0.5 * np.linalg.norm(high - low) * 1.02 + 0.05  # depth: the whole box's
+        eye = centre + LIGHT_DIR * 2.0 * reach
         light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
-        proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius,
-                                                     0.0, 4.0 * radius)
-        return (light_view @ proj).astype(np.float32), texel, shadows
+        proj = matrix44.create_orthogonal_projection(-half, half, -half, half, 0.0, 4.0 * reach)
+        corner = np.eye(4)  # light clip space x, y ∈ ±1 → the corner's texels
+        corner[0, 0] = corner[1, 1] = texels / size
+        corner[3, :2] = texels / size - 1.0
+        return (light_view @ proj @ corner).astype(np.float32), texel, shadows, texels
 
-    def _shadow_pass(self, groups, light_vp: np.ndarray) -> bool:
-        """Draw the casters into the shadow map — unless the map already holds exactly these
-        casters (same meshes, levels, instances and light), as when everything rests: the
-        camera may move, the map depends on the bodies alone. True if it drew."""
+    def _shadow_pass(self, groups, light_vp: np.ndarray, texels: int) -> bool:
+        """Draw the casters into the corner of ``texels`` per side of the shadow map —
+        unless the map already holds exactly these casters (same meshes, levels, instances and
+        light), as when everything rests: the camera may move, the map depends on the bodies
+        alone (and the corner's size, in the light's matrix). True if it drew."""
         key = hashlib.blake2b(light_vp.tobytes(), digest_size=16)
         for gpu, instances in groups:
             key.update(np.array([id(gpu)], dtype=np.int64).tobytes())
@@ -815,8 +906,14 @@ class Renderer:
         self._shadow_key = key.digest()
         ctx = self.ctx
         self.shadow_fbo.use()
-        ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.height)
-        self.shadow_fbo.clear(depth=1.0)
+        size = self.shadow_map.width
+        ctx.viewport = (0, 0, size, size)
+        # the rest of the map stays empty, for receivers beyond the corner (a few texels
+        # past its edge, where the soft edge's lookups reach)
+        used = min(size, texels + 8)
+        cleared = max(used, self._shadow_used)
+        self.shadow_fbo.clear(depth=1.0, viewport=(0, 0, cleared, cleared))
+        self._shadow_used = used
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)
         ctx.depth_func = "<"

@@ -24,8 +24,10 @@ from app.render.renderer import (
     LIGHT_DIR,
     MAX_DRAWN_FACES,
     PREPARE_INLINE_FACES,
+    SHADOW_SIZE,
     OffscreenTarget,
     Renderer,
+    _disjoint_cover,
     _prepared,
     _prepared_lock,
     palette_color,
@@ -147,8 +149,8 @@ def test_shadow_map_is_reused_while_the_casters_rest(gl, monkeypatch):
     monkeypatch.setattr(renderer, "_shadow_key", None)
     original = Renderer._shadow_pass
 
-    def counting(self, groups, light_vp):
-        did = original(self, groups, light_vp)
+    def counting(self, *args):
+        did = original(self, *args)
         if self is renderer:
             drawn.append(did)
         return did
@@ -198,13 +200,194 @@ def test_shadows_are_drawn_whole_within_each_bodys_floor_rectangle(gl, monkeypat
     light_space = renderer._light_space
     whole = (-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)
     monkeypatch.setattr(renderer, "_light_space",
-                        lambda v: (*light_space(v)[:2], np.array([whole])))
+                        lambda *a: (*light_space(*a)[:2], np.array([whole]), light_space(*a)[3]))
     everywhere = render(gl, view, cam, options)
-    assert len(light_space(view)[2]) == 4
+    assert len(light_space(view, cam, SIZE[1])[2]) == 4
     differ = np.abs(per_body - everywhere).max(axis=2) > 2
     assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
     shaded = np.abs(per_body - render_unshadowed(gl, view, cam, options)).max(axis=2) > 8
     assert shaded.sum() > 200  # there are shadows to compare
+
+
+def test_overlapping_shadow_rectangles_are_drawn_as_a_disjoint_cover(gl, monkeypatch):
+    """A crowd of bodies: their floor rectangles overlap several times over and are drawn as
+    fewer rectangles that do not overlap; the same image as with the whole floor shadowed."""
+    _, renderer, _ = gl
+    rng = np.random.default_rng(3)
+    shapes = [builtin_shape("box", [0.2, 0.15, 0.1]), builtin_shape("sphere", [0.1])] * 30
+    pos = rng.uniform((-1.0, 0.1, -1.0), (1.0, 1.5, 1.0), (len(shapes), 3))
+    quat = quat_from_axis_angle(rng.normal(size=(len(shapes), 3)),
+                                rng.uniform(0, np.pi, len(shapes)))
+    view = make_view(shapes, pos, [RED, GREEN, BLUE] * 20, quat=quat)
+    cam = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.5, pitch=0.6, distance=5.0)
+    drawn = []
+
+    def recording(rects):
+        drawn.append((len(rects), _disjoint_cover(rects)))
+        return drawn[-1][1]
+    monkeypatch.setattr("app.render.renderer._disjoint_cover", recording)
+    covered = render(gl, view, cam)
+    (rectangles, cover), = drawn
+    assert rectangles == len(shapes) and len(cover) < rectangles
+    light_space = renderer._light_space
+    whole = (-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)
+    monkeypatch.setattr(renderer, "_light_space",
+                        lambda *a: (*light_space(*a)[:2], np.array([whole]), light_space(*a)[3]))
+    everywhere = render(gl, view, cam)
+    differ = np.abs(covered - everywhere).max(axis=2) > 2
+    assert differ.sum() <= 4, differ.sum()  # a stray edge pixel at most
+    shaded = np.abs(covered - render_unshadowed(gl, view, cam, NO_GIZMOS)).max(axis=2) > 8
+    assert shaded.sum() > 2000  # the floor's shadows among them
+
+
+@pytest.mark.parametrize("cached", [False, True])
+@pytest.mark.parametrize("distance, pitch", [(0.6, 0.3), (1.0, 0.3), (3.0, 1.0), (6.0, 0.1),
+                                             (6.0, 0.3), (9.2, 0.44), (15.0, 0.6)])
+def test_the_shadow_on_the_floor_shows_from_every_camera_pose(gl, distance, pitch, cached):
+    """A body's shadow on the floor, in its rectangle, shows whatever the camera's distance
+    and pitch, with and without the cached background: the whole floor behind it is drawn at
+    its exact depth (``floor_depth``), where its interpolated depth lay up to ~150 units in
+    front of the rectangle at some of these poses, and the shadow went missing."""
+    _, renderer, _ = gl
+    body = np.array([0.0, 0.5, 0.0])
+    view = make_view([builtin_shape("sphere", [0.15])], [body], [RED])
+    shadow = body - LIGHT_DIR * body[1] / LIGHT_DIR[1]
+    cam = OrbitCamera(target=shadow + (0.0, 0.2, 0.0), yaw=0.6, pitch=pitch, distance=distance)
+    renderer.cache_background = cached
+    try:
+        image = render(gl, view, cam)
+    finally:
+        renderer.cache_background = False
+    unshadowed = render_unshadowed(gl, view, cam, NO_GIZMOS)
+    assert dominant(pixel(image, cam, shadow)) == -1  # the floor, not the body
+    assert luminance(pixel(image, cam, shadow)) < 0.75 * luminance(pixel(unshadowed, cam, shadow))
+
+
+@pytest.mark.parametrize("distance, pitch", [(3.0, 0.2), (6.0, 0.4), (9.2, 0.44)])
+def test_floor_shadows_are_whole_in_a_multisampled_target(gl, distance, pitch):
+    """With 4 samples a pixel (the window's framebuffer) the shadows on the floor cover as
+    many pixels as without: the rectangles' depth is taken at the samples, the whole floor's
+    exact depth at the pixel centre, up to a pixel's depth slope apart on a grazing floor (a
+    rectangle losing there shows as stripes of lit floor across its shadows)."""
+    ctx, renderer, _ = gl
+    shapes = [builtin_shape("t_handle", [1.2]), builtin_shape("box", [0.4, 0.3, 0.2]),
+              builtin_shape("sphere", [0.15])]
+    view = make_view(shapes, [(0.2, 1.0, 0.0), (-0.3, 0.16, 0.2), (0.5, 0.5, -0.4)],
+                     [RED, GREEN, BLUE])
+    cam = OrbitCamera(target=(0.0, 0.3, 0.0), yaw=0.4, pitch=pitch, distance=distance)
+    size = (1280, 720)  # the window's
+    dark = []
+    for samples in (0, 4):
+        target = OffscreenTarget(ctx, size, samples=samples)
+        try:
+            images = []
+            for shadows in (True, False):
+                renderer.shadows = shadows
+                renderer.render(view, cam, size, NO_GIZMOS, fbo=target.fbo)
+                images.append(target.read().astype(int))
+        finally:
+            renderer.shadows = True
+            target.release()
+        dark.append((np.abs(images[0] - images[1]).max(axis=2) > 20).sum())
+    assert dark[0] > 500  # there are shadows to compare
+    assert abs(dark[1] - dark[0]) < 0.05 * dark[0], dark
+
+
+def test_shadow_map_texels_follow_the_pixels_and_the_shadows_stay_put(gl, monkeypatch):
+    """The light's box is drawn with texels about a pixel wide where the nearest body is: the
+    whole map for a camera close by, a corner of it from afar (and fewer texels for a smaller
+    viewport); from afar the shadows (on the floor and on the bodies) cover the same pixels as
+    with the whole map, to within their soft edges."""
+    _, renderer, _ = gl
+    shapes = [builtin_shape("t_handle", [1.2]), builtin_shape("box", [0.4, 0.3, 0.2]),
+              builtin_shape("sphere", [0.15])]
+    pos = [(0.2, 1.0, 0.0), (-0.3, 0.16, 0.2), (0.5, 0.5, -0.4)]
+    view = make_view(shapes, pos, [RED, GREEN, BLUE])
+    near = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.4, pitch=0.5, distance=2.0)
+    far = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.4, pitch=0.5, distance=4.0)
+    assert renderer._light_space(view, near, 720)[3] == SHADOW_SIZE
+    from_afar = renderer._light_space(view, far, SIZE[1])[3]
+    assert from_afar < renderer._light_space(view, far, 720)[3] < SHADOW_SIZE
+    fitted = render(gl, view, far)
+    light_space = renderer._light_space
+    monkeypatch.setattr(renderer, "_light_space",
+                        lambda v, cam, height: light_space(v, cam, 100 * height))
+    assert renderer._light_space(view, far, SIZE[1])[3] == SHADOW_SIZE
+    whole = render(gl, view, far)
+    unshadowed = render_unshadowed(gl, view, far, NO_GIZMOS)
+    dark = [np.abs(image - unshadowed).max(axis=2) > 20 for image in (fitted, whole)]
+    assert dark[1].sum() > 300  # there are shadows to compare
+    # differences lie on the edges of shadows (within 2 px of both shadow and light), but for
+    # a few pixels where a curved body turns from the light (coarser texels self-shadow there)
+    edge = spread(dark[1], 2) & spread(~dark[1], 2)
+    assert (dark[0] != dark[1])[~edge].sum() <= 8
+    assert (dark[0] != dark[1]).sum() < 0.15 * dark[1].sum()
+
+
+def spread(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """The (h, w) bool ``mask`` grown by ``pixels`` in every direction (a square's reach)."""
+    padded = np.pad(mask, pixels)
+    h, w = mask.shape
+    return np.any([padded[i:i + h, j:j + w] for i in range(2 * pixels + 1)
+                   for j in range(2 * pixels + 1)], axis=0)
+
+
+def test_the_highlight_by_products_is_pows(gl, monkeypatch):
+    """``highlight_power`` (lighting.glsl) raises to the bodies' and the gizmos' shininess by
+    products: the same image, highlights included, as lighting.glsl with GLSL's pow."""
+    options = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
+                           inertia_ellipsoid=True)
+    view = make_view([builtin_shape("sphere", [0.3]), builtin_shape("box", [0.4, 0.3, 0.2]),
+                      builtin_shape("t_handle", [1.5])],
+                     [(0.0, 0.5, 0.0), (0.6, 0.2, 0.3), (-0.5, 0.6, 0.2)], [RED, GREEN, BLUE])
+    view = FrameView(**{**view.__dict__, "omega": np.array([[0.0, 3.0, 1.0]] * 3),
+                        "ang_mom": np.array([[1.0, 2.0, 0.0]] * 3)})
+    cam = OrbitCamera(target=(0.0, 0.4, 0.0), yaw=0.5, pitch=0.4, distance=2.5)
+    by_products = "highlight_power(max(dots.y, 0.0), shininess)"
+    assert by_products in resources.shader_source("lighting.glsl")
+    ctx, _, target = gl
+    images = []
+    for power in (by_products, "pow(max(dots.y, 0.0), shininess)"):
+        source = resources.shader_source
+        monkeypatch.setattr(resources, "shader_source",
+                            lambda name: source(name).replace(by_products, power))
+        for include in resources.INCLUDES:  # read again, through the patch (and after it,
+            ctx.includes.pop(include, None)  # the files' own text for later renderers)
+        renderer = Renderer(ctx)
+        try:
+            renderer.render(view, cam, SIZE, options, fbo=target.fbo)
+            images.append(target.read().astype(int))
+        finally:
+            renderer.release()
+            monkeypatch.undo()
+            for include in resources.INCLUDES:
+                ctx.includes.pop(include, None)
+    assert np.abs(images[0] - images[1]).max() <= 1
+    assert (images[0] > 200).all(axis=2).sum() > 10  # highlights to compare
+
+
+def test_disjoint_cover_covers_every_rectangle_once():
+    """Random rectangles: every point of each lies in exactly one piece of the cover; dense
+    ones give fewer pieces, a few far apart are kept as they are (a cover would be larger)."""
+    rng = np.random.default_rng(4)
+    centre = rng.uniform(-2.0, 2.0, (300, 2))
+    half = rng.uniform(0.05, 0.4, (300, 2))
+    rects = np.hstack([centre - half, centre + half])
+    cover = _disjoint_cover(rects)
+    assert len(cover) < len(rects) / 4
+    t = rng.uniform(0.0, 1.0, (300, 40, 2))
+    points = rects[:, None, :2] + t * (rects[:, None, 2:] - rects[:, None, :2])   # (300, 40, 2)
+    inside = ((points[..., None, :] >= cover[:, :2]) & (points[..., None, :] <= cover[:, 2:])
+              ).all(axis=-1)                                                       # (300, 40, j)
+    assert (inside.sum(axis=-1) >= 1).all()
+    interior = ((points[..., None, :] > cover[:, :2]) & (points[..., None, :] < cover[:, 2:])
+                ).all(axis=-1)
+    assert (interior.sum(axis=-1) <= 1).all()
+    area = np.prod(cover[:, 2:] - cover[:, :2], axis=1).sum()
+    assert area <= np.prod(rects[:, 2:] - rects[:, :2], axis=1).sum()
+    far = np.array([(0.0, 0.0, 0.3, 0.3), (40.0, 5.0, 40.2, 5.4), (-9.0, 30.0, -8.8, 30.1)])
+    assert np.array_equal(_disjoint_cover(far), far)
+    assert np.array_equal(_disjoint_cover(far[:1]), far[:1])
 
 
 def render_unshadowed(gl, view, camera, gizmos) -> np.ndarray:
