@@ -398,6 +398,21 @@ def test_while_a_mesh_loads_other_threads_hand_the_gil_back_promptly(app, tmp_pa
     assert sys.getswitchinterval() == before
 
 
+def test_loads_under_way_at_once_restore_the_interval_after_the_last_whatever_the_order():
+    """Two loaders' loads overlap (the first ends before the second): the interval stays
+    GIL_HANDOFF until both have ended, then is what it was before either began."""
+    from app.loader import _PromptGilHandoff
+
+    before = sys.getswitchinterval()
+    handoff = _PromptGilHandoff()
+    handoff.__enter__()
+    handoff.__enter__()
+    handoff.__exit__(None, None, None)  # the first load ends while the second goes on
+    assert sys.getswitchinterval() == GIL_HANDOFF
+    handoff.__exit__(None, None, None)
+    assert sys.getswitchinterval() == before
+
+
 def test_the_loader_loads_the_big_mesh_kernels_before_any_drop():
     """A fresh process: once a Loader exists, its helper has loaded the compiled code only big
     meshes use (the first level's clustering, the hull's grid search), with the array types a
