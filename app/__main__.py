@@ -473,19 +473,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             joints_out.write(",".join(JOINT_CSV_COLUMNS) + "\n")
         pending: list[np.ndarray] = []
         rows = 0
-        for k in range(steps + 1):
-            if k:
-                try:
-                    rate = schedule.apply_due(world, k - 1, hz)
-                except SceneError as e:
-                    raise _Failure(str(e), 1) from None
-                if rate != hz:  # a replay changed the rate
-                    clock, hz = (k - 1, clock[1] + (k - 1 - clock[0]) / hz), rate
-                world.step(1.0 / hz)
-                progress.update(k)
-                for joint_id, joint in world.take_broken_joints():
-                    log.info("t = %.6g s: joint %d (%s) broke past its break force",
-                             k / scene.hz, joint_id, joint.kind)
+        k = 0  # steps taken
+        while True:
             t = clock[1] + (k - clock[0]) / hz
             if k % args.every == 0:
                 if joints_out is not None:
@@ -494,6 +483,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 rows += world.count
                 if len(pending) * world.count >= _CHUNK_ROWS:
                     _write_rows(out, pending)
+            if k == steps:
+                break
+            try:
+                rate = schedule.apply_due(world, k, hz)
+            except SceneError as e:
+                raise _Failure(str(e), 1) from None
+            if rate != hz:  # a replay changed the rate
+                clock, hz = (k, clock[1] + (k - clock[0]) / hz), rate
+            # one batch to the next sample or command (docs/architecture.md#batches)
+            batch_end = min((k // args.every + 1) * args.every, steps, schedule.next_step(k))
+            world.advance(1.0 / hz, batch_end - k)
+            k = batch_end
+            progress.update(k)
+            for joint_id, joint in world.take_broken_joints():
+                log.info("t ≤ %.6g s: joint %d (%s) broke past its break force",
+                         clock[1] + (k - clock[0]) / hz, joint_id, joint.kind)
         _write_rows(out, pending)
     progress.finish()
     log.info("%s: %d steps of %g s, %d rows → %s", args.scene, steps, scene.dt, rows, args.out)

@@ -130,8 +130,9 @@ def run_log(world: World, hz: float, step: int, until: int, commands) -> float:
         while k < len(pending) and pending[k].step == step:
             hz = apply_command(world, pending[k], hz)
             k += 1
-        world.step(1.0 / hz)
-        step += 1
+        batch_end = pending[k].step if k < len(pending) else until
+        world.advance(1.0 / hz, batch_end - step)
+        step = batch_end
     return hz
 
 
@@ -185,6 +186,20 @@ class History:
         if due or self._work >= CHECKPOINT_WORK:
             self._checkpoint(world, step, hz, early=not due)
             self._trim(now)
+
+    def steps_until_due(self, time: float, dt: float, limit: int) -> int:
+        """How many steps of dt from sim time ``time`` s reach the next ring frame or
+        checkpoint, at most ``limit`` (≥ 1): the physics thread runs them as one batch and
+        calls ``after_step`` at its end, so every frame and checkpoint lands on the step it
+        would have one step at a time. The times are summed as the step sums them."""
+        due = min(self._frame_times[-1] + self._ring_dt * (1.0 - 1e-9),
+                  self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9))
+        steps = 1
+        time += dt
+        while time < due and steps < limit:
+            time += dt
+            steps += 1
+        return steps
 
     def log(self, step: int, name: str, args: tuple = (), kwargs: dict | None = None) -> None:
         """A command applied at the boundary after ``step`` steps changed the world."""
@@ -345,6 +360,9 @@ class NoHistory:
 
     def after_step(self, world: World, step: int, hz: float, cost: float = 0.0) -> None:
         pass
+
+    def steps_until_due(self, time: float, dt: float, limit: int) -> int:
+        return limit
 
     def log(self, step: int, name: str, args: tuple = (), kwargs: dict | None = None) -> None:
         pass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -344,6 +345,13 @@ class Schedule:
                 raise SceneError(f"{self._source}:{line or '?'}: [[command]] {command.name}: "
                                  f"{e}") from None
         return hz
+
+    def next_step(self, after: int) -> float:
+        """The step of the next command due after ``after`` steps (inf when none is)."""
+        for command, _ in self._pending:
+            if command.step > after:
+                return command.step
+        return math.inf
 
     def run_steps(self, sim: Simulation, n: int) -> Snapshot:
         """``sim.run_steps(n)`` with each command submitted at its step."""

@@ -362,8 +362,9 @@ class Simulation:
         self.stop()
 
     def run_steps(self, n: int) -> Snapshot:
-        """Offline: take exactly n steps now on the calling thread, applying queued commands
-        before each step and after the last; ignores pause, time scale and wall time.
+        """Offline: take exactly n steps now on the calling thread, applying the queued
+        commands first and after the last step (any queued meanwhile, at the boundary of the
+        batch under way); ignores pause, time scale and wall time.
         Returns the snapshot it publishes. Same commands at the same step boundaries give
         bit-identical results."""
         if self.running:
@@ -372,9 +373,10 @@ class Simulation:
             raise ValueError(f"run_steps needs a whole number of steps ≥ 0, got {n!r}")
         done: list = []
         try:
-            for _ in range(int(n)):
+            taken = 0
+            while taken < n:
                 done += self._apply_queued()
-                self._advance()
+                taken += self._advance(int(n) - taken)
             done += self._apply_queued()
         finally:  # a failing step still leaves the applied commands resolved and published
             self._behind = False
@@ -566,15 +568,22 @@ class Simulation:
         self._history.log(self._step, method, args, kwargs)
         return result
 
-    def _advance(self) -> None:
-        """One step of dt, counted and remembered; then the replay's commands due at the new
-        step boundary."""
+    def _advance(self, limit: int = 1) -> int:
+        """Up to ``limit`` steps of dt as one batch (``World.advance``), ending early at the
+        next step boundary where the history keeps a frame or a checkpoint or the replay has a
+        command; counted and remembered, then the replay's commands due there. Returns the
+        steps taken (≥ 1)."""
+        dt = 1.0 / self._hz
+        if self._script:
+            limit = min(limit, max(self._script[0].command.step - self._step, 1))
+        steps = self._history.steps_until_due(self._world.state.time, dt, max(limit, 1))
         start = time.perf_counter()
-        self._world.step(1.0 / self._hz)
-        self._step += 1
+        self._world.advance(dt, steps)
+        self._step += steps
         self._history.after_step(self._world, self._step, self._hz,
                                  time.perf_counter() - start)
         self._play_due()
+        return steps
 
     def _play_due(self) -> None:
         """Apply the script's commands due at this step boundary (logged like any command).
@@ -710,9 +719,9 @@ class Simulation:
         start = time.perf_counter()
         steps = 0
         while owed >= dt and steps < cap:
-            self._advance()
-            steps += 1
-            owed -= dt
+            taken = self._advance(min(cap - steps, max(int(owed / dt), 1)))
+            steps += taken
+            owed -= taken * dt
             if time.perf_counter() - start >= self._batch_budget:
                 break
         self._behind = owed >= dt

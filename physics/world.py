@@ -426,6 +426,15 @@ class World:
         return self.state.asleep.copy()
 
     # ---- the step -----------------------------------------------------------------------
+    def advance(self, dt: float, steps: int) -> None:
+        """Advance by ``steps`` fixed steps of dt seconds in one call: the same bits as calling
+        ``step(dt)`` that many times (docs/architecture.md#batches). Callers run the steps due
+        between two moments they need the world (a frame, a sample, a command) as one batch."""
+        if not (isinstance(steps, (int, np.integer)) and steps >= 0):
+            raise ValueError(f"advance needs a whole number of steps ≥ 0, got {steps!r}")
+        for _ in range(int(steps)):
+            self.step(dt)
+
     def step(self, dt: float) -> None:
         """Advance by one fixed step of dt seconds."""
         h = float(dt)

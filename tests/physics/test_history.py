@@ -269,3 +269,26 @@ def test_history_length_is_checked():
             history.set_seconds(bad)
     history.set_seconds(600)
     assert history.seconds == 600
+
+
+def test_batches_keep_frames_and_checkpoints_on_the_steps_of_single_steps(monkeypatch):
+    """The physics thread runs the steps up to the next ring frame or checkpoint as one batch
+    (``steps_until_due``): the history it keeps is the one stepping one by one keeps."""
+    monkeypatch.setattr("physics.history.CHECKPOINT_WORK", float("inf"))
+    single_world, batch_world = start_world(), start_world()
+    single, batched = History(single_world, 0, HZ), History(batch_world, 0, HZ)
+    for step in range(1, 3 * HZ + 1):
+        single_world.step(1.0 / HZ)
+        single.after_step(single_world, step, HZ)
+    step, sizes = 0, []
+    while step < 3 * HZ:
+        size = batched.steps_until_due(batch_world.state.time, 1.0 / HZ, 3 * HZ - step)
+        batch_world.advance(1.0 / HZ, size)
+        step += size
+        sizes.append(size)
+        batched.after_step(batch_world, step, HZ)
+    assert max(sizes) == HZ // RING_HZ and len(sizes) == 3 * RING_HZ  # 4 steps a frame
+    assert [f.step for f in batched.frames()] == [f.step for f in single.frames()]
+    assert ([(c.step, c.time) for c in batched._checkpoints]
+            == [(c.step, c.time) for c in single._checkpoints])
+    assert len(single._checkpoints) == 4

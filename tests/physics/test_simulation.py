@@ -128,6 +128,29 @@ def test_threaded_run_computes_exactly_what_the_offline_run_computes(running):
     np.testing.assert_array_equal(offline.vel, threaded.vel)
 
 
+def test_the_thread_runs_the_steps_due_between_snapshots_in_batches(running, monkeypatch):
+    """At 240 Hz and 120 snapshots a second about two steps are due at each wake-up: they run
+    as one ``World.advance`` call, split only where the history keeps a ring frame (every 4
+    steps), so the frames land on the steps they would one step at a time."""
+    sizes = []
+    real_advance = World.advance
+
+    def advance(self, dt, steps):
+        sizes.append(steps)
+        real_advance(self, dt, steps)
+
+    monkeypatch.setattr(World, "advance", advance)
+    sim = running(box_world(), hz=240)
+    assert wait_for(lambda: sim.latest().step >= 120)
+    sim.stop()
+    ends = np.cumsum(sizes)
+    assert ends[-1] == sim.latest().step
+    assert max(sizes) >= 2
+    starts = ends - np.array(sizes)
+    # no batch runs past a ring frame: no multiple of 4 strictly between its start and end
+    assert np.all((ends - 1) // 4 == starts // 4)
+
+
 def test_reset_restores_the_initial_state_and_the_reset_point():
     sim = Simulation(box_world())
     initial = sim.latest()

@@ -311,3 +311,47 @@ def test_add_group_adds_bodies_and_joints_at_once_or_nothing():
     assert (world.count, len(world.joints.defs)) == before[:2]
     np.testing.assert_array_equal(world.state.pos, before[2])
     assert world.add_body(bodies[0]) == 3  # no id was used up by the refused group
+
+
+def batch_world() -> World:
+    """Every kind of step a world takes at once: a pile falling asleep on a static plate, a
+    hinged pair swinging into it, a held force and the grab, walls."""
+    from physics.constraints.joint import WORLD, JointDef
+    world = World(WorldDef(restitution=0.3))
+    flat = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # its thin z side up
+    world.add_body(box_body((1.2, 1.2, 0.05), position=[0.0, 0.3, 0.0], orientation=flat,
+                            static=True))
+    for k in range(6):
+        world.add_body(box_body((0.2, 0.15, 0.1), position=[0.05 * k, 0.5 + 0.2 * k, 0.0],
+                                angular_velocity=[0.0, k, 0.0]))
+    link = world.add_body(box_body((0.3, 0.05, 0.05), position=[0.9, 1.2, 0.0]))
+    world.add_joint(JointDef("hinge", link, WORLD, anchor=[0.75, 1.2, 0.0], axis=[0, 0, 1]))
+    world.set_external_force(2, force=[0.5, 0.0, 0.0])
+    world.set_grab(3, [0.05, 0.0, 0.0], [0.2, 1.5, 0.0], 50.0, 2.0)
+    return world
+
+
+def test_advancing_in_batches_gives_the_bits_of_stepping_one_by_one():
+    from tests.physics.world_compare import assert_same_world
+    one_by_one, batched, whole = batch_world(), batch_world(), batch_world()
+    for _ in range(720):
+        one_by_one.step(H)
+    sizes = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 619)  # batches of all sizes
+    assert sum(sizes) == 720
+    for size in sizes:
+        batched.advance(H, size)
+    whole.advance(H, 720)
+    assert one_by_one.asleep().sum() >= 3  # the pile on the plate went to sleep on the way
+    assert_same_world(batched, one_by_one)
+    assert_same_world(whole, one_by_one)
+
+
+@pytest.mark.parametrize("steps", [-1, 2.0, "3", None])
+def test_advance_refuses_a_step_count_that_is_not_a_whole_number(steps):
+    world = batch_world()
+    before = world.state.pos.copy()
+    with pytest.raises(ValueError, match="whole number of steps"):
+        world.advance(H, steps)
+    np.testing.assert_array_equal(world.state.pos, before)
+    world.advance(H, 0)
+    np.testing.assert_array_equal(world.state.pos, before)
