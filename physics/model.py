@@ -264,6 +264,42 @@ class HullSet(NamedTuple):
     box_centre: np.ndarray
 
 
+class ShapeSet(NamedTuple):
+    """Collision shapes as the contact kernels read them (the bodies, or the convex pieces of
+    ``Model.pieces``): ids (n,) int64 stable ids; radius (n,) m (0 = hull shape); bound (n,) m
+    bounding radius about the shape's origin; hulls the body-frame ``HullSet``; world the
+    ``HullSet`` buffer a step fills with them in the world (``Model.world_hulls_buffer``)."""
+
+    ids: np.ndarray
+    radius: np.ndarray
+    bound: np.ndarray
+    hulls: HullSet
+    world: HullSet
+
+
+class PiecePlacing(NamedTuple):
+    """Where the pieces of ``Model.pieces`` sit in the bodies: body i's pieces are rows first[i]
+    … first[i] + count[i] − 1 (n,) int64, each at centre (P, 3) m in its body's frame; body (P,)
+    int64 the body row of each piece."""
+
+    first: np.ndarray
+    count: np.ndarray
+    centre: np.ndarray
+    body: np.ndarray
+
+
+class CollisionSet(NamedTuple):
+    """The model as a step's contact search reads it (collision/find.py): the bodies' shapes
+    (a ``ShapeSet``), compound (n,) bool the bodies that collide as convex pieces, the pieces'
+    placing (a ``PiecePlacing``) and their shapes (a ``ShapeSet``). Made once per change of the
+    bodies (``Model.collision``)."""
+
+    bodies: ShapeSet
+    compound: np.ndarray
+    placing: PiecePlacing
+    pieces: ShapeSet
+
+
 @dataclass
 class Model:
     """Static data of N bodies (rows) and the world; built and edited by ``World`` only.
@@ -328,6 +364,7 @@ class Model:
     # records and their arrays cost more than the transform of a small scene's hulls
     _hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
     _world_hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
+    _collision: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -354,8 +391,21 @@ class Model:
                 box_centre=np.empty_like(body.box_centre))
         return self._world_hulls
 
+    @property
+    def collision(self) -> tuple:
+        """The ``CollisionSet`` of the bodies as nested plain tuples, as it crosses into a
+        compiled kernel (docs/architecture.md#records); made once per change of the bodies."""
+        if self._collision is None:
+            pieces = self.pieces if self.pieces is not None else Model(self.settings)
+            self._collision = (
+                _shapes(self), self.compound,
+                tuple(PiecePlacing(self.piece_first, self.piece_count, self.piece_centre,
+                                   self.piece_body)),
+                _shapes(pieces))
+        return self._collision
+
     def _hulls_changed(self) -> None:
-        self._hulls = self._world_hulls = None
+        self._hulls = self._world_hulls = self._collision = None
 
     def effective_restitution(self) -> np.ndarray:
         """(n,) per-body restitution with the world default filled in."""
@@ -411,6 +461,7 @@ class Model:
         """Make body ``row`` collide with other bodies as these convex pieces (k_i, 3), body
         frame, m (``check_pieces``), or as its own shape (no pieces)."""
         pieces = check_pieces(pieces, self.radius[row])
+        self._collision = None
         if self.pieces is None:
             self.pieces = Model(self.settings)
         self._check_piece_room(max(len(pieces), 1) - self.piece_count[row])
@@ -524,6 +575,12 @@ class Model:
             [0.0, 0.0, 1.0, -sz / 2],
             [0.0, 0.0, -1.0, -sz / 2],
         ])
+
+
+def _shapes(model: Model) -> tuple:
+    """The ``ShapeSet`` of a model's rows as nested plain tuples."""
+    return (model.ids, model.radius, model.bound_radius, tuple(model.hulls),
+            tuple(model.world_hulls_buffer))
 
 
 def _drop_segment(start: np.ndarray, row: int) -> np.ndarray:

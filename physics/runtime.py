@@ -44,6 +44,7 @@ import ctypes.util
 import os
 
 import numba
+from numba.np.ufunc import parallel as _pool  # the thread pool's state (parallel_threads)
 
 from physics.kernel_cache import drop_stale_kernels
 from physics.settings import ARRAY_HUGE_PAGES, MMAP_THRESHOLD, SPIN_COUNT, TRIM_THRESHOLD
@@ -77,8 +78,17 @@ def configure() -> None:
 
 
 def parallel_threads() -> int:
-    """Threads a parallel kernel launched now, from this thread, would use."""
-    return numba.get_num_threads()
+    """Threads a parallel kernel launched now, from this thread, would use.
+
+    Every step asks (collision/find.py: compiled code cannot, numba's answer there is not
+    cached with the kernel), so it is kept cheap and launches nothing: ``numba.get_num_threads``
+    launches the thread pool first, ~3 µs a call here. Before the pool is launched no thread can
+    have set its own count (``use_threads`` launches it), so the answer is
+    ``NUMBA_NUM_THREADS``; after, the threading layer's count for this thread (~0.3 µs)."""
+    if not getattr(_pool, "_is_initialized", True):
+        return numba.config.NUMBA_NUM_THREADS
+    read = getattr(_pool, "_get_num_threads", None)
+    return read() if read is not None else numba.get_num_threads()
 
 
 def use_threads(count: int) -> int:

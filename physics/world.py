@@ -13,11 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physics.collision.broadphase import pairs_within_reach, reach
 from physics.collision.contact import Contacts
-from physics.collision.narrowphase import pair_contacts
-from physics.collision.pieces import compound_pairs, piece_contacts
-from physics.collision.walls import wall_clearance, wall_contacts
+from physics.collision.find import NO_BANNED, find_contacts_plain
+from physics.collision.walls import wall_clearance
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import resting_contacts
 from physics.constraints.solve import one_sided
@@ -62,6 +60,7 @@ from physics.model import (
     check_static,
     check_vector,
 )
+from physics.runtime import parallel_threads
 from physics.settings import (
     GRAB_MIN_ARM,
     MAX_STEP,
@@ -625,26 +624,14 @@ class World:
 
     def _find_contacts(self, rotm, vel, omega, planes, awake, h) -> Contacts:
         """Wall contacts and body-pair contacts of this step, in one list; sleeping bodies have
-        none with the walls or with each other."""
+        none with the walls or with each other (collision/find.py, in one compiled call)."""
         m, s = self.model, self.state
-        walls = wall_contacts(
-            s.pos, rotm, vel, omega, m.ids, m.radius, m.bound_radius, m.hull_points, m.hull_start,
-            planes, h, awake)
-        pairs, s.swept_pairs = pairs_within_reach(s.swept_pairs, m.ids, s.pos,
-                                                  reach(vel, omega, m.bound_radius, h))
-        if not awake.all():
-            pairs = np.compress(awake[pairs[:, 0]] | awake[pairs[:, 1]], pairs, axis=0)
-        pairs = self._without_joined(pairs)
-        pieces = None
-        if m.compound.any():  # compound bodies meet piece by piece
-            compound = compound_pairs(pairs, m.compound)
-            pieces, s.piece_manifolds = piece_contacts(pairs[compound], s.pos, rotm, vel, omega,
-                                                       m, h, s.piece_manifolds)
-            pairs = pairs[~compound]
-        found, s.manifolds = pair_contacts(pairs, s.pos, rotm, vel, omega, m, h, s.manifolds)
-        if pieces is not None and pieces.count:
-            found = Contacts.join(found, pieces)
-        return Contacts.join(walls, found) if found.count else walls
+        banned = self.joints.unjoined_keys(m.ids) if self.joints.defs else NO_BANNED
+        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+        contacts, s.swept_pairs, s.manifolds, s.piece_manifolds = find_contacts_plain(
+            m.collision, s.pos, rotm, vel, omega, planes, awake, h, tuple(s.swept_pairs),
+            tuple(s.manifolds), tuple(s.piece_manifolds), banned, parallel_threads())
+        return contacts
 
     def _wake_struck(self, contacts, vel, omega, h) -> bool:
         """Wake each sleeping island an awake body strikes faster than the restitution
@@ -690,18 +677,6 @@ class World:
         touching[first[on]] = True
         touching[other[static[first] & (second >= 0)]] = True
         return touching
-
-    def _without_joined(self, pairs) -> np.ndarray:
-        """Candidate pairs (p, 2) of rows, less those two bodies joined without ``collide``."""
-        if not self.joints.defs or len(pairs) == 0:
-            return pairs
-        banned = self.joints.unjoined_keys(self.model.ids)
-        if len(banned) == 0:
-            return pairs
-        n = np.int64(self.model.count)
-        keys = pairs.min(axis=1).astype(np.int64) * n + pairs.max(axis=1)
-        at = np.minimum(np.searchsorted(banned, keys), len(banned) - 1)  # banned is sorted
-        return pairs[banned[at] != keys]
 
     def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
         """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to

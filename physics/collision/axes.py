@@ -29,7 +29,8 @@ from physics.dynamics.warmstart import hash_slot
 NO_AXIS, FACE_OF_FIRST, FACE_OF_SECOND, EDGES = -1, 0, 1, 2
 
 
-def unfound(pairs: int) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def unfound(pairs):
     """(pairs, 3) int64 rows for the narrow phase to fill, one per candidate pair: the kind of
     the axis that kept the pair apart (NO_AXIS where none did) and the local features of the
     lower and the higher id's hull, in that order, the lower id's hull counting as the first

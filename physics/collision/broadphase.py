@@ -21,7 +21,7 @@ very pairs a fresh sweep would (in the kept order, which depends on the history 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -36,15 +36,15 @@ from physics.settings import (
 )
 
 
-@dataclass
-class SweptPairs:
+class SweptPairs(NamedTuple):
     """Pairs (p, 2) int64 rows (i < j) whose fat spheres — centres (n, 3) m, radii fat (n,) m —
-    overlap, for the bodies ids (n,) in these rows. Empty before the first step."""
+    overlap, for the bodies ids (n,) in these rows. Empty before the first step. A record, so
+    it crosses into and out of compiled code (docs/architecture.md#records)."""
 
-    pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
-    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    centre: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    fat: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pairs: np.ndarray = np.zeros((0, 2), dtype=np.int64)
+    ids: np.ndarray = np.zeros(0, dtype=np.int64)
+    centre: np.ndarray = np.zeros((0, 3))
+    fat: np.ndarray = np.zeros(0)
 
 
 def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.ndarray, SweptPairs]:
@@ -53,19 +53,39 @@ def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.nda
     for the next step. ids (n,) body ids; pos (n, 3) m; reach_radius (n,) m."""
     pos = np.ascontiguousarray(pos, dtype=float)
     reach_radius = np.ascontiguousarray(reach_radius, dtype=float)
-    outside = np.zeros(len(pos), dtype=np.bool_)
-    same_bodies = len(ids) == len(kept.ids) and np.array_equal(ids, kept.ids)
+    # the record crosses into the kernel as a plain tuple (docs/architecture.md#records)
+    return _reach_kernel(tuple(kept), np.asarray(ids, dtype=np.int64), pos, reach_radius,
+                         _threads(len(pos)))
+
+
+@njit(cache=True, nogil=True)
+def _reach_kernel(kept, ids, pos, reach_radius, threads):
+    """``kept_pairs_within_reach`` called from Python, the ``SweptPairs`` as a plain tuple."""
+    return kept_pairs_within_reach(SweptPairs(*kept), ids, pos, reach_radius, threads)
+
+
+@njit(cache=True, nogil=True)
+def kept_pairs_within_reach(kept, ids, pos, reach_radius, threads):
+    """``pairs_within_reach`` for compiled callers: kept a ``SweptPairs``; a fresh sweep runs
+    on up to ``threads`` threads (``candidate_pairs``)."""
+    n = pos.shape[0]
+    outside = np.zeros(n, dtype=np.bool_)
+    same_bodies = n == kept.ids.shape[0]
+    for i in range(n if same_bodies else 0):
+        same_bodies = same_bodies and ids[i] == kept.ids[i]
+    leaving = np.zeros(0, dtype=np.int64)
     if same_bodies:
         # 1 nm of slack: positions are rounded to well under that
         _outside_fat(pos, reach_radius, kept.centre, kept.fat, 1e-9, outside)
         leaving = np.flatnonzero(outside)
     if not same_bodies or len(leaving) > MAX_REPLACED:
         fat = reach_radius + FAT_MARGIN
-        kept = SweptPairs(candidate_pairs(pos, fat), np.array(ids), pos.copy(), fat)
+        kept = SweptPairs(sweep_pairs(pos, fat, threads), ids.copy(), pos.copy(), fat)
     elif len(leaving):
         centre, fat = kept.centre.copy(), kept.fat.copy()
-        centre[leaving] = pos[leaving]
-        fat[leaving] = reach_radius[leaving] + FAT_MARGIN
+        for e in leaving:
+            centre[e] = pos[e]
+            fat[e] = reach_radius[e] + FAT_MARGIN
         new = _fat_neighbours(leaving, outside, centre, fat)
         # the kept pairs of bodies that stayed inside their fat spheres, then the new ones
         pairs = np.empty((len(kept.pairs) + len(new), 2), dtype=np.int64)
@@ -74,6 +94,12 @@ def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.nda
     within = np.empty_like(kept.pairs)
     count = _within_reach(kept.pairs, pos, reach_radius, within)
     return within[:count], kept
+
+
+def _threads(bodies: int) -> int:
+    """Threads a sweep of this many bodies may use: asking numba for the count costs µs, so
+    only when the bodies make at least two chunks (``BODIES_PER_CHUNK``)."""
+    return parallel_threads() if bodies >= 2 * BODIES_PER_CHUNK else 1
 
 
 @njit(cache=True, nogil=True)
@@ -146,13 +172,19 @@ def _within_reach(pairs, pos, radius, out):
     return count
 
 
-def reach(vel, omega, bound, h) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def reach(vel, omega, bound, h):
     """(n,) m: bounding radius grown by the margin and by REACH_STEPS steps of the fastest point's
-    motion
-    (|v| + |ω|·bound), the same allowance the wall contacts use."""
-    speed = (np.sqrt(np.einsum("ij,ij->i", vel, vel))
-             + bound * np.sqrt(np.einsum("ij,ij->i", omega, omega)))
-    return bound + SPECULATIVE_MARGIN + REACH_STEPS * h * speed
+    motion (|v| + |ω|·bound), the same allowance the wall contacts use."""
+    n = vel.shape[0]
+    out = np.empty(n)
+    steps = REACH_STEPS * h
+    for i in range(n):
+        speed = (np.sqrt(vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1] + vel[i, 2] * vel[i, 2])
+                 + bound[i] * np.sqrt(omega[i, 0] * omega[i, 0] + omega[i, 1] * omega[i, 1]
+                                      + omega[i, 2] * omega[i, 2]))
+        out[i] = bound[i] + SPECULATIVE_MARGIN + steps * speed
+    return out
 
 
 @njit(cache=True, inline="always")
@@ -233,27 +265,37 @@ def _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts):
 
 def candidate_pairs(pos, reach_radius) -> np.ndarray:
     """(p, 2) int64 rows (i < j) whose spheres ``pos`` (n, 3) m, ``reach_radius`` (n,) m overlap
-    (deterministic for given positions, and in the same order whatever the thread count).
+    (deterministic for given positions, and in the same order whatever the thread count)."""
+    pos = np.ascontiguousarray(pos, dtype=float)
+    return sweep_pairs(pos, np.ascontiguousarray(reach_radius, dtype=float), _threads(len(pos)))
+
+
+@njit(cache=True, nogil=True)
+def sweep_pairs(pos, radius, threads):
+    """``candidate_pairs`` for compiled callers, on up to ``threads`` threads.
 
     Bodies are cut into strips along z one largest diameter wide, so a body's partners lie in its
     own strip or the next one, and each strip is swept along x: a dense pile compares each body
     with a few neighbours instead of every body in its x slab. Large scenes are swept in chunks
     of bodies on the threads (physics/runtime.py)."""
-    n = len(pos)
+    n = pos.shape[0]
     if n < 2:
         return np.zeros((0, 2), dtype=np.int64)
-    pos = np.asarray(pos, dtype=float)
-    radius = np.asarray(reach_radius, dtype=float)
     # a pair has |Δz| ≤ r_i + r_j ≤ wide: strips at most one apart (the margin covers rounding)
     wide = 2.0 * radius.max()
     width = wide * (1.0 + 1e-9) + 1e-300
-    strip = np.floor((pos[:, 2] - pos[:, 2].min()) / width).astype(np.int64)
-    order = np.lexsort((pos[:, 0] - radius, strip))
+    low_z = pos[:, 2].min()
+    strip = np.empty(n, dtype=np.int64)
+    low_x = np.empty(n)
+    for i in range(n):
+        strip[i] = np.int64(np.floor((pos[i, 2] - low_z) / width))
+        low_x[i] = pos[i, 0] - radius[i]
+    # by strip, then by the low end along x: two stable sorts, the last key first
+    order = np.argsort(low_x, kind="mergesort")
+    order = order[np.argsort(strip[order], kind="mergesort")]
     pos, radius, strip = pos[order], radius[order], strip[order]
     end = _strip_ends(strip)
-    chunks = n // BODIES_PER_CHUNK
-    if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
-        chunks = min(parallel_threads(), chunks)
+    chunks = min(threads, n // BODIES_PER_CHUNK)
     if chunks < 2:
         out = np.empty((16 * n, 2), dtype=np.int64)
         count = _sweep(pos, radius, strip, order, end, wide, 0, n, out)
@@ -261,13 +303,30 @@ def candidate_pairs(pos, reach_radius) -> np.ndarray:
             out = np.empty((count, 2), dtype=np.int64)
             _sweep(pos, radius, strip, order, end, wide, 0, n, out)
         return out[:count]
-    bounds = np.linspace(0, n, chunks + 1).astype(np.int64)
+    bounds = chunk_bounds(n, chunks)
     capacity = 16 * (n // chunks + 1)
     counts = np.zeros(chunks, dtype=np.int64)
     out = np.empty((chunks * capacity, 2), dtype=np.int64)
     _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts)
     if counts.max() > capacity:
-        capacity = int(counts.max())
+        capacity = counts.max()
         out = np.empty((chunks * capacity, 2), dtype=np.int64)
         _sweep_chunks(pos, radius, strip, order, end, wide, bounds, out, counts)
-    return np.concatenate([out[t * capacity:t * capacity + counts[t]] for t in range(chunks)])
+    pairs = np.empty((counts.sum(), 2), dtype=np.int64)
+    count = 0
+    for t in range(chunks):
+        pairs[count:count + counts[t]] = out[t * capacity:t * capacity + counts[t]]
+        count += counts[t]
+    return pairs
+
+
+@njit(cache=True, nogil=True)
+def chunk_bounds(items, chunks):
+    """(chunks + 1,) int64: where each of ``chunks`` equal runs of ``items`` starts, and the
+    end (numpy's ``linspace(0, items, chunks + 1)`` cut to integers)."""
+    bounds = np.empty(chunks + 1, dtype=np.int64)
+    step = items / chunks
+    for t in range(chunks):
+        bounds[t] = np.int64(t * step)
+    bounds[chunks] = items
+    return bounds

@@ -44,10 +44,6 @@ class Contacts(_ContactFields):
     def count(self) -> int:
         return len(self.body)
 
-    @staticmethod
-    def join(first: Contacts, second: Contacts) -> Contacts:
-        """The contacts of both, first's then second's."""
-        return Contacts(*(np.concatenate(pair) for pair in zip(first, second)))
 
 
 class BodySet(NamedTuple):
@@ -87,22 +83,40 @@ class ContactBuffer(NamedTuple):
     sep: np.ndarray
     source: np.ndarray
 
-    @staticmethod
-    def allocate(capacity: int, sources: bool = True) -> ContactBuffer:
-        """A buffer for ``capacity`` contacts, source −1 (or empty without ``sources``), the
-        rest unset."""
-        return ContactBuffer(np.empty(capacity, dtype=np.int64),
-                             np.empty(capacity, dtype=np.int64),
-                             np.empty(capacity, dtype=np.int64), np.empty((capacity, 3)),
-                             np.empty((capacity, 3)), np.empty(capacity),
-                             np.full(capacity if sources else 0, -1, dtype=np.int64))
 
-    def contacts(self, count: int) -> Contacts:
-        """The first ``count`` contacts, with their friction tangents."""
-        normal = self.normal[:count]
-        t1, t2 = plane_tangents(normal)
-        return Contacts(self.body[:count], self.key[:count], self.point[:count], normal,
-                        self.sep[:count], t1, t2, self.other[:count])
+
+@njit(cache=True, nogil=True)
+def allocate_buffer(capacity, sources):
+    """A ``ContactBuffer`` for ``capacity`` contacts, source −1 (or empty without
+    ``sources``), the rest unset."""
+    return ContactBuffer(np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64),
+                         np.empty(capacity, dtype=np.int64), np.empty((capacity, 3)),
+                         np.empty((capacity, 3)), np.empty(capacity),
+                         np.full(capacity if sources else 0, -1, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def buffer_contacts(out, count):
+    """The first ``count`` contacts of the ``ContactBuffer`` out, with their friction tangents
+    (a ``Contacts``)."""
+    normal = out.normal[:count]
+    t1, t2 = np.empty((count, 3)), np.empty((count, 3))
+    _tangents_kernel(normal, t1, t2)
+    return Contacts(out.body[:count], out.key[:count], out.point[:count], normal,
+                    out.sep[:count], t1, t2, out.other[:count])
+
+
+@njit(cache=True, nogil=True)
+def join_contacts(first, second):
+    """The ``Contacts`` of both, first's then second's."""
+    return Contacts(np.concatenate((first.body, second.body)),
+                    np.concatenate((first.key, second.key)),
+                    np.concatenate((first.point, second.point)),
+                    np.concatenate((first.normal, second.normal)),
+                    np.concatenate((first.separation, second.separation)),
+                    np.concatenate((first.tangent1, second.tangent1)),
+                    np.concatenate((first.tangent2, second.tangent2)),
+                    np.concatenate((first.other, second.other)))
 
 
 @njit(cache=True, inline='always')

@@ -56,6 +56,7 @@ def pair_key(id_a, id_b, feature):
                  | feature)
 
 
+@njit(cache=True, nogil=True)
 def piece_pair_keys(keys):
     """Keys (k,) int64 of piece-pair contacts made from the body-pair keys the narrow phase gave
     them (the pieces' ids in place of body ids): −1 − (2⁶² + what the pair key holds)."""

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from physics.collision.axes import axis_table
-from physics.collision.contact import BodySet, ContactBuffer, manifold_end
+from physics.collision.contact import manifold_end
 from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
 from physics.settings import MANIFOLD_REUSE_SHIFT, MANIFOLD_REUSE_TURN
@@ -70,28 +70,32 @@ class ManifoldCache(NamedTuple):
     axis_keys: np.ndarray = _NO_ROWS
     axes: np.ndarray = np.zeros((0, 3), dtype=np.int64)
 
-    @staticmethod
-    def of(found: ContactBuffer, bodies, old: ManifoldCache, candidates: np.ndarray,
-           apart: np.ndarray) -> ManifoldCache:
-        """The cache of this step's body-pair contacts ``found`` (k of them, consecutive per
-        pair), where found.source is the pair row of ``old`` a reused manifold came from (−1:
-        found this step); bodies the ``BodySet`` (collision/contact.py) at the poses the contacts
-        were found or carried at; and of the axes apart (p, 3) that kept the candidate pairs
-        (p, 2) of rows apart (collision/axes.py)."""
-        pairs = _count_pairs(found.body, found.other)
-        k = len(found.body)
-        slots = 2 * (1 << max(pairs - 1, 0).bit_length())
-        # free slots' keys are never read, but zeroed all the same: the cache is part of the
-        # state a checkpoint keeps, and leftover bytes there made equal worlds differ
-        cache = ManifoldCache(
-            np.zeros(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
-            np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
-            np.empty(pairs, dtype=np.int64), np.empty(k, dtype=bool),
-            np.empty(k, dtype=np.int64), np.empty((k, 9)),
-            *axis_table(candidates, bodies.ids, apart))
-        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-        _store_kernel(tuple(found), tuple(bodies), tuple(old), tuple(cache))
-        return cache
+
+
+@njit(cache=True, nogil=True)
+def manifold_cache(found, bodies, old, candidates, apart):
+    """The ``ManifoldCache`` of this step's body-pair contacts ``found`` (a ``ContactBuffer``
+    of k contacts, consecutive per pair), where found.source is the pair row of ``old`` (the
+    last step's ``ManifoldCache``) a reused manifold came from (−1: found this step); bodies the
+    ``BodySet`` (collision/contact.py) at the poses the contacts were found or carried at; and
+    of the axes apart (p, 3) that kept the candidate pairs (p, 2) of rows apart
+    (collision/axes.py)."""
+    pairs = _count_pairs(found.body, found.other)
+    k = found.body.shape[0]
+    bits, rest = 0, max(pairs - 1, 0)
+    while rest:
+        bits, rest = bits + 1, rest >> 1
+    slots = 2 * (1 << bits)
+    axis_keys, axes = axis_table(candidates, bodies.ids, apart)
+    # free slots' keys are never read, but zeroed all the same: the cache is part of the
+    # state a checkpoint keeps, and leftover bytes there made equal worlds differ
+    cache = ManifoldCache(
+        np.zeros(slots, dtype=np.int64), np.full(slots, -1, dtype=np.int64),
+        np.empty((pairs, 12)), np.empty(pairs, dtype=np.int64),
+        np.empty(pairs, dtype=np.int64), np.empty(k, dtype=np.bool_),
+        np.empty(k, dtype=np.int64), np.empty((k, 9)), axis_keys, axes)
+    _store(found, bodies, old, cache)
+    return cache
 
 
 @njit(cache=True, nogil=True)
@@ -209,13 +213,14 @@ def emit_stored(row, a, b, bodies, manifolds, out, out_n):
 
 
 @njit(cache=True, nogil=True)
-def _store_kernel(found, bodies, old, cache):
+def _store(found, bodies, old, cache):
+    """Fill the manifolds of ``cache`` (``manifold_cache``)."""
     body, other, key, point, normal, sep, source = found
-    bodies, old = BodySet(*bodies), ManifoldCache(*old)
     ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
     old_pose, old_start, old_count = old.pose, old.start, old.size
     old_lower_first, old_key, old_local = old.lower_first, old.key, old.local
-    keys, entry, pose, start, count, lower_first, stored_key, local = cache[:8]  # manifolds
+    keys, entry, pose, start, count = cache.keys, cache.entry, cache.pose, cache.start, cache.size
+    lower_first, stored_key, local = cache.lower_first, cache.key, cache.local
     mask = keys.shape[0] - 1
     k = body.shape[0]
     first = 0

@@ -46,7 +46,14 @@ from physics.collision.axes import (
     unfound,
 )
 from physics.collision.boxes import box_separations
-from physics.collision.contact import BodySet, ContactBuffer, Contacts
+from physics.collision.broadphase import chunk_bounds
+from physics.collision.contact import (
+    BodySet,
+    ContactBuffer,
+    Contacts,
+    allocate_buffer,
+    buffer_contacts,
+)
 from physics.collision.keys import (
     SPHERE,
     clip_tag,
@@ -55,7 +62,12 @@ from physics.collision.keys import (
     pair_key,
     tag_vertex,
 )
-from physics.collision.manifolds import ManifoldCache, emit_stored, reusable_entry
+from physics.collision.manifolds import (
+    ManifoldCache,
+    emit_stored,
+    manifold_cache,
+    reusable_entry,
+)
 from physics.model import HullSet
 from physics.runtime import parallel_threads
 from physics.settings import (
@@ -630,14 +642,6 @@ def _box_edges(a, b, ie, je, hulls, axis, towards):
 
 
 @njit(cache=True, nogil=True)
-def _pair_kernel(pairs, bodies, hulls, h, manifolds, out, apart):
-    """``_pairs_in`` called from Python: the records come as plain tuples
-    (docs/architecture.md#records)."""
-    return _pairs_in(pairs, BodySet(*bodies), HullSet(*hulls), h, ManifoldCache(*manifolds),
-                     ContactBuffer(*out), apart)
-
-
-@njit(cache=True, nogil=True)
 def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
     """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with world
     hulls ``hulls`` (a ``HullSet``) for a step of h s, the pairs whose manifold in
@@ -763,15 +767,20 @@ def world_hulls(pos, rotm, model, rows) -> HullSet:
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
     world = model.world_hulls_buffer
-    _transform_hulls(rows, pos, rotm, tuple(model.hulls), tuple(world))
+    _transform_kernel(rows, pos, rotm, tuple(model.hulls), tuple(world))
     return world
 
 
 @njit(cache=True, nogil=True)
-def _transform_hulls(rows, pos, rotm, body, world):
-    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body (both
-    as plain tuples, docs/architecture.md#records)."""
-    body, world = HullSet(*body), HullSet(*world)
+def _transform_kernel(rows, pos, rotm, body, world):
+    """``transform_hulls`` called from Python, the ``HullSet`` records as plain tuples
+    (docs/architecture.md#records)."""
+    transform_hulls(rows, pos, rotm, HullSet(*body), HullSet(*world))
+
+
+@njit(cache=True, nogil=True)
+def transform_hulls(rows, pos, rotm, body, world):
+    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body."""
     hull_start, hull_points, face_start = body.hull_start, body.hull_points, body.face_start
     face_normal, face_offset = body.face_normal, body.face_offset
     body_box_axes, body_box_centre = body.box_axes, body.box_centre
@@ -817,40 +826,67 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
     have barely moved against each other since (collision/manifolds.py) and trying first the
     axis that kept a hull pair apart last step (collision/axes.py); returns the contacts and
     the ``ManifoldCache`` to keep for the next step."""
+    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+    # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+    bodies = (model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
+    threads = parallel_threads() if len(pairs) >= 2 * PAIRS_PER_CHUNK else 1
+    return _pair_contacts_kernel(pairs, bodies, tuple(model.hulls),
+                                 tuple(model.world_hulls_buffer), float(h), tuple(manifolds),
+                                 threads)
+
+
+@njit(cache=True, nogil=True)
+def _pair_contacts_kernel(pairs, bodies, hulls, world, h, manifolds, threads):
+    """``find_pair_contacts`` called from Python, the records as plain tuples."""
+    return find_pair_contacts(pairs, BodySet(*bodies), HullSet(*hulls), HullSet(*world), h,
+                              ManifoldCache(*manifolds), threads)
+
+
+@njit(cache=True, nogil=True)
+def find_pair_contacts(pairs, bodies, hulls, world, h, manifolds, threads):
+    """``pair_contacts`` for compiled callers: the candidate pairs (p, 2) of rows of the
+    ``BodySet`` bodies, their hulls ``hulls`` (body frame) moved into the buffer ``world``
+    (both ``HullSet``s), on up to ``threads`` threads; returns (``Contacts``,
+    ``ManifoldCache``)."""
     if not len(pairs):  # nothing to find and nothing to keep (a heap of compound bodies)
-        return ContactBuffer.allocate(0).contacts(0), ManifoldCache()
-    pairs = np.ascontiguousarray(pairs)
-    out = ContactBuffer.allocate(MAX_MANIFOLD * len(pairs))
+        return buffer_contacts(allocate_buffer(0, True), 0), _no_manifolds()
+    out = allocate_buffer(MAX_MANIFOLD * len(pairs), True)
     apart = unfound(len(pairs))
-    bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
-    paired = np.zeros(len(pos), dtype=bool)
-    paired[pairs.ravel()] = True
-    hulls = world_hulls(pos, rotm, model, np.flatnonzero(paired))
-    # the records cross into the kernels as plain tuples (docs/architecture.md#records)
-    args = (pairs, tuple(bodies), tuple(hulls), float(h), tuple(manifolds), tuple(out), apart)
+    paired = np.zeros(bodies.pos.shape[0], dtype=np.bool_)
+    for p in range(len(pairs)):
+        paired[pairs[p, 0]] = True
+        paired[pairs[p, 1]] = True
+    transform_hulls(np.flatnonzero(paired), bodies.pos, bodies.rotm, hulls, world)
     # pairs are independent: chunks of them go to the threads, each chunk writing its contacts
     # into its own stretch of the output (MAX_MANIFOLD per pair), packed after
-    chunks = len(pairs) // PAIRS_PER_CHUNK
-    if chunks >= 2:  # asking numba for the thread count costs µs: only when it can matter
-        chunks = min(parallel_threads(), chunks)
+    chunks = min(threads, len(pairs) // PAIRS_PER_CHUNK)
     if chunks < 2:
-        count = _pair_kernel(*args)
+        count = _pairs_in(pairs, bodies, world, h, manifolds, out, apart)
     else:
-        bounds = np.linspace(0, len(pairs), chunks + 1).astype(np.int64)
+        bounds = chunk_bounds(len(pairs), chunks)
         counts = np.zeros(chunks, dtype=np.int64)
-        _pair_chunks(bounds, *args, counts)
-        count = _pack(bounds, counts, tuple(out))
-    found = ContactBuffer(*(column[:count] for column in out))
-    return found.contacts(count), ManifoldCache.of(found, bodies, manifolds, pairs, apart)
+        _pair_chunks(bounds, pairs, bodies, world, h, manifolds, out, apart, counts)
+        count = _pack(bounds, counts, out)
+    found = ContactBuffer(out.body[:count], out.other[:count], out.key[:count],
+                          out.point[:count], out.normal[:count], out.sep[:count],
+                          out.source[:count])
+    return (buffer_contacts(found, count),
+            manifold_cache(found, bodies, manifolds, pairs, apart))
+
+
+@njit(cache=True, nogil=True)
+def _no_manifolds():
+    """An empty ``ManifoldCache`` (as ``ManifoldCache()`` makes)."""
+    rows = np.zeros(0, dtype=np.int64)
+    return ManifoldCache(rows, rows, np.zeros((0, 12)), rows, rows, np.zeros(0, dtype=np.bool_),
+                         rows, np.zeros((0, 9)), rows, np.zeros((0, 3), dtype=np.int64))
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, apart, counts):
-    """``_pair_kernel`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
+    """``_pairs_in`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
     writes from contact MAX_MANIFOLD · bounds[t] on (and its pairs' rows of apart) and leaves
-    its count in counts[t]. Records as plain tuples (docs/architecture.md#records)."""
-    bodies, hulls, manifolds = BodySet(*bodies), HullSet(*hulls), ManifoldCache(*manifolds)
-    out = ContactBuffer(*out)
+    its count in counts[t]."""
     for t in prange(len(bounds) - 1):
         lo, hi = bounds[t], bounds[t + 1]
         first, last = MAX_MANIFOLD * lo, MAX_MANIFOLD * hi

@@ -26,17 +26,13 @@ import numpy as np
 from numba import njit
 
 from physics.collision.broadphase import reach
-from physics.collision.contact import Contacts, manifold_end
+from physics.collision.contact import BodySet, Contacts, manifold_end
 from physics.collision.keys import piece_pair_keys
 from physics.collision.manifolds import ManifoldCache
-from physics.collision.narrowphase import pair_contacts, reduce_points
+from physics.collision.narrowphase import find_pair_contacts, reduce_points
+from physics.model import HullSet, PiecePlacing, ShapeSet
+from physics.runtime import parallel_threads
 from physics.settings import MANIFOLD_LEVEL, MANIFOLD_NORMAL_COS, MAX_MANIFOLD
-
-
-def compound_pairs(pairs: np.ndarray, compound: np.ndarray) -> np.ndarray:
-    """(p,) bool: which candidate pairs (p, 2) of body rows hold a compound body (compound (n,)
-    bool, ``Model.compound``)."""
-    return compound[pairs[:, 0]] | compound[pairs[:, 1]]
 
 
 def piece_contacts(pairs, pos, rotm, vel, omega, model, h,
@@ -50,19 +46,47 @@ def piece_contacts(pairs, pos, rotm, vel, omega, model, h,
 
     pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
     will move with; model the ``Model`` (its ``pieces``); h the step, s."""
-    owner = model.piece_body
-    first, second = _sphere_first(pairs, model.radius)
+    # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+    bodies = (model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
+    pieces = model.pieces
+    shapes = (pieces.ids, pieces.radius, pieces.bound_radius, tuple(pieces.hulls),
+              tuple(pieces.world_hulls_buffer))
+    placing = (model.piece_first, model.piece_count, model.piece_centre, model.piece_body)
+    return _piece_kernel(np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2), bodies,
+                         shapes, placing, float(h), tuple(manifolds), parallel_threads())
+
+
+@njit(cache=True, nogil=True)
+def _piece_kernel(pairs, bodies, shapes, placing, h, manifolds, threads):
+    """``find_piece_contacts`` called from Python, the records as plain tuples."""
+    ids, radius, bound, hulls, world = shapes
+    return find_piece_contacts(pairs, BodySet(*bodies),
+                               ShapeSet(ids, radius, bound, HullSet(*hulls), HullSet(*world)),
+                               PiecePlacing(*placing), h, ManifoldCache(*manifolds), threads)
+
+
+@njit(cache=True, nogil=True)
+def find_piece_contacts(pairs, bodies, shapes, placing, h, manifolds, threads):
+    """``piece_contacts`` for compiled callers: bodies the ``BodySet`` of the bodies, shapes
+    the ``ShapeSet`` of the pieces, placing the ``PiecePlacing`` of the pieces in their bodies;
+    the narrow phase on up to ``threads`` threads."""
+    owner = placing.body
+    first, second = _sphere_first(pairs, bodies.radius)
     piece_pos, piece_rotm, piece_vel, piece_omega = _piece_motion(
-        owner, model.piece_centre, pos, rotm, vel, omega)
-    extra = reach(vel, omega, model.bound_radius, h) - model.bound_radius          # (n,) m
-    piece_pairs = _near_piece_pairs(first, second, model.piece_first, model.piece_count,
-                                    piece_pos, model.pieces.bound_radius, extra)
-    found, manifolds = pair_contacts(piece_pairs, piece_pos, piece_rotm, piece_vel, piece_omega,
-                                     model.pieces, h, manifolds)
-    found = found._replace(body=owner[found.body], other=owner[found.other],
-                           key=piece_pair_keys(found.key))
-    keep = reduced_manifolds(found)
-    return Contacts(*(column[keep] for column in found)), manifolds
+        owner, placing.centre, bodies.pos, bodies.rotm, bodies.vel, bodies.omega)
+    extra = reach(bodies.vel, bodies.omega, bodies.bound, h) - bodies.bound        # (n,) m
+    piece_pairs = _near_piece_pairs(first, second, placing.first, placing.count, piece_pos,
+                                    shapes.bound, extra)
+    piece_bodies = BodySet(shapes.ids, shapes.radius, shapes.bound, piece_pos, piece_rotm,
+                           piece_vel, piece_omega)
+    found, manifolds = find_pair_contacts(piece_pairs, piece_bodies, shapes.hulls, shapes.world,
+                                          h, manifolds, threads)
+    keep = np.zeros(len(found.body), dtype=np.bool_)
+    body, other = owner[found.body], owner[found.other]
+    _reduce_kernel(body, other, found.point, found.normal, found.separation, keep)
+    return Contacts(body[keep], piece_pair_keys(found.key[keep]), found.point[keep],
+                    found.normal[keep], found.separation[keep], found.tangent1[keep],
+                    found.tangent2[keep], other[keep]), manifolds
 
 
 @njit(cache=True, nogil=True)
@@ -118,18 +142,11 @@ def _near_piece_pairs(first, second, piece_first, piece_count, piece_pos, piece_
     return out[:found]
 
 
-def reduced_manifolds(found: Contacts) -> np.ndarray:
-    """(k,) bool: which of the contacts ``found`` (each body pair's consecutive, body and other
-    body rows) a body pair keeps: per group of normals within MANIFOLD_NORMAL_COS of each
-    other, at most MAX_MANIFOLD points (the module's docstring)."""
-    keep = np.zeros(found.count, dtype=bool)
-    _reduce_kernel(found.body, found.other, found.point, found.normal, found.separation, keep)
-    return keep
-
-
 @njit(cache=True, nogil=True)
 def _reduce_kernel(body, other, point, normal, sep, keep):
-    """Loop of ``reduced_manifolds``; keep (k,) bool is set where a contact stays."""
+    """Which of the contacts (k,) — each body pair's consecutive, body and other (k,) body
+    rows — a body pair keeps: per group of normals within MANIFOLD_NORMAL_COS of each other, at
+    most MAX_MANIFOLD points (the module's docstring); keep (k,) bool is set where one stays."""
     k = body.shape[0]
     group = np.empty(k, dtype=np.int64)
     group_normal = np.empty((k, 3))
@@ -193,9 +210,13 @@ def _reduce_kernel(body, other, point, normal, sep, keep):
         first = last
 
 
-def _sphere_first(pairs, radius) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs' body rows (first, second), a sphere first: the narrow phase emits a sphere's
-    contacts with the sphere as their first body, so every contact of a pair shares one order."""
-    first, second = pairs[:, 0], pairs[:, 1]
-    swap = (radius[second] > 0.0) & (radius[first] == 0.0)
-    return np.where(swap, second, first), np.where(swap, first, second)
+@njit(cache=True, nogil=True)
+def _sphere_first(pairs, radius):
+    """The pairs' body rows (first, second) (p,), a sphere first: the narrow phase emits a
+    sphere's contacts with the sphere as their first body, so every contact of a pair shares
+    one order."""
+    first, second = pairs[:, 0].copy(), pairs[:, 1].copy()
+    for p in range(len(first)):
+        if radius[second[p]] > 0.0 and radius[first[p]] == 0.0:
+            first[p], second[p] = second[p], first[p]
+    return first, second

@@ -17,7 +17,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.collision.contact import BodySet, ContactBuffer, Contacts, tangent_pair
+from physics.collision.contact import (
+    BodySet,
+    Contacts,
+    allocate_buffer,
+    buffer_contacts,
+    tangent_pair,
+)
 from physics.collision.keys import wall_key
 from physics.settings import (
     MAX_POINTS_PER_PLANE,
@@ -28,11 +34,9 @@ from physics.settings import (
 
 
 @njit(cache=True, nogil=True)
-def _wall_contact_kernel(bodies, hull_points, hull_start, planes, awake, h, out):
-    """Fill the ``ContactBuffer`` out (capacity n·planes·MAX_POINTS_PER_PLANE; no sources)
-    with the contacts of ``bodies`` (a ``BodySet``); return the count. Records as plain tuples
-    (docs/architecture.md#records)."""
-    bodies, out = BodySet(*bodies), ContactBuffer(*out)
+def _fill_wall_contacts(bodies, hull_points, hull_start, planes, awake, h, out):
+    """Fill the ``ContactBuffer`` out (capacity n·planes·2·MAX_POINTS_PER_PLANE; no sources)
+    with the contacts of ``bodies`` (a ``BodySet``); return the count."""
     pos, rotm, vel, omega = bodies.pos, bodies.rotm, bodies.vel, bodies.omega
     ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
     out_body, out_other, out_key = out.body, out.other, out.key
@@ -179,16 +183,27 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     ``Model.wall_planes``; h the step, s; awake (n,) bool: the bodies to collide (default all;
     a sleeping body has no wall contacts).
     """
-    n, n_planes = len(pos), len(planes)
-    out = ContactBuffer.allocate(max(n * n_planes * 2 * MAX_POINTS_PER_PLANE, 1), sources=False)
+    # the record crosses into the kernel as a plain tuple (docs/architecture.md#records)
+    bodies = (ids, radius, bound, pos, rotm, vel, omega)
+    return _wall_kernel(bodies, hull_points, hull_start, planes,
+                        np.ones(len(pos), dtype=bool) if awake is None else awake, float(h))
+
+
+@njit(cache=True, nogil=True)
+def _wall_kernel(bodies, hull_points, hull_start, planes, awake, h):
+    """``find_wall_contacts`` called from Python, the ``BodySet`` as a plain tuple."""
+    return find_wall_contacts(BodySet(*bodies), hull_points, hull_start, planes, awake, h)
+
+
+@njit(cache=True, nogil=True)
+def find_wall_contacts(bodies, hull_points, hull_start, planes, awake, h):
+    """``wall_contacts`` of the ``BodySet`` bodies (a ``Contacts``), for compiled callers."""
+    n, n_planes = bodies.pos.shape[0], planes.shape[0]
+    out = allocate_buffer(max(n * n_planes * 2 * MAX_POINTS_PER_PLANE, 1), False)
     count = 0
     if n and n_planes:
-        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-        bodies = BodySet(ids, radius, bound, pos, rotm, vel, omega)
-        count = _wall_contact_kernel(
-            tuple(bodies), hull_points, hull_start, planes,
-            np.ones(n, dtype=bool) if awake is None else awake, float(h), tuple(out))
-    return out.contacts(count)
+        count = _fill_wall_contacts(bodies, hull_points, hull_start, planes, awake, h, out)
+    return buffer_contacts(out, count)
 
 
 @njit(cache=True, nogil=True)

@@ -1,9 +1,10 @@
 """Comparing two worlds bit for bit: every array and number a step reads (the state with its
 caches, the model, the joints), found by walking both objects side by side.
 
-Two caches are left out: the model's hull records (rebuilt from its arrays) and the joints'
-tree factors, which a copied world starts without by design (``FactorCache.__deepcopy__``):
-they are reused only for the very matrix they were made from, so they never change a result."""
+Two caches are left out: the model's hull and collision records (rebuilt from its arrays)
+and the joints' tree factors, which a copied world starts without by design
+(``FactorCache.__deepcopy__``): they are reused only for the very matrix they were made from,
+so they never change a result."""
 
 import dataclasses
 
@@ -26,7 +27,7 @@ def leaves(value, path: str = "world"):
             yield from leaves(item, f"{path}[{k}]")
     elif dataclasses.is_dataclass(value) or hasattr(value, "__dict__"):
         for name, item in sorted(vars(value).items()):
-            if name in ("_hulls", "_world_hulls") or isinstance(item, FactorCache):
+            if name in ("_hulls", "_world_hulls", "_collision") or isinstance(item, FactorCache):
                 continue
             yield from leaves(item, f"{path}.{name}")
     else:
