@@ -235,6 +235,29 @@ def check_container_size(size) -> np.ndarray:
     return size
 
 
+class BodyModel(NamedTuple):
+    """What the compiled stages after the contacts read of the ``Model`` (dynamics/advance.py):
+    the model's own arrays, not copies, made into a record when its rows change.
+
+    ids (n,) int64 stable ids; mass (n,) kg; inv_mass (n,) 1/kg, 0 for a static body;
+    inv_inertia (n, 3) 1/(kg·m²) principal; static (n,) bool; radius (n,) m (0 = hull shape);
+    bound_radius (n,) m; hull_points (H, 3) m body frame, hull_start (n+1,); restitution,
+    friction (n,) each body's own, NaN for the world default.
+    """
+
+    ids: np.ndarray
+    mass: np.ndarray
+    inv_mass: np.ndarray
+    inv_inertia: np.ndarray
+    static: np.ndarray
+    radius: np.ndarray
+    bound_radius: np.ndarray
+    hull_points: np.ndarray
+    hull_start: np.ndarray
+    restitution: np.ndarray
+    friction: np.ndarray
+
+
 class HullSet(NamedTuple):
     """The convex hulls of n bodies as the collision kernels read them, flattened (laid out as
     in ``Model``, which holds them in the body frame; ``world_hulls`` in collision/narrowphase.py
@@ -365,6 +388,7 @@ class Model:
     _hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
     _world_hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
     _collision: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _body_model: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -404,8 +428,19 @@ class Model:
                 _shapes(pieces))
         return self._collision
 
+    @property
+    def body_model(self) -> tuple:
+        """The ``BodyModel`` record as a plain tuple, as it crosses into the compiled stages
+        (docs/architecture.md#records); its arrays change in place with the model's (a
+        material, a body made static)."""
+        if self._body_model is None:
+            self._body_model = tuple(getattr(self, name) for name in BodyModel._fields)
+        return self._body_model
+
     def _hulls_changed(self) -> None:
-        self._hulls = self._world_hulls = self._collision = None
+        """Every row is added or deleted through here (``append_shape``, ``delete_shape``),
+        within the method that reassigns the row arrays: the records are made again on use."""
+        self._hulls = self._world_hulls = self._collision = self._body_model = None
 
     def effective_restitution(self) -> np.ndarray:
         """(n,) per-body restitution with the world default filled in."""

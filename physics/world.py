@@ -15,7 +15,6 @@ import numpy as np
 
 from physics.collision.contact import Contacts
 from physics.collision.find import NO_BANNED, find_contacts_plain
-from physics.collision.walls import wall_clearance
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import resting_contacts
 from physics.constraints.solve import one_sided
@@ -30,23 +29,32 @@ from physics.constraints.table import (
     violations_of,
 )
 from physics.constraints.view import NO_JOINTS, JointView, joint_view
+from physics.dynamics.advance import (
+    NO_GRAB,
+    StepSettings,
+    advance_without_joints,
+    apply_forces,
+    guard_energy,
+    held_still,
+    hold_static,
+    links,
+    move,
+    separate,
+    update_sleep,
+)
 from physics.dynamics.energy import (
-    free_flight_energy,
     kinetic_energy,
     potential_energy,
-    remove_island_energy_gain,
 )
 from physics.dynamics.integrator import (
     angular_momentum,
     body_angular_velocity,
-    drift,
-    rotate_free,
     world_inverse_inertia,
     world_omega,
 )
-from physics.dynamics.islands import island_labels
-from physics.dynamics.sleep import rest, struck_sleepers, wake_pressed
-from physics.dynamics.solver import Motion, contact_materials, push_apart, solve_contacts
+from physics.dynamics.islands import islands
+from physics.dynamics.sleep import struck_sleepers
+from physics.dynamics.solver import Motion, contact_materials, solve_contacts
 from physics.dynamics.warmstart import ContactCache
 from physics.geometry.rotation import quat_to_matrix
 from physics.model import (
@@ -62,10 +70,7 @@ from physics.model import (
 )
 from physics.runtime import parallel_threads
 from physics.settings import (
-    GRAB_MIN_ARM,
     MAX_STEP,
-    PENETRATION_SLOP,
-    PUSH_ITERATIONS,
     SLEEP_LINEAR_TOLERANCE,
     SPECULATIVE_MARGIN,
     WAKE_TOUCH_GAP,
@@ -451,48 +456,54 @@ class World:
         if m.count == 0 or held.all():  # nothing moves (the last contacts still hold)
             s.time += h
             return
-        rotm = quat_to_matrix(s.quat)                                         # (n,3,3)
-        force, torque = self._external_loads(rotm)                            # (n,3) N, N·m
-        awake = ~held                                                         # (n,)
-        # a sleeping or static body is held still: no gravity, and infinite mass for the solver
-        accel = np.where(awake[:, None], m.settings.gravity + force * m.inv_mass[:, None], 0.0)
-        inv_mass = np.where(awake, m.inv_mass, 0.0)                           # (n,) 1/kg
-
         # 1. forces over the step (docs/physics.md#free-rotation: torques go into the world L)
-        vel = s.vel + accel * h
-        ang_mom = s.ang_mom + np.where(awake[:, None], torque, 0.0) * h
-        omega = world_omega(rotm, m.inv_inertia, ang_mom)
-        vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
-
-        # 2. contacts: walls, then body pairs (broad phase → narrow phase), 3. impulses
-        planes = m.wall_planes()
-        contacts = self._find_contacts(rotm, vel, omega, planes, awake, h)
-        if not awake.all() and self._wake_struck(contacts, vel, omega, h):
+        settings = self._step_settings()
+        forced = apply_forces(m.body_model, settings.gravity, self._start(), s.force, s.torque,
+                              self._grab_spring(), h)
+        # 2. contacts: walls, then body pairs (broad phase → narrow phase)
+        contacts = self._find_contacts(forced.rotm, forced.vel, forced.omega, settings.planes,
+                                       forced.awake, h)
+        if not forced.awake.all() and self._wake_struck(contacts, forced.vel, forced.omega, h):
             try:  # the struck bodies take part in this step from its start
                 return self.step(dt)
             finally:
                 self._struck = None
-        inv_inertia = np.where(awake[:, None], m.inv_inertia, 0.0)
-        inv_iw = world_inverse_inertia(rotm, inv_inertia)                    # (n,3,3) R I⁻¹ Rᵀ
+        if jointed:
+            self._advance_jointed(contacts, forced, joints, settings, h)
+        else:  # 3.–7. impulses, motion, penetration, energy guard, sleep: one compiled call
+            done = advance_without_joints(
+                tuple(contacts), m.body_model, tuple(settings), self._start(),
+                tuple(forced), tuple(s.contact_cache), self._last_pairs, h)
+            s.pos, s.quat, s.vel, s.ang_mom = done.pos, done.quat, done.vel, done.ang_mom
+            s.contact_cache, self._last_pairs = done.cache, done.pairs
+            self._last_contacts = (contacts.point, contacts.normal, done.acted)
+        s.time += h
+
+    def _advance_jointed(self, contacts, forced, joints, settings, h) -> None:
+        """Stages 3–7 of a step with joints, whose solve interleaves with the contacts'
+        (docs/physics.md#joint-projection): the compiled stages of dynamics/advance.py one by
+        one, the joints' between them."""
+        m, s = self.model, self.state
+        vel, ang_mom, omega, inv_mass = forced.vel, forced.ang_mom, forced.omega, forced.inv_mass
+        vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
+        inv_inertia = held_still(m.inv_inertia, forced.awake)
+        inv_iw = world_inverse_inertia(forced.rotm, inv_inertia)              # (n,3,3) R I⁻¹ Rᵀ
         restitution, friction = contact_materials(contacts, m.effective_restitution(),
                                                   m.effective_friction())
         # joints are swept before the contacts and again after them, so each sees the other
-        joint_rows = None
-        if jointed:
-            joint_rows = solve_joint_velocities(joints, self.joints.impulses, s.pos, s.quat, vel,
-                                                omega, ang_mom, inv_mass, inv_iw, inv_inertia,
-                                                h, m.settings.solver_iterations,
-                                                self.joints.factors)
+        joint_rows = solve_joint_velocities(joints, self.joints.impulses, s.pos, s.quat, vel,
+                                            omega, ang_mom, inv_mass, inv_iw, inv_inertia,
+                                            h, m.settings.solver_iterations, self.joints.factors)
         result = solve_contacts(
-            contacts, Motion(s.pos, vel, omega, accel, inv_mass, inv_iw), ang_mom, restitution,
-            friction, s.contact_cache.impulses_of(contacts.key), h, m.settings.solver_iterations,
-            m.settings.restitution_threshold)
+            contacts, Motion(s.pos, vel, omega, forced.accel, inv_mass, inv_iw), ang_mom,
+            restitution, friction, s.contact_cache.impulses_of(contacts.key), h,
+            m.settings.solver_iterations, m.settings.restitution_threshold)
         resting = None
-        swept = one_sided(joint_rows) if jointed else None
+        swept = one_sided(joint_rows)
         # after the contacts the joints again, unless no contact acted on a joined body and no
         # joint needs sweeping: the velocities then still hold J v = 0 exactly
-        if jointed and (len(swept) or result.touched[joints.first].any()
-                        or result.touched[joints.second[joints.second >= 0]].any()):
+        if (len(swept) or result.touched[joints.first].any()
+                or result.touched[joints.second[joints.second >= 0]].any()):
             # the contacts that pushed and rest: the joints' solve below must not undo them
             loaded = np.flatnonzero(result.loaded)
             resting = resting_contacts(contacts.body[loaded], contacts.other[loaded],
@@ -511,84 +522,65 @@ class World:
         # a jointed body away from contacts moves as if its end velocity, which the joint solve
         # made honour the joint, had been reached at the step's start: x + h v₁ − ½ a h² (the
         # free-flight parabola from the end), so gravity neither adds nor removes energy
-        touched, impact_fraction = result.touched, result.impact_fraction
         # — unless a contact acted anywhere on its bodies joined together: a link held at rest
         # by neighbours lying on the floor ends with v₁ = 0 and would rise by ½ g h² a step,
         # which the joints' projection then handed on to its neighbours, lifting the pile (so
         # those move as in resting contact, x + h v₁)
-        if jointed:
-            free = np.zeros(m.count, dtype=bool)
-            free[joints.first] = True
-            free[joints.second[joints.second >= 0]] = True
-            if touched.any():
-                chained = island_labels(m.count, *self._links(joints.first, joints.second))
-                free &= ~np.isin(chained, chained[touched])
-            free &= ~touched
-            touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
-        pos = drift(s.pos, s.vel, vel, accel, touched, impact_fraction, h)
-        quat = rotate_free(s.quat, ang_mom, m.inv_inertia, h)
-        turned_with = ang_mom.copy() if jointed else None  # the projection turns them again
-        rotm_end = quat_to_matrix(quat)                                       # (n,3,3)
+        touched, impact_fraction = result.touched, result.impact_fraction
+        free = np.zeros(m.count, dtype=bool)
+        free[joints.first] = True
+        free[joints.second[joints.second >= 0]] = True
+        if touched.any():
+            chained = islands(m.count, *links(m.static, joints.first, joints.second))
+            free &= ~np.isin(chained, chained[touched])
+        free &= ~touched
+        touched, impact_fraction = touched | free, np.where(free, 0.0, impact_fraction)
+        pos, quat, rotm_end = move(s.pos, s.vel, vel, forced.accel, touched, impact_fraction,
+                                   s.quat, ang_mom, m.inv_inertia, h)
+        turned_with = ang_mom.copy()  # the projection turns them again
 
-        # 5. penetration is projected out (bodies apart, then out of the walls), then the joints
-        # are projected back onto Φ = 0 last: a link pushed out of its neighbour must not leave
-        # its joint open (docs/physics.md#joint-projection)
+        # 5. penetration is projected out (bodies apart, then out of the walls), 6. the energy
+        # guard, then the joints are projected back onto Φ = 0 last: whatever moved a link (the
+        # push, the walls, the guard's drop) must not leave its joint open
+        # (docs/physics.md#joint-projection)
         acted = result.acted                                                  # (k,)
-        island = island_labels(m.count, *self._links(contacts.body[acted],
-                                                     contacts.other[acted]))  # (n,)
+        island = islands(m.count, *links(m.static, contacts.body[acted], contacts.other[acted]))
         if contacts.count:
-            shift = push_apart(contacts, s.pos, vel, omega, inv_mass, ang_mom, h,
-                               PENETRATION_SLOP, PUSH_ITERATIONS)
-            pos = pos + shift
-            # a body pushed apart got its spin changed to keep the angular momentum (a light,
-            # slender body by much) whether or not an impulse acted on it: the guard sees it,
-            # in one island with what it was pushed from
-            pushed = np.any(shift != 0.0, axis=1)                               # (n,)
-            projected = self._project_out_of_walls(pos, rotm_end, planes)
-            # a body lifted out of a wall gains m g Δy whether or not a contact acted on it (a
-            # vertex the wall contacts did not keep): the guard sees it like a walled body
-            lifted = np.any(projected != pos, axis=1)                           # (n,)
-            pos = projected
-        # 6. contacts stay passive: no island ends the step above its free-flight energy
-        if contacts.count:
-            rows = np.flatnonzero(result.touched | lifted | pushed)
-            guarded = island
-            if pushed.any():
-                other = np.maximum(contacts.other, 0)
-                linked = acted | ((contacts.other >= 0)
-                                  & (pushed[contacts.body] | pushed[other]))
-                guarded = island_labels(m.count, *self._links(contacts.body[linked],
-                                                              contacts.other[linked]))
-            allowed = free_flight_energy(m.mass, s.pos, s.vel, vel_free, s.quat, ang_mom_free,
-                                         m.inv_inertia, m.settings.gravity, rows, h)  # (n,) J
-            # a body on scenery is guarded as one against a wall (scenery links no island)
-            walled = result.walled | lifted | s.asleep
-            if scenery:
-                walled = walled | self._on_scenery(contacts.body[acted], contacts.other[acted])
-            remove_island_energy_gain(allowed, m.mass, vel, quat, ang_mom, m.inv_inertia, pos,
-                                      m.settings.gravity, rows, guarded[rows], walled[rows])
-        # the joints last: whatever moved a link (the push, the walls, the guard's drop) must not
-        # leave its joint open
-        if jointed:
-            end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
-                               inv_mass, inv_inertia, h, (s.quat, turned_with), resting,
-                               self.joints.factors)
-            rotm_end = quat_to_matrix(quat)
-
-        if scenery:  # held exactly where it stands, whatever rounding the stages above did
-            pos[m.static], quat[m.static] = s.pos[m.static], s.quat[m.static]
-            vel[m.static], ang_mom[m.static] = 0.0, 0.0
+            pushed, lifted = separate(tuple(contacts), m.body_model, settings.planes, s.pos, pos,
+                                      rotm_end, vel, omega, inv_mass, ang_mom, h)
+            guard_energy(tuple(contacts), tuple(result), island, pushed, lifted, m.body_model,
+                         settings.gravity, self._start(), vel_free, ang_mom_free,
+                         pos, quat, vel, ang_mom, h)
+        end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
+                           inv_mass, inv_inertia, h, (s.quat, turned_with), resting,
+                           self.joints.factors)
+        rotm_end = quat_to_matrix(quat)
+        hold_static(m.static, self._start(), pos, quat, vel, ang_mom)
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom
-        s.time += h
-        if jointed:
-            self._joint_results(joints, joint_rows, h, end_rows)
-            island = island_labels(m.count, *self._links(
-                np.concatenate((contacts.body[acted], joints.first)),
-                np.concatenate((contacts.other[acted], joints.second))))
+        self._joint_results(joints, joint_rows, h, end_rows)
+        island = islands(m.count, *links(
+            m.static, np.concatenate((contacts.body[acted], joints.first)),
+            np.concatenate((contacts.other[acted], joints.second))))
         # 7. islands at rest fall asleep
-        self._update_sleep(contacts, acted, island, force, torque, rotm_end, h)
+        self._last_pairs = update_sleep(
+            tuple(contacts), acted, island, m.body_model, s.asleep, s.slow_time, s.vel,
+            s.ang_mom, rotm_end, forced.force, forced.torque, self._last_pairs, h,
+            m.settings.sleep)
         s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
         self._last_contacts = (contacts.point, contacts.normal, acted)
+
+    def _step_settings(self) -> StepSettings:
+        """The world's settings and walls as the compiled stages read them."""
+        settings = self.model.settings
+        return StepSettings(np.asarray(settings.gravity, dtype=float), self.model.wall_planes(),
+                            float(settings.restitution), float(settings.friction),
+                            int(settings.solver_iterations),
+                            float(settings.restitution_threshold), bool(settings.sleep))
+
+    def _start(self) -> tuple:
+        """The state at the step's start as a plain ``Start`` record."""
+        s = self.state
+        return (s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time)
 
     def _wake_joined(self, joints) -> None:
         """A sleeping body joined to an awake one wakes (until both rest together); a static
@@ -651,87 +643,19 @@ class World:
             joints = self.joints.arrays(m.ids)
             first = np.concatenate((first, joints.first))
             second = np.concatenate((second, joints.second))
-        island = island_labels(m.count, *self._links(first, second))
+        island = islands(m.count, *links(m.static, first, second))
         woken = np.isin(island, island[struck]) & s.asleep
         self._struck = woken_before | woken  # kept only while this step starts again
         s.asleep[woken] = False
         s.slow_time[woken] = 0.0
         return True
 
-    def _links(self, first, second) -> tuple[np.ndarray, np.ndarray]:
-        """Links between body rows first, second (k,) (second < 0: a wall) for islands, with
-        those touching a static body cut as a wall's are (second = −1): scenery joins no
-        island (Box2D's static set), so what rests on it sleeps on its own."""
-        static = self.model.static
-        if len(first) == 0 or not static.any():
-            return first, second
-        cut = static[first] | (static[np.maximum(second, 0)] & (second >= 0))
-        return first, np.where(cut, -1, second)
-
-    def _on_scenery(self, first, second) -> np.ndarray:
-        """(n,) bool: the bodies of links first, second (k,) rows whose other end is static."""
-        static = self.model.static
-        other = np.maximum(second, 0)
-        touching = np.zeros(self.model.count, dtype=bool)
-        on = (second >= 0) & static[other]
-        touching[first[on]] = True
-        touching[other[static[first] & (second >= 0)]] = True
-        return touching
-
-    def _update_sleep(self, contacts, acted, island, force, torque, rotm, h) -> None:
-        """Wake sleeping bodies pressed by awake ones; count slow time; put rested islands to
-        sleep (dynamics/sleep.py). rotm (n, 3, 3): the orientations the step ended with."""
-        s, m = self.state, self.model
-        wake_pressed(contacts.body, contacts.other, acted, s.asleep, s.slow_time)
-        _, other = self._links(contacts.body, contacts.other)
-        pressed = acted & (other >= 0)  # scenery is not remembered: it links no island
-        first, second = m.ids[contacts.body[pressed]], m.ids[contacts.other[pressed]]
-        # sleeping pairs find no contacts: remember them from before they fell asleep
-        sleeping = np.zeros(self._next_id, dtype=bool)                       # by body id
-        sleeping[m.ids[s.asleep]] = True
-        before_a, before_b = self._last_pairs
-        kept = sleeping[before_a] & sleeping[before_b]
-        self._last_pairs = (np.concatenate((before_a[kept], first)),
-                            np.concatenate((before_b[kept], second)))
-        # a static body counts as loaded, so it never falls asleep: it is not simulated anyway,
-        # and asleep it would be woken by every strike on it, each time starting the step again
-        loaded = m.static.copy()
-        if force.any() or torque.any():  # mostly none: skip the per-row reductions
-            loaded |= np.any(force != 0.0, axis=1) | np.any(torque != 0.0, axis=1)
-        rest(s.vel, s.ang_mom, world_omega(rotm, m.inv_inertia, s.ang_mom), loaded, island,
-             s.asleep, s.slow_time, h, m.settings.sleep)
-
-    def _external_loads(self, rotm) -> tuple[np.ndarray, np.ndarray]:
-        """Held forces and torques (n, 3), plus the grab spring's at its anchor."""
-        s = self.state
-        if self._grab is None:
-            return s.force, s.torque
-        g, row = self._grab, self.index_of(self._grab.body_id)
-        offset = rotm[row] @ g.anchor
-        omega = world_omega(rotm[row:row + 1], self.model.inv_inertia[row:row + 1],
-                            s.ang_mom[row:row + 1])[0]
-        anchor_vel = s.vel[row] + np.cross(omega, offset)
-        pull = g.stiffness * (g.target - (s.pos[row] + offset)) - g.damping * anchor_vel
-        # spin is damped too, as if the damper also acted at the anchor's distance, so a held
-        # body stops swinging about the grab point the way an object held in the hand does
-        spin_damping = g.damping * (offset @ offset + GRAB_MIN_ARM**2)
-        force, torque = s.force.copy(), s.torque.copy()
-        force[row] += pull
-        torque[row] += np.cross(offset, pull) - spin_damping * omega
-        return force, torque
-
-    def _project_out_of_walls(self, pos, rotm, planes) -> np.ndarray:
-        """Move bodies that sank deeper than the slop back out along the wall normals; rotm
-        (n, 3, 3) their orientations at the end of the step."""
-        if len(planes) == 0:
-            return pos
-        m = self.model
-        clearance = wall_clearance(
-            pos, rotm, m.radius, m.bound_radius, m.hull_points, m.hull_start,
-            planes, cutoff=0.0)
-        depth = np.maximum(-clearance - PENETRATION_SLOP, 0.0)                # (n,p)
-        depth[m.static] = 0.0  # scenery may stand in a wall: it does not collide with walls
-        return pos + depth @ planes[:, :3]
+    def _grab_spring(self) -> tuple:
+        """The grab as a plain ``GrabSpring`` record (``NO_GRAB`` when nothing is held)."""
+        g = self._grab
+        if g is None:
+            return NO_GRAB
+        return (self.index_of(g.body_id), g.anchor, g.target, g.stiffness, g.damping)
 
     # ---- diagnostics ----------------------------------------------------------------------
     def angular_velocity(self) -> np.ndarray:

@@ -36,8 +36,14 @@ def island_labels(n: int, first, second) -> np.ndarray:
     """(n,) int64: for each body row the smallest row of its island.
 
     first, second (k,) int64 body rows of the links (second < 0: a wall, which links nothing)."""
-    parent = np.arange(n, dtype=np.int64)
-    if len(first):
-        _union_kernel(parent, np.ascontiguousarray(first, dtype=np.int64),
-                      np.ascontiguousarray(second, dtype=np.int64))
+    return islands(n, np.ascontiguousarray(first, dtype=np.int64),
+                   np.ascontiguousarray(second, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def islands(n, first, second):
+    """``island_labels``, compiled (first, second int64 arrays)."""
+    parent = np.arange(n)
+    if first.shape[0]:
+        _union_kernel(parent, first, second)
     return parent

@@ -32,7 +32,6 @@ Body–body penetration left after the step is removed by ``push_apart``, a posi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -48,9 +47,8 @@ from physics.settings import (
 )
 
 
-@dataclass
-class ContactResult:
-    """What the contacts did in one step.
+class ContactResult(NamedTuple):
+    """What the contacts did in one step (a record: compiled code returns it whole).
 
     Per contact: impulses (k, 3) accumulated normal/tangent impulses, N·s; collision (k,) N·s
     normal impulse of the body–body collision pass; loaded (k,) bool: the accumulated normal
@@ -585,19 +583,21 @@ def contact_materials(contacts: Contacts, restitution, friction) -> tuple[np.nda
     """Restitution and friction (k,) per contact from the bodies' (n,): the body's own against a
     wall; for a pair the larger restitution and the geometric mean of the frictions (Box2D's
     mixing rules)."""
-    e, mu = np.empty(contacts.count), np.empty(contacts.count)
-    _materials_kernel(contacts.body, contacts.other, restitution, friction, e, mu)
-    return e, mu
+    return materials(contacts.body, contacts.other, np.ascontiguousarray(restitution, dtype=float),
+                     np.ascontiguousarray(friction, dtype=float))
 
 
 @njit(cache=True, nogil=True)
-def _materials_kernel(body, other, restitution, friction, e, mu):
+def materials(body, other, restitution, friction):
+    """``contact_materials`` of the contacts' rows body, other (k,), compiled."""
+    e, mu = np.empty(body.shape[0]), np.empty(body.shape[0])
     for c in range(body.shape[0]):
         b, o = body[c], other[c]
         if o < 0:
             e[c], mu[c] = restitution[b], friction[b]
         else:
             e[c], mu[c] = max(restitution[b], restitution[o]), np.sqrt(friction[b] * friction[o])
+    return e, mu
 
 
 def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, friction, warm, h,
@@ -610,46 +610,58 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
     contact; warm (k, 3) warm-start impulses; h s; iterations sweeps; threshold m/s minimum
     impact speed for restitution.
     Velocities and accelerations of a body pair are relative: first body minus second.
+    One compiled call (``contact_impulses``); the records cross as plain tuples
+    (docs/architecture.md#records).
     """
-    k = contacts.count
+    return contact_impulses(tuple(contacts), tuple(motion), ang_mom,
+                            np.ascontiguousarray(restitution, dtype=float),
+                            np.ascontiguousarray(friction, dtype=float),
+                            np.asarray(warm, dtype=float), float(h), int(iterations),
+                            float(threshold))
+
+
+@njit(cache=True, nogil=True)
+def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, iterations,
+                     threshold):
+    """``solve_contacts``, compiled: callable from Python with the records as plain tuples and
+    from compiled code with the named records; warm (k, 3) is not changed."""
+    contacts, motion = Contacts(*contacts), Motion(*motion)
+    k = contacts.body.shape[0]
     rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
-                       np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
+                       np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
                        np.empty(k))
-    restitution = np.ascontiguousarray(restitution, dtype=float)
-    # small steps stay on the calling thread: waking the others costs more than it saves
-    prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    # the records cross into the kernels as plain tuples (docs/architecture.md#records)
-    plain_contacts, plain_rows, plain_motion = tuple(contacts), tuple(rows), tuple(motion)
     vel_forces = motion.vel.copy()  # (n, 3) m/s before any impulse (the sweeps change vel)
-    prepare(plain_contacts, restitution, plain_motion, float(h), float(threshold), plain_rows)
+    # small steps stay on the calling thread: waking the others costs more than it saves
+    if k >= PARALLEL_MIN_CONTACTS:
+        _prepare_parallel(contacts, restitution, motion, h, threshold, rows)
+    else:
+        _prepare_serial(contacts, restitution, motion, h, threshold, rows)
     collision = np.zeros(k)
-    impulses = np.array(warm, dtype=float)
-    friction = np.ascontiguousarray(friction, dtype=float)
-    _impact_kernel(plain_contacts, plain_rows, restitution, float(threshold), collision,
-                   plain_motion, float(h), int(iterations))
+    impulses = warm.copy()
+    _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations)
     # islands of very unequal masses: their normal impulses solved exactly, as the warm start
     solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
                  motion.omega, h, _ARM, _TURN, _OTHER)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
-        _slab_sweeps(order, starts, plain_contacts, plain_rows, friction, impulses, plain_motion,
-                     float(h), int(iterations))
+        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, h, iterations)
     else:
-        _serial_sweeps(plain_contacts, plain_rows, friction, impulses, plain_motion, float(h),
-                       int(iterations))
-    _restitution_kernel(plain_contacts, plain_rows, impulses, collision, plain_motion)
-    n = len(motion.vel)
-    result = ContactResult(impulses, collision, np.empty(k, dtype=bool), np.empty(k, dtype=bool),
-                           np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.ones(n))
+        _serial_sweeps(contacts, rows, friction, impulses, motion, h, iterations)
+    _restitution_kernel(contacts, rows, impulses, collision, motion)
+    n = motion.vel.shape[0]
+    result = ContactResult(impulses, collision, np.empty(k, dtype=np.bool_),
+                           np.empty(k, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
+                           np.zeros(n, dtype=np.bool_), np.ones(n))
     _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
                     result.loaded, result.acted, result.touched, result.walled,
                     result.impact_fraction)
     _angular_impulse_kernel(contacts.body, contacts.other, contacts.point, rows.axes, impulses,
                             collision, motion.pos, vel_forces, motion.accel,
-                            result.impact_fraction, float(h), ang_mom)
+                            result.impact_fraction, h, ang_mom)
     return result
 
 
+@njit(cache=True, nogil=True)
 def sweep_groups(body, other, pos) -> tuple[np.ndarray, np.ndarray]:
     """Contacts (k,) in groups whose sweeps can run side by side: order (k,) the contacts group
     after group (ascending within each), starts (SWEEP_SLABS + 2,) where each group begins.

@@ -42,6 +42,7 @@ from physics.settings import (
 )
 
 
+@njit(cache=True, nogil=True)
 def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:
     """The contacts to solve exactly: chosen (s,) int64, island after island, and starts
     (i + 1,) where each island's begin (the last entry is s).
@@ -49,7 +50,7 @@ def stack_islands(contacts, inv_mass) -> tuple[np.ndarray, np.ndarray]:
     An island qualifies when it holds a body–body contact between masses more than
     ``STACK_MASS_RATIO`` apart and has at most ``STACK_MAX_CONTACTS`` contacts; all the
     contacts of its bodies are chosen (walls too). inv_mass (n,) 1/kg, 0 for a body held still
-    (asleep), which links nothing, like a wall."""
+    (asleep), which links nothing, like a wall. Compiled: contacts a ``Contacts`` record."""
     body, other = contacts.body, contacts.other
     if not _any_uneven_pair(body, other, inv_mass, STACK_MASS_RATIO):  # the common case, fast
         return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
@@ -289,6 +290,7 @@ def _stack_kernel(chosen, starts, body, other, sep, axes, jac, impulses, vel, om
     return converged
 
 
+@njit(cache=True, nogil=True)
 def solve_stacks(contacts, inv_mass, axes, jac, impulses, vel, omega, h, row_arm, row_turn,
                  row_other) -> bool:
     """Replace the warm-start normal impulses (impulses (k, 3), N·s, column 0) of the islands
@@ -300,6 +302,6 @@ def solve_stacks(contacts, inv_mass, axes, jac, impulses, vel, omega, h, row_arm
     chosen, starts = stack_islands(contacts, inv_mass)
     if len(chosen) == 0:
         return True
-    return bool(_stack_kernel(chosen, starts, contacts.body, contacts.other,
-                              contacts.separation, axes, jac, impulses, vel, omega, inv_mass,
-                              float(h), row_arm, row_turn, row_other, STACK_SOLVE_BUDGET))
+    return _stack_kernel(chosen, starts, contacts.body, contacts.other, contacts.separation,
+                         axes, jac, impulses, vel, omega, inv_mass, h, row_arm, row_turn,
+                         row_other, STACK_SOLVE_BUDGET)

@@ -11,7 +11,7 @@ the numpy calls around them), the table a few tens of microseconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -19,40 +19,55 @@ from numba import njit
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2⁶⁴ / φ: spreads nearby keys over the table
 
 
-@dataclass
-class ContactCache:
+class ContactCache(NamedTuple):
     """Accumulated impulses of the previous step's loaded contacts, by key.
 
     keys (m,) int64 and impulses (m, 3) normal, tangent 1, tangent 2, N·s: a hash table of m
     slots, a power of two at least twice the number of contacts stored; used (m,) bool marks
-    the slots that hold one. Empty (m = 0) before the first step.
+    the slots that hold one. Empty (m = 0) before the first step (the empty arrays are shared
+    by every empty cache: they have no element to change). A record, so compiled code takes
+    it whole (``cached_impulses``, ``cache_of``).
     """
 
-    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    impulses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    used: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    keys: np.ndarray = np.zeros(0, dtype=np.int64)
+    impulses: np.ndarray = np.zeros((0, 3))
+    used: np.ndarray = np.zeros(0, dtype=bool)
 
     @staticmethod
     def of(keys, impulses, keep) -> ContactCache:
         """The cache of the contacts where keep (k,) bool is true; keys (k,) int64 unique,
         impulses (k, 3) N·s."""
-        slots = 2 * _power_of_two_above(int(np.count_nonzero(keep)))
-        cache = ContactCache(np.zeros(slots, dtype=np.int64), np.zeros((slots, 3)),
-                             np.zeros(slots, dtype=bool))
-        _store_kernel(keys, impulses, keep, cache.keys, cache.impulses, cache.used)
-        return cache
+        return cache_of(np.ascontiguousarray(keys, dtype=np.int64),
+                        np.ascontiguousarray(impulses, dtype=float),
+                        np.ascontiguousarray(keep, dtype=bool))
 
     def impulses_of(self, keys) -> np.ndarray:
         """(k, 3) the cached impulses of the contacts with these keys (k,), zero for new ones."""
-        out = np.zeros((len(keys), 3))
-        if len(self.keys):
-            _lookup_kernel(self.keys, self.impulses, self.used, keys, out)
-        return out
+        return cached_impulses(tuple(self), np.ascontiguousarray(keys, dtype=np.int64))
 
 
-def _power_of_two_above(count: int) -> int:
-    """Smallest power of two ≥ max(count, 1)."""
-    return 1 << max(count - 1, 0).bit_length()
+@njit(cache=True, nogil=True)
+def cache_of(keys, impulses, keep):
+    """``ContactCache.of``, compiled: a table of twice the smallest power of two ≥ the count
+    kept (at least 1)."""
+    slots = 1
+    while slots < np.count_nonzero(keep):
+        slots *= 2
+    cache = ContactCache(np.zeros(2 * slots, dtype=np.int64), np.zeros((2 * slots, 3)),
+                         np.zeros(2 * slots, dtype=np.bool_))
+    _store_kernel(keys, impulses, keep, cache.keys, cache.impulses, cache.used)
+    return cache
+
+
+@njit(cache=True, nogil=True)
+def cached_impulses(cache, keys):
+    """``ContactCache.impulses_of``, compiled; cache a ``ContactCache`` (or its plain tuple,
+    docs/architecture.md#records)."""
+    cache = ContactCache(*cache)
+    out = np.zeros((keys.shape[0], 3))
+    if cache.keys.shape[0]:
+        _lookup_kernel(cache.keys, cache.impulses, cache.used, keys, out)
+    return out
 
 
 @njit(cache=True)
