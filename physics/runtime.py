@@ -81,12 +81,14 @@ def parallel_threads() -> int:
     """Threads a parallel kernel launched now, from this thread, would use.
 
     Every step asks (collision/find.py: compiled code cannot, numba's answer there is not
-    cached with the kernel), so it is kept cheap and launches nothing: ``numba.get_num_threads``
-    launches the thread pool first, ~3 µs a call here. Before the pool is launched no thread can
-    have set its own count (``use_threads`` launches it), so the answer is
-    ``NUMBA_NUM_THREADS``; after, the threading layer's count for this thread (~0.3 µs)."""
+    cached with the kernel), so it is kept cheap: ``numba.get_num_threads`` checks the thread
+    pool first, ~3 µs a call here; once the pool is up the threading layer's count for this
+    thread is read directly (~0.3 µs). The first call launches the pool: a compiled step calls
+    the parallel kernels from compiled code, which loads the pool's functions only where it
+    is up (loaded from numba's cache into a process whose pool was never launched, it aborted
+    with "Symbol not found: allocate_sched", or crashed)."""
     if not getattr(_pool, "_is_initialized", True):
-        return numba.config.NUMBA_NUM_THREADS
+        return numba.get_num_threads()
     read = getattr(_pool, "_get_num_threads", None)
     return read() if read is not None else numba.get_num_threads()
 

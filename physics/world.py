@@ -32,7 +32,6 @@ from physics.constraints.view import NO_JOINTS, JointView, joint_view
 from physics.dynamics.advance import (
     NO_GRAB,
     StepSettings,
-    advance_without_joints,
     apply_forces,
     guard_energy,
     held_still,
@@ -42,6 +41,7 @@ from physics.dynamics.advance import (
     separate,
     update_sleep,
 )
+from physics.dynamics.batch import run_batch, wake_struck
 from physics.dynamics.energy import (
     kinetic_energy,
     potential_energy,
@@ -53,7 +53,6 @@ from physics.dynamics.integrator import (
     world_omega,
 )
 from physics.dynamics.islands import islands
-from physics.dynamics.sleep import struck_sleepers
 from physics.dynamics.solver import Motion, contact_materials, solve_contacts
 from physics.dynamics.warmstart import ContactCache
 from physics.geometry.rotation import quat_to_matrix
@@ -73,7 +72,6 @@ from physics.settings import (
     MAX_STEP,
     SLEEP_LINEAR_TOLERANCE,
     SPECULATIVE_MARGIN,
-    WAKE_TOUCH_GAP,
 )
 from physics.state import State
 
@@ -87,6 +85,14 @@ class Grab:
     target: np.ndarray
     stiffness: float  # N/m
     damping: float    # N·s/m
+
+
+def _checked_step(dt) -> float:
+    """The step dt as a float, s; ValueError unless in (0, MAX_STEP]."""
+    h = float(dt)
+    if not (np.isfinite(h) and 0.0 < h <= MAX_STEP):
+        raise ValueError(f"time step must be in (0, {MAX_STEP}] s, got {dt}")
+    return h
 
 
 class World:
@@ -436,21 +442,42 @@ class World:
         between two moments they need the world (a frame, a sample, a command) as one batch."""
         if not (isinstance(steps, (int, np.integer)) and steps >= 0):
             raise ValueError(f"advance needs a whole number of steps ≥ 0, got {steps!r}")
-        for _ in range(int(steps)):
-            self.step(dt)
+        h = _checked_step(dt)
+        if self.joints.defs:
+            for _ in range(int(steps)):
+                self.step(h)
+        elif steps:
+            self._run_batch(h, int(steps))
+
+    def _run_batch(self, h: float, steps: int) -> None:
+        """``steps`` steps of a world without joints in one compiled call, the GIL released
+        (dynamics/batch.py)."""
+        m, s = self.model, self.state
+        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+        carried = (s.time, s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time,
+                   tuple(s.contact_cache), tuple(s.swept_pairs), tuple(s.manifolds),
+                   tuple(s.piece_manifolds), self._last_pairs, *self._last_contacts)
+        done = run_batch(steps, h, m.collision, m.body_model, tuple(self._step_settings()),
+                         s.force, s.torque, self._grab_spring(), parallel_threads(), carried)
+        s.time, s.pos, s.quat, s.vel, s.ang_mom = (done.time, done.pos, done.quat, done.vel,
+                                                   done.ang_mom)
+        s.asleep, s.slow_time, s.contact_cache = done.asleep, done.slow_time, done.cache
+        s.swept_pairs, s.manifolds, s.piece_manifolds = (done.swept, done.manifolds,
+                                                         done.piece_manifolds)
+        self._last_pairs = done.pairs
+        self._last_contacts = (done.point, done.normal, done.acted)
 
     def step(self, dt: float) -> None:
-        """Advance by one fixed step of dt seconds."""
-        h = float(dt)
-        if not (np.isfinite(h) and 0.0 < h <= MAX_STEP):
-            raise ValueError(f"time step must be in (0, {MAX_STEP}] s, got {dt}")
+        """Advance by one fixed step of dt seconds: a world without joints as a batch of one
+        (dynamics/batch.py), a world with joints here, whose joints' solve and projection
+        interleave with the same compiled stages."""
+        h = _checked_step(dt)
+        if not self.joints.defs:
+            self._run_batch(h, 1)
+            return
         m, s = self.model, self.state
-        # no joints: none of their stages runs (building even empty joint arrays and rows
-        # cost a pile of 100 bodies a sixth of its step)
-        jointed = bool(self.joints.defs)
-        joints = self.joints.arrays(m.ids) if jointed else None
-        if jointed:
-            self._wake_joined(joints)
+        joints = self.joints.arrays(m.ids)
+        self._wake_joined(joints)
         scenery = bool(m.static.any())
         held = s.asleep | m.static if scenery else s.asleep                  # (n,)
         if m.count == 0 or held.all():  # nothing moves (the last contacts still hold)
@@ -468,15 +495,8 @@ class World:
                 return self.step(dt)
             finally:
                 self._struck = None
-        if jointed:
-            self._advance_jointed(contacts, forced, joints, settings, h)
-        else:  # 3.–7. impulses, motion, penetration, energy guard, sleep: one compiled call
-            done = advance_without_joints(
-                tuple(contacts), m.body_model, tuple(settings), self._start(),
-                tuple(forced), tuple(s.contact_cache), self._last_pairs, h)
-            s.pos, s.quat, s.vel, s.ang_mom = done.pos, done.quat, done.vel, done.ang_mom
-            s.contact_cache, self._last_pairs = done.cache, done.pairs
-            self._last_contacts = (contacts.point, contacts.normal, done.acted)
+        # 3.–7. impulses with the joints', motion, penetration, energy guard, joints, sleep
+        self._advance_jointed(contacts, forced, joints, settings, h)
         s.time += h
 
     def _advance_jointed(self, contacts, forced, joints, settings, h) -> None:
@@ -630,25 +650,16 @@ class World:
         threshold this step, and the sleeping bodies touching one struck (``struck_sleepers``);
         True when any woke (the step then starts again: ``_struck`` keeps who woke)."""
         s, m = self.state, self.model
-        woken_before = self._struck if self._struck is not None else np.zeros(m.count, bool)
-        struck = struck_sleepers(contacts.body, contacts.other, contacts.point, contacts.normal,
-                                 contacts.separation, s.pos, vel, omega, s.asleep, woken_before,
-                                 h, m.settings.restitution_threshold, WAKE_TOUCH_GAP)
-        if not struck.any():
-            return False
+        struck = self._struck if self._struck is not None else np.zeros(m.count, bool)
         # a sleeping island: the sleeping pairs remembered from before they slept, and joints
-        # (island_labels skips a joint's world end, second < 0)
-        first, second = (np.searchsorted(m.ids, ids) for ids in self._last_pairs)
-        if self.joints.defs:
-            joints = self.joints.arrays(m.ids)
-            first = np.concatenate((first, joints.first))
-            second = np.concatenate((second, joints.second))
-        island = islands(m.count, *links(m.static, first, second))
-        woken = np.isin(island, island[struck]) & s.asleep
-        self._struck = woken_before | woken  # kept only while this step starts again
-        s.asleep[woken] = False
-        s.slow_time[woken] = 0.0
-        return True
+        joints = self.joints.arrays(m.ids)
+        woke = wake_struck(contacts.body, contacts.other, contacts.point, contacts.normal,
+                           contacts.separation, s.pos, vel, omega, s.asleep, s.slow_time, struck,
+                           m.ids, m.static, self._last_pairs, joints.first, joints.second,
+                           float(h), float(m.settings.restitution_threshold))
+        if woke:
+            self._struck = struck  # kept only while this step starts again
+        return woke
 
     def _grab_spring(self) -> tuple:
         """The grab as a plain ``GrabSpring`` record (``NO_GRAB`` when nothing is held)."""

@@ -31,11 +31,16 @@ def find_contacts_plain(collision, pos, rotm, vel, omega, planes, awake, h, swep
     """``find_contacts`` called from Python: collision is ``Model.collision`` (a
     ``CollisionSet`` as nested plain tuples), swept, manifolds and piece_manifolds plain
     tuples of a ``SweptPairs`` and two ``ManifoldCache``s."""
-    bodies, compound, placing, pieces = collision
     return find_contacts(
-        CollisionSet(_shape_set(bodies), compound, PiecePlacing(*placing), _shape_set(pieces)),
-        pos, rotm, vel, omega, planes, awake, h, SweptPairs(*swept), ManifoldCache(*manifolds),
-        ManifoldCache(*piece_manifolds), banned, threads)
+        collision_set(collision), pos, rotm, vel, omega, planes, awake, h, SweptPairs(*swept),
+        ManifoldCache(*manifolds), ManifoldCache(*piece_manifolds), banned, threads)
+
+
+@njit(cache=True, inline="always")
+def collision_set(plain):
+    """The ``CollisionSet`` named again from ``Model.collision``'s nested plain tuples."""
+    bodies, compound, placing, pieces = plain
+    return CollisionSet(_shape_set(bodies), compound, PiecePlacing(*placing), _shape_set(pieces))
 
 
 @njit(cache=True, inline="always")

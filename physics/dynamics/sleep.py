@@ -73,8 +73,9 @@ def _wake_kernel(body, other, acted, was_asleep, asleep, slow_time):
         slow_time[woken] = 0.0
 
 
+@njit(cache=True, nogil=True)
 def struck_sleepers(body, other, point, normal, separation, pos, vel, omega, asleep, struck,
-                    h, speed, touch_gap) -> np.ndarray:
+                    h, speed, touch_gap):
     """(n,) bool: sleeping bodies that an awake body strikes within this step — a body–body
     contact closing faster than ``speed`` m/s that closes within h s — or that lie within
     ``touch_gap`` m of a body already ``struck`` (n,) bool this step.
@@ -84,13 +85,6 @@ def struck_sleepers(body, other, point, normal, separation, pos, vel, omega, asl
     of bodies touching it, must wake before the step is solved (docs/physics.md#sleeping).
     body, other (k,) contact rows (other < 0: a wall); point, normal (k, 3) (normal into
     ``body``); separation (k,) m; pos, vel, omega (n, 3) world; asleep (n,) bool."""
-    return _struck_kernel(body, other, point, normal, separation, pos, vel, omega, asleep,
-                          struck, float(h), float(speed), float(touch_gap))
-
-
-@njit(cache=True, nogil=True)
-def _struck_kernel(body, other, point, normal, separation, pos, vel, omega, asleep, struck, h,
-                   speed, touch_gap):
     found = np.zeros(asleep.shape[0], dtype=np.bool_)
     for c in range(body.shape[0]):
         b, o = body[c], other[c]

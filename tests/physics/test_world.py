@@ -313,9 +313,9 @@ def test_add_group_adds_bodies_and_joints_at_once_or_nothing():
     assert world.add_body(bodies[0]) == 3  # no id was used up by the refused group
 
 
-def batch_world() -> World:
+def batch_world(jointed: bool) -> World:
     """Every kind of step a world takes at once: a pile falling asleep on a static plate, a
-    hinged pair swinging into it, a held force and the grab, walls."""
+    held force and the grab, walls, and (jointed) a hinged link swinging into it."""
     from physics.constraints.joint import WORLD, JointDef
     world = World(WorldDef(restitution=0.3))
     flat = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # its thin z side up
@@ -325,15 +325,19 @@ def batch_world() -> World:
         world.add_body(box_body((0.2, 0.15, 0.1), position=[0.05 * k, 0.5 + 0.2 * k, 0.0],
                                 angular_velocity=[0.0, k, 0.0]))
     link = world.add_body(box_body((0.3, 0.05, 0.05), position=[0.9, 1.2, 0.0]))
-    world.add_joint(JointDef("hinge", link, WORLD, anchor=[0.75, 1.2, 0.0], axis=[0, 0, 1]))
+    if jointed:
+        world.add_joint(JointDef("hinge", link, WORLD, anchor=[0.75, 1.2, 0.0], axis=[0, 0, 1]))
     world.set_external_force(2, force=[0.5, 0.0, 0.0])
     world.set_grab(3, [0.05, 0.0, 0.0], [0.2, 1.5, 0.0], 50.0, 2.0)
     return world
 
 
-def test_advancing_in_batches_gives_the_bits_of_stepping_one_by_one():
+@pytest.mark.parametrize("jointed", [False, True])
+def test_advancing_in_batches_gives_the_bits_of_stepping_one_by_one(jointed):
+    """A world without joints runs a batch as one compiled call (dynamics/batch.py), a world
+    with joints step by step: either way the bits of single steps."""
     from tests.physics.world_compare import assert_same_world
-    one_by_one, batched, whole = batch_world(), batch_world(), batch_world()
+    one_by_one, batched, whole = (batch_world(jointed) for _ in range(3))
     for _ in range(720):
         one_by_one.step(H)
     sizes = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 619)  # batches of all sizes
@@ -348,7 +352,7 @@ def test_advancing_in_batches_gives_the_bits_of_stepping_one_by_one():
 
 @pytest.mark.parametrize("steps", [-1, 2.0, "3", None])
 def test_advance_refuses_a_step_count_that_is_not_a_whole_number(steps):
-    world = batch_world()
+    world = batch_world(jointed=False)
     before = world.state.pos.copy()
     with pytest.raises(ValueError, match="whole number of steps"):
         world.advance(H, steps)

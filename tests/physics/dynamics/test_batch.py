@@ -1,0 +1,73 @@
+"""A batch of steps in one compiled call (dynamics/batch.py): it holds no GIL while it runs, and
+it wakes a struck sleeping island within the step as ``World.step`` always did."""
+
+import threading
+import time
+
+import numpy as np
+
+from physics.model import BodyDef, WorldDef
+from physics.world import World
+from tests.physics.bodies import box_body
+from tests.wall_clock import WALL_CLOCK
+
+H = 1.0 / 240.0
+
+
+def heap(n=150, seed=1) -> World:
+    rng = np.random.default_rng(seed)
+    world = World(WorldDef(container_size=[2.0, 3.0, 2.0]))
+    for k in range(n):
+        world.add_body(box_body((0.1, 0.08, 0.06), position=rng.uniform([-0.8, 0.1, -0.8],
+                                                                       [0.8, 2.8, 0.8]),
+                                velocity=rng.normal(size=3)))
+    return world
+
+
+@WALL_CLOCK
+def test_a_batch_holds_no_gil_while_it_runs():
+    """Another Python thread keeps running through a long batch: the longest pause between
+    its loop turns stays far below the batch's length (a call holding the GIL would stop it
+    for the whole batch)."""
+    world = heap()
+    world.advance(H, 2)  # compiled and loaded before timing
+    done = threading.Event()
+    took = []
+
+    def run():
+        t0 = time.perf_counter()
+        world.advance(H, 600)
+        took.append(time.perf_counter() - t0)
+        done.set()
+
+    thread = threading.Thread(target=run)
+    turns = [time.perf_counter()]
+    thread.start()
+    while not done.is_set():
+        turns.append(time.perf_counter())
+    thread.join()
+    assert took[0] > 0.3  # long enough to see a stall
+    assert np.max(np.diff(turns)) < took[0] / 3
+
+
+def test_a_strike_wakes_the_sleeping_row_within_the_step():
+    """Three boxes asleep in a row on the floor; a fourth slides into the row's end: the whole
+    row wakes in the step of the strike (it is part of one island through the pairs remembered
+    from before it slept), and the far box moves off."""
+    world = World(WorldDef(restitution=1.0, friction=0.0, container_size=[6.0, 2.0, 2.0]))
+    for x in (0.0, 0.2, 0.4):
+        world.add_body(box_body((0.2, 0.1, 0.1), position=[x, 0.05, 0.0]))
+    for _ in range(240 * 3):
+        world.step(H)
+    assert world.asleep().all()
+    before = world.state.pos[2, 0]
+    striker = world.add_body(BodyDef(mass=1.0, principal_moments=[0.004] * 3, radius=0.05,
+                                     position=[-0.6, 0.05, 0.0], velocity=[3.0, 0.0, 0.0]))
+    for _ in range(240):
+        world.advance(H, 1)
+        if not world.asleep()[:3].all():
+            break
+    assert not world.asleep()[:3].any()  # woken together
+    world.advance(H, 120)
+    assert world.state.pos[2, 0] > before + 0.05  # the impulse passed down the row
+    assert world.state.vel[world.index_of(striker), 0] < 1.0
