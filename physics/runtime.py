@@ -1,13 +1,17 @@
 """How the engine's compiled kernels run: on which threads, and with what memory.
 
 Threads: the kernels that split large steps (broad phase, narrow phase, solver sweeps) run on
-numba's OpenMP layer (``libgomp1``, installed by the setup script), or TBB where it is
-installed: both are safe when two Python threads launch parallel kernels at once (the app steps
-the world in its physics thread while the recorder's thread may be busy), which numba's own
-"workqueue" layer is not — it would abort the process. With no safe layer numba raises a clear
-error on the first parallel launch instead. ``NUMBA_NUM_THREADS`` caps the thread count (1 runs
-everything on the calling thread). Results never depend on the thread count: the work is split
-the same way whatever the number of threads (see the callers).
+numba's OpenMP layer (``libgomp1``, installed by the setup script), or TBB where it is installed:
+both are safe when two Python threads launch parallel kernels at once (the app steps the world in
+its physics thread while the recorder's thread may be busy), which numba's own "workqueue" layer is
+not — it would abort the process. With no safe layer numba raises a clear error when ``configure``
+starts the layer. It starts it at once, not at the first parallel launch: numba starts its layer
+when it compiles a parallel kernel or loads one from its cache itself, but a serial kernel loaded
+from the cache carries the parallel kernels it calls inside it (``contact_impulses`` those of the
+solver) without starting the layer, and their first launch then crashed the process (reproduced:
+the warm-up's stack scene, run from the cache). ``NUMBA_NUM_THREADS`` caps the thread count (1 runs
+everything on the calling thread). Results never depend on the thread count: the work is split the
+same way whatever the number of threads (see the callers).
 
 Between parallel kernels OpenMP's workers spin before they sleep: libgomp's default, 300 000
 turns, keeps them spinning through all the serial work of a step, and where the two cores are
@@ -44,7 +48,7 @@ import ctypes.util
 import os
 
 import numba
-from numba.np.ufunc import parallel as _pool  # the thread pool's state (parallel_threads)
+from numba.np.ufunc import parallel as _pool  # the thread pool's state
 
 from physics.kernel_cache import drop_stale_kernels
 from physics.settings import ARRAY_HUGE_PAGES, MMAP_THRESHOLD, SPIN_COUNT, TRIM_THRESHOLD
@@ -56,15 +60,16 @@ _configured = False
 
 
 def configure() -> None:
-    """Set the process-wide options above: numba's thread-safe threading layer, OpenMP's spin
-    count (unless the environment sets it or ``OMP_WAIT_POLICY``), glibc's allocator
-    thresholds (unless ``MALLOC_*_`` are set) and numpy's huge-page advice (unless
-    ``NUMPY_MADVISE_HUGEPAGE`` is set); and drop the cached kernels compiled from older
-    sources (physics/kernel_cache.py) before any is loaded. Importing ``physics`` changes
-    nothing of the process; whoever starts the engine calls this once, before the first
-    parallel kernel runs (the threading layer and the spin count are read then): the
-    ``tumble`` command, the warm-up, the benchmarks, the test session, and
-    ``Simulation.start`` for a program that only runs the physics thread. Later calls do nothing."""
+    """Set the process-wide options above: numba's thread-safe threading layer, OpenMP's spin count
+    (unless the environment sets it or ``OMP_WAIT_POLICY``), glibc's allocator thresholds
+    (unless ``MALLOC_*_`` are set) and numpy's huge-page advice (unless
+    ``NUMPY_MADVISE_HUGEPAGE`` is set), then start the threading layer; and drop the cached
+    kernels compiled from older sources (physics/kernel_cache.py) before any is loaded.
+    Importing ``physics`` changes nothing of the process; whoever starts the engine calls this
+    once, before the first parallel kernel runs (the threading layer and the spin count are read
+    then): the ``tumble`` command, the warm-up, the benchmarks, the test session, and
+    ``Simulation.start`` for a program that only runs the physics thread. Later calls do
+    nothing."""
     global _configured
     if _configured:
         return
@@ -75,6 +80,7 @@ def configure() -> None:
         os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
     _keep_step_memory()
     _array_pages()
+    numba.get_num_threads()  # launches the pool, after the layer's choice and its spin count
 
 
 def parallel_threads() -> int:

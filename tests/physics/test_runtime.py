@@ -156,3 +156,24 @@ def test_configure_keeps_big_numpy_arrays_in_small_pages_unless_the_environment_
     assert _huge_kilobytes(configured=False) > 0  # numpy's default, which configure changes
     assert _huge_kilobytes(configured=True) == 0
     assert _huge_kilobytes(configured=True, NUMPY_MADVISE_HUGEPAGE="1") > 0
+
+
+_STACK = """
+import sys
+sys.path.insert(0, {root!r})
+from physics.runtime import configure
+configure()
+from physics.warmup import _step_a_stack
+_step_a_stack()
+print("stepped")
+"""
+
+
+def test_compiled_steps_loaded_from_the_cache_reach_their_parallel_kernels():
+    """The step's compiled stages carry the solver's parallel kernels inside them, and numba
+    loads them from its cache without starting its threading layer: configure starts it, or
+    the second of two runs (from the cache the first wrote, at the latest) crashed."""
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-c", _STACK.format(root=str(REPO))],
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0 and result.stdout.split() == ["stepped"], result.stderr

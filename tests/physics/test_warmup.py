@@ -44,13 +44,16 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
 
 def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     """The floor of boxes has enough contacts, pairs and bodies for every parallel kernel this
-    machine would use (the chunked broad and narrow phases only with more than one thread)."""
+    machine would use (the chunked broad and narrow phases only with more than one thread).
+    The solver's parallel kernels are compiled into the step's compiled stages, which call
+    them (dynamics/advance.py, and ``contact_impulses`` for a jointed world): those are what
+    numba loads."""
     from physics.collision import broadphase, narrowphase
-    from physics.dynamics import solver
+    from physics.dynamics import advance, solver
     from physics.runtime import parallel_threads
 
     compile_kernels()
-    assert solver._slab_sweeps.signatures and solver._prepare_parallel.signatures
+    assert advance.advance_without_joints.signatures and solver.contact_impulses.signatures
     # the chunked phases run (and so are compiled) only with more than one thread; with one,
     # the warm-up must not have compiled them either (nothing compiled that never runs)
     threaded = parallel_threads() > 1
