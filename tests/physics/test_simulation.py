@@ -422,14 +422,14 @@ def test_slow_motion_down_to_one_percent(running):
 
 def test_a_world_too_slow_for_real_time_runs_behind_without_spiralling(running, monkeypatch):
     slow = threading.Event()
-    real_step = World.step
+    real_advance = World.advance
 
-    def step(self, dt):
+    def advance(self, dt, steps):
         if slow.is_set():
-            time.sleep(0.012)  # ~3× longer than the 4.2 ms of sim time a step covers
-        real_step(self, dt)
+            time.sleep(0.012 * steps)  # ~3× longer than the 4.2 ms of sim time a step covers
+        real_advance(self, dt, steps)
 
-    monkeypatch.setattr(World, "step", step)
+    monkeypatch.setattr(World, "advance", advance)
     sim = running(free_fall_world())
     assert wait_for(lambda: sim.latest().step > 5)
 
@@ -460,16 +460,16 @@ def test_a_world_too_slow_for_real_time_runs_behind_without_spiralling(running, 
 
 
 def test_a_step_that_raises_pauses_and_is_reported_but_the_thread_lives(running, monkeypatch):
-    real_step = World.step
+    real_advance = World.advance
     fail = threading.Event()
 
-    def step(self, dt):
+    def advance(self, dt, steps):
         if fail.is_set():
             fail.clear()
             raise FloatingPointError("solver diverged")
-        real_step(self, dt)
+        real_advance(self, dt, steps)
 
-    monkeypatch.setattr(World, "step", step)
+    monkeypatch.setattr(World, "advance", advance)
     sim = running(free_fall_world())
     assert wait_for(lambda: sim.latest().step > 3)
     fail.set()
