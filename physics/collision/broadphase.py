@@ -53,15 +53,10 @@ def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.nda
     for the next step. ids (n,) body ids; pos (n, 3) m; reach_radius (n,) m."""
     pos = np.ascontiguousarray(pos, dtype=float)
     reach_radius = np.ascontiguousarray(reach_radius, dtype=float)
-    # the record crosses into the kernel as a plain tuple (docs/architecture.md#records)
-    return _reach_kernel(tuple(kept), np.asarray(ids, dtype=np.int64), pos, reach_radius,
-                         _threads(len(pos)))
-
-
-@njit(cache=True, nogil=True)
-def _reach_kernel(kept, ids, pos, reach_radius, threads):
-    """``kept_pairs_within_reach`` called from Python, the ``SweptPairs`` as a plain tuple."""
-    return kept_pairs_within_reach(SweptPairs(*kept), ids, pos, reach_radius, threads)
+    # a named record, as the step's compiled call passes it: the same compiled code
+    # (docs/architecture.md#records)
+    return kept_pairs_within_reach(kept, np.asarray(ids, dtype=np.int64), pos, reach_radius,
+                                   _threads(len(pos)))
 
 
 @njit(cache=True, nogil=True)
