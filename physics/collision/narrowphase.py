@@ -823,9 +823,8 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
     # named records, as the step's compiled call passes them: the same compiled code
     # (docs/architecture.md#records)
     bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
-    threads = parallel_threads() if len(pairs) >= 2 * PAIRS_PER_CHUNK else 1
     return find_pair_contacts(pairs, bodies, model.hulls, model.world_hulls_buffer, float(h),
-                              manifolds, threads)
+                              manifolds, parallel_threads())
 
 
 @njit(cache=True, nogil=True)

@@ -2,6 +2,7 @@
 caches as the stages called one by one from Python, and callable from other compiled code."""
 
 import numpy as np
+import pytest
 from numba import njit
 
 from physics.collision.broadphase import SweptPairs, pairs_within_reach, reach
@@ -15,10 +16,25 @@ from physics.constraints.joint import JointDef
 from physics.geometry.meshes import builtin_shape
 from physics.geometry.rotation import quat_normalize, quat_to_matrix
 from physics.model import BodyDef, CollisionSet, HullSet, PiecePlacing, ShapeSet, WorldDef
+from physics.runtime import parallel_threads
 from physics.world import World
 from tests.physics.bodies import box_corners, box_moments
 
 H = 1.0 / 240.0
+
+
+@pytest.fixture(autouse=True)
+def thread_pool():
+    """Callers ask for the thread count before the call, which launches numba's pool: the
+    cached kernel needs it (collision/find.py)."""
+    parallel_threads()
+
+
+def named(found):
+    """find_contacts_plain's plain tuples as the records they are."""
+    contacts, swept, manifolds, piece_manifolds = found
+    return (Contacts(*contacts), SweptPairs(*swept), ManifoldCache(*manifolds),
+            ManifoldCache(*piece_manifolds))
 
 
 def stage_by_stage(world, rotm, vel, omega, awake, kept):
@@ -93,8 +109,9 @@ def test_find_contacts_gives_the_stages_contacts_and_caches_bit_for_bit():
         awake[rng.choice(m.count, 3, replace=False)] = False
         expected = stage_by_stage(world, rotm, vel, omega, awake, kept)
         banned = world.joints.unjoined_keys(m.ids)
-        found = find_contacts_plain(m.collision, s.pos, rotm, vel, omega, m.wall_planes(), awake,
-                                    H, *(tuple(record) for record in kept), banned, 2)
+        found = named(find_contacts_plain(m.collision, s.pos, rotm, vel, omega, m.wall_planes(),
+                                          awake, H, *(tuple(record) for record in kept),
+                                          banned, 2))
         for got, want in zip(found, expected):
             assert type(got) is type(want)
             for a, b in zip(got, want):
@@ -118,10 +135,10 @@ def test_without_joints_or_contacts_the_call_finds_nothing_and_keeps_empty_cache
                                position=[x, 0.0, 0.0]))
     m, s = world.model, world.state
     zero = np.zeros((2, 3))
-    contacts, swept, manifolds, pieces = find_contacts_plain(
+    contacts, swept, manifolds, pieces = named(find_contacts_plain(
         m.collision, s.pos, quat_to_matrix(s.quat), zero, zero, m.wall_planes(),
         np.ones(2, dtype=bool), H, tuple(SweptPairs()), tuple(ManifoldCache()),
-        tuple(ManifoldCache()), NO_BANNED, 1)
+        tuple(ManifoldCache()), NO_BANNED, 1))
     assert contacts.count == 0 and len(swept.pairs) == 0
     assert np.array_equal(swept.ids, m.ids) and np.array_equal(swept.centre, s.pos)
     assert manifolds.pose.shape == (0, 12) and pieces.pose.shape == (0, 12)
@@ -153,8 +170,8 @@ def test_find_contacts_can_be_called_from_compiled_code():
     banned = world.joints.unjoined_keys(m.ids)
     keys, points = _contacts_from_compiled_code(m.collision, s.pos, rotm, s.vel, omega,
                                                 m.wall_planes(), awake, *kept, banned)
-    from_python = find_contacts_plain(m.collision, s.pos, rotm, s.vel, omega, m.wall_planes(),
-                                      awake, H, *kept, banned, 2)[0]
+    from_python = named(find_contacts_plain(m.collision, s.pos, rotm, s.vel, omega,
+                                            m.wall_planes(), awake, H, *kept, banned, 2))[0]
     assert len(keys) > 10
     assert np.array_equal(keys, from_python.key) and np.array_equal(points, from_python.point)
 
@@ -177,7 +194,7 @@ def test_large_scenes_split_between_threads_give_the_same_contacts():
     rotm, zero = quat_to_matrix(s.quat), np.zeros((m.count, 3))
     args = (m.collision, s.pos, rotm, zero, zero, m.wall_planes(), np.ones(m.count, bool), H,
             tuple(SweptPairs()), tuple(ManifoldCache()), tuple(ManifoldCache()), NO_BANNED)
-    one, four = find_contacts_plain(*args, 1), find_contacts_plain(*args, 4)
+    one, four = named(find_contacts_plain(*args, 1)), named(find_contacts_plain(*args, 4))
     assert len(one[1].pairs) > 1000 and one[0].count > 2000
     for got, want in zip(four, one):
         for a, b in zip(got, want):
