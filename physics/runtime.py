@@ -84,19 +84,18 @@ def configure() -> None:
 
 
 def parallel_threads() -> int:
-    """Threads a parallel kernel launched now, from this thread, would use.
+    """Threads a parallel kernel launched now, from this thread, would use; the first call
+    launches the thread pool.
 
     Every step asks (collision/find.py: compiled code cannot, numba's answer there is not
-    cached with the kernel), so it is kept cheap: ``numba.get_num_threads`` checks the thread
-    pool first, ~3 µs a call here; once the pool is up the threading layer's count for this
-    thread is read directly (~0.3 µs). The first call launches the pool: a compiled step calls
-    the parallel kernels from compiled code, which loads the pool's functions only where it
-    is up (loaded from numba's cache into a process whose pool was never launched, it aborted
-    with "Symbol not found: allocate_sched", or crashed)."""
-    if not getattr(_pool, "_is_initialized", True):
-        return numba.get_num_threads()
+    cached with the kernel), so once the pool runs it reads the threading layer's count for
+    this thread directly (~0.3 µs) instead of through ``numba.get_num_threads`` (~3 µs here).
+    The launch itself must come before a cached kernel that calls a parallel one is loaded
+    (docs/architecture.md#the-step); every caller of one asks first."""
     read = getattr(_pool, "_get_num_threads", None)
-    return read() if read is not None else numba.get_num_threads()
+    if getattr(_pool, "_is_initialized", False) and read is not None:
+        return read()
+    return numba.get_num_threads()
 
 
 def use_threads(count: int) -> int:

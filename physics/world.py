@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physics.collision.broadphase import SweptPairs
 from physics.collision.contact import Contacts
 from physics.collision.find import NO_BANNED, find_contacts_plain
+from physics.collision.manifolds import ManifoldCache
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import resting_contacts
 from physics.constraints.solve import one_sided
@@ -639,11 +641,14 @@ class World:
         none with the walls or with each other (collision/find.py, in one compiled call)."""
         m, s = self.model, self.state
         banned = self.joints.unjoined_keys(m.ids) if self.joints.defs else NO_BANNED
-        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-        contacts, s.swept_pairs, s.manifolds, s.piece_manifolds = find_contacts_plain(
+        # the records cross into the kernel and back as plain tuples
+        # (docs/architecture.md#records)
+        contacts, swept, manifolds, piece_manifolds = find_contacts_plain(
             m.collision, s.pos, rotm, vel, omega, planes, awake, h, tuple(s.swept_pairs),
             tuple(s.manifolds), tuple(s.piece_manifolds), banned, parallel_threads())
-        return contacts
+        s.swept_pairs = SweptPairs(*swept)
+        s.manifolds, s.piece_manifolds = ManifoldCache(*manifolds), ManifoldCache(*piece_manifolds)
+        return Contacts(*contacts)
 
     def _wake_struck(self, contacts, vel, omega, h) -> bool:
         """Wake each sleeping island an awake body strikes faster than the restitution

@@ -53,15 +53,10 @@ def pairs_within_reach(kept: SweptPairs, ids, pos, reach_radius) -> tuple[np.nda
     for the next step. ids (n,) body ids; pos (n, 3) m; reach_radius (n,) m."""
     pos = np.ascontiguousarray(pos, dtype=float)
     reach_radius = np.ascontiguousarray(reach_radius, dtype=float)
-    # the record crosses into the kernel as a plain tuple (docs/architecture.md#records)
-    return _reach_kernel(tuple(kept), np.asarray(ids, dtype=np.int64), pos, reach_radius,
-                         _threads(len(pos)))
-
-
-@njit(cache=True, nogil=True)
-def _reach_kernel(kept, ids, pos, reach_radius, threads):
-    """``kept_pairs_within_reach`` called from Python, the ``SweptPairs`` as a plain tuple."""
-    return kept_pairs_within_reach(SweptPairs(*kept), ids, pos, reach_radius, threads)
+    # a named record, as the step's compiled call passes it: the same compiled code
+    # (docs/architecture.md#records)
+    return kept_pairs_within_reach(kept, np.asarray(ids, dtype=np.int64), pos, reach_radius,
+                                   parallel_threads())
 
 
 @njit(cache=True, nogil=True)
@@ -94,12 +89,6 @@ def kept_pairs_within_reach(kept, ids, pos, reach_radius, threads):
     within = np.empty_like(kept.pairs)
     count = _within_reach(kept.pairs, pos, reach_radius, within)
     return within[:count], kept
-
-
-def _threads(bodies: int) -> int:
-    """Threads a sweep of this many bodies may use: asking numba for the count costs µs, so
-    only when the bodies make at least two chunks (``BODIES_PER_CHUNK``)."""
-    return parallel_threads() if bodies >= 2 * BODIES_PER_CHUNK else 1
 
 
 @njit(cache=True, nogil=True)
@@ -267,7 +256,7 @@ def candidate_pairs(pos, reach_radius) -> np.ndarray:
     """(p, 2) int64 rows (i < j) whose spheres ``pos`` (n, 3) m, ``reach_radius`` (n,) m overlap
     (deterministic for given positions, and in the same order whatever the thread count)."""
     pos = np.ascontiguousarray(pos, dtype=float)
-    return sweep_pairs(pos, np.ascontiguousarray(reach_radius, dtype=float), _threads(len(pos)))
+    return sweep_pairs(pos, np.ascontiguousarray(reach_radius, dtype=float), parallel_threads())
 
 
 @njit(cache=True, nogil=True)

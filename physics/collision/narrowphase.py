@@ -767,15 +767,8 @@ def world_hulls(pos, rotm, model, rows) -> HullSet:
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
     world = model.world_hulls_buffer
-    _transform_kernel(rows, pos, rotm, tuple(model.hulls), tuple(world))
+    transform_hulls(rows, pos, rotm, model.hulls, world)
     return world
-
-
-@njit(cache=True, nogil=True)
-def _transform_kernel(rows, pos, rotm, body, world):
-    """``transform_hulls`` called from Python, the ``HullSet`` records as plain tuples
-    (docs/architecture.md#records)."""
-    transform_hulls(rows, pos, rotm, HullSet(*body), HullSet(*world))
 
 
 @njit(cache=True, nogil=True)
@@ -827,19 +820,11 @@ def pair_contacts(pairs, pos, rotm, vel, omega, model, h,
     axis that kept a hull pair apart last step (collision/axes.py); returns the contacts and
     the ``ManifoldCache`` to keep for the next step."""
     pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
-    # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-    bodies = (model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
-    threads = parallel_threads() if len(pairs) >= 2 * PAIRS_PER_CHUNK else 1
-    return _pair_contacts_kernel(pairs, bodies, tuple(model.hulls),
-                                 tuple(model.world_hulls_buffer), float(h), tuple(manifolds),
-                                 threads)
-
-
-@njit(cache=True, nogil=True)
-def _pair_contacts_kernel(pairs, bodies, hulls, world, h, manifolds, threads):
-    """``find_pair_contacts`` called from Python, the records as plain tuples."""
-    return find_pair_contacts(pairs, BodySet(*bodies), HullSet(*hulls), HullSet(*world), h,
-                              ManifoldCache(*manifolds), threads)
+    # named records, as the step's compiled call passes them: the same compiled code
+    # (docs/architecture.md#records)
+    bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
+    return find_pair_contacts(pairs, bodies, model.hulls, model.world_hulls_buffer, float(h),
+                              manifolds, parallel_threads())
 
 
 @njit(cache=True, nogil=True)

@@ -30,7 +30,7 @@ from physics.collision.contact import BodySet, Contacts, manifold_end
 from physics.collision.keys import piece_pair_keys
 from physics.collision.manifolds import ManifoldCache
 from physics.collision.narrowphase import find_pair_contacts, reduce_points
-from physics.model import HullSet, PiecePlacing, ShapeSet
+from physics.model import PiecePlacing, ShapeSet
 from physics.runtime import parallel_threads
 from physics.settings import MANIFOLD_LEVEL, MANIFOLD_NORMAL_COS, MAX_MANIFOLD
 
@@ -46,23 +46,16 @@ def piece_contacts(pairs, pos, rotm, vel, omega, model, h,
 
     pos (n, 3) m; rotm (n, 3, 3); vel (n, 3) m/s and omega (n, 3) rad/s the velocities the step
     will move with; model the ``Model`` (its ``pieces``); h the step, s."""
-    # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-    bodies = (model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
+    # named records, as the step's compiled call passes them: the same compiled code
+    # (docs/architecture.md#records)
+    bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, vel, omega)
     pieces = model.pieces
-    shapes = (pieces.ids, pieces.radius, pieces.bound_radius, tuple(pieces.hulls),
-              tuple(pieces.world_hulls_buffer))
-    placing = (model.piece_first, model.piece_count, model.piece_centre, model.piece_body)
-    return _piece_kernel(np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2), bodies,
-                         shapes, placing, float(h), tuple(manifolds), parallel_threads())
-
-
-@njit(cache=True, nogil=True)
-def _piece_kernel(pairs, bodies, shapes, placing, h, manifolds, threads):
-    """``find_piece_contacts`` called from Python, the records as plain tuples."""
-    ids, radius, bound, hulls, world = shapes
-    return find_piece_contacts(pairs, BodySet(*bodies),
-                               ShapeSet(ids, radius, bound, HullSet(*hulls), HullSet(*world)),
-                               PiecePlacing(*placing), h, ManifoldCache(*manifolds), threads)
+    shapes = ShapeSet(pieces.ids, pieces.radius, pieces.bound_radius, pieces.hulls,
+                      pieces.world_hulls_buffer)
+    placing = PiecePlacing(model.piece_first, model.piece_count, model.piece_centre,
+                           model.piece_body)
+    return find_piece_contacts(np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2),
+                               bodies, shapes, placing, float(h), manifolds, parallel_threads())
 
 
 @njit(cache=True, nogil=True)

@@ -183,16 +183,11 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
     ``Model.wall_planes``; h the step, s; awake (n,) bool: the bodies to collide (default all;
     a sleeping body has no wall contacts).
     """
-    # the record crosses into the kernel as a plain tuple (docs/architecture.md#records)
-    bodies = (ids, radius, bound, pos, rotm, vel, omega)
-    return _wall_kernel(bodies, hull_points, hull_start, planes,
-                        np.ones(len(pos), dtype=bool) if awake is None else awake, float(h))
-
-
-@njit(cache=True, nogil=True)
-def _wall_kernel(bodies, hull_points, hull_start, planes, awake, h):
-    """``find_wall_contacts`` called from Python, the ``BodySet`` as a plain tuple."""
-    return find_wall_contacts(BodySet(*bodies), hull_points, hull_start, planes, awake, h)
+    # a named record, as the step's compiled call passes it: the same compiled code
+    # (docs/architecture.md#records)
+    bodies = BodySet(ids, radius, bound, pos, rotm, vel, omega)
+    return find_wall_contacts(bodies, hull_points, hull_start, planes,
+                              np.ones(len(pos), dtype=bool) if awake is None else awake, float(h))
 
 
 @njit(cache=True, nogil=True)

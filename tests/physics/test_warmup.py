@@ -46,28 +46,22 @@ def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     """The floor of boxes has enough contacts, pairs and bodies for every parallel kernel this
     machine would use (the chunked broad and narrow phases only with more than one thread).
     The solver's parallel kernels are compiled into the step's compiled stages, which call
-    them (dynamics/advance.py, and ``contact_impulses`` for a jointed world): those are what
-    numba loads."""
-    from physics.collision import broadphase, narrowphase
-    from physics.dynamics import advance, solver
-    from physics.runtime import parallel_threads
+    them (dynamics/advance.py, and ``contact_impulses`` for a jointed world), and those into
+    the compiled batch (dynamics/batch.py): those are what numba loads."""
+    from physics.dynamics import advance, batch, solver
 
     compile_kernels()
     assert advance.advance_without_joints.signatures and solver.contact_impulses.signatures
-    # the chunked phases run (and so are compiled) only with more than one thread; with one,
-    # the warm-up must not have compiled them either (nothing compiled that never runs)
-    threaded = parallel_threads() > 1
-    assert bool(narrowphase._pair_chunks.signatures) == threaded
-    assert bool(broadphase._sweep_chunks.signatures) == threaded
+    assert batch.run_batch.signatures
 
-
-def test_the_warm_up_compiles_the_kept_axes_table_and_the_pieces_motion():
-    """Both run from Python at every step of a scene with hulls (the table of separating axes,
-    even empty) or with pieces: the warm-up's scenes must have compiled them."""
-    from physics.collision import axes, pieces
+def test_the_warm_up_compiles_the_steps_contact_call():
+    """The contacts of a step are one compiled call (collision/find.py), the chunked broad and
+    narrow phases, the kept axes' table and the pieces' motion compiled into it whatever the
+    thread count: the warm-up's scenes must have compiled (or loaded) it."""
+    from physics.collision import find
 
     compile_kernels()
-    assert axes.axis_table.signatures and pieces._piece_motion.signatures
+    assert find.find_contacts_plain.signatures
 
 
 def test_the_warm_up_command_compiles_half_the_parts_in_a_second_process(monkeypatch, capsys):
