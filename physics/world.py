@@ -456,14 +456,13 @@ class World:
         (dynamics/batch.py)."""
         m, s = self.model, self.state
         # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-        carried = (s.time, s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time,
-                   tuple(s.contact_cache), tuple(s.swept_pairs), tuple(s.manifolds),
-                   tuple(s.piece_manifolds), self._last_pairs, *self._last_contacts)
+        carried = (s.time, self._start(), tuple(s.contact_cache), tuple(s.swept_pairs),
+                   tuple(s.manifolds), tuple(s.piece_manifolds), self._last_pairs,
+                   *self._last_contacts)
         done = run_batch(steps, h, m.collision, m.body_model, tuple(self._step_settings()),
                          s.force, s.torque, self._grab_spring(), parallel_threads(), carried)
-        s.time, s.pos, s.quat, s.vel, s.ang_mom = (done.time, done.pos, done.quat, done.vel,
-                                                   done.ang_mom)
-        s.asleep, s.slow_time, s.contact_cache = done.asleep, done.slow_time, done.cache
+        s.time, s.contact_cache = done.time, done.cache
+        s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time = done.bodies
         s.swept_pairs, s.manifolds, s.piece_manifolds = (done.swept, done.manifolds,
                                                          done.piece_manifolds)
         self._last_pairs = done.pairs

@@ -37,19 +37,14 @@ from physics.settings import WAKE_TOUCH_GAP
 
 class Carried(NamedTuple):
     """What one step hands the next (``State`` and the world's last-step records): time s;
-    pos (n, 3) m, quat (n, 4), vel (n, 3) m/s, ang_mom (n, 3) kg·m²/s world; asleep (n,) bool
-    and slow_time (n,) s, edited in place; cache the warm start (``ContactCache``); swept the
-    broad phase's kept pairs (``SweptPairs``); manifolds, piece_manifolds the kept manifolds
-    (``ManifoldCache``); pairs (first, second) (p,) int64 the ids that pressed together, kept
-    for sleeping islands; point, normal (k, 3) and acted (k,) bool the last step's contacts."""
+    bodies the ``Start`` of the next step (its asleep and slow_time edited in place); cache the
+    warm start (``ContactCache``); swept the broad phase's kept pairs (``SweptPairs``);
+    manifolds, piece_manifolds the kept manifolds (``ManifoldCache``); pairs (first, second)
+    (p,) int64 the ids that pressed together, kept for sleeping islands; point, normal (k, 3)
+    and acted (k,) bool the last step's contacts."""
 
     time: float
-    pos: np.ndarray
-    quat: np.ndarray
-    vel: np.ndarray
-    ang_mom: np.ndarray
-    asleep: np.ndarray
-    slow_time: np.ndarray
+    bodies: Start
     cache: ContactCache
     swept: SweptPairs
     manifolds: ManifoldCache
@@ -70,9 +65,8 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
     stages may use (``runtime.parallel_threads``); carried the ``Carried`` before them."""
     collision, bodies = collision_set(collision), BodyModel(*bodies)
     settings, grab, carried = StepSettings(*settings), GrabSpring(*grab), Carried(*carried)
-    time, pos, quat, vel, ang_mom = (carried.time, carried.pos, carried.quat, carried.vel,
-                                     carried.ang_mom)
-    asleep, slow_time, cache = carried.asleep, carried.slow_time, ContactCache(*carried.cache)
+    time, (pos, quat, vel, ang_mom, asleep, slow_time) = carried.time, carried.bodies
+    cache = ContactCache(*carried.cache)
     swept, manifolds = SweptPairs(*carried.swept), ManifoldCache(*carried.manifolds)
     piece_manifolds, pairs = ManifoldCache(*carried.piece_manifolds), carried.pairs
     point, normal, acted = carried.point, carried.normal, carried.acted
@@ -103,8 +97,8 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
         cache, pairs = done.cache, done.pairs
         point, normal, acted = contacts.point, contacts.normal, done.acted
         time += h
-    return Carried(time, pos, quat, vel, ang_mom, asleep, slow_time, cache, swept, manifolds,
-                   piece_manifolds, pairs, point, normal, acted)
+    return Carried(time, Start(pos, quat, vel, ang_mom, asleep, slow_time), cache, swept,
+                   manifolds, piece_manifolds, pairs, point, normal, acted)
 
 
 @njit(cache=True, nogil=True)
