@@ -491,7 +491,8 @@ class World:
         # 2. contacts: walls, then body pairs (broad phase → narrow phase)
         contacts = self._find_contacts(forced.rotm, forced.vel, forced.omega, settings.planes,
                                        forced.awake, h)
-        if not forced.awake.all() and self._wake_struck(contacts, forced.vel, forced.omega, h):
+        if not forced.awake.all() and self._wake_struck(contacts, forced.vel, forced.omega,
+                                                         joints, h):
             try:  # the struck bodies take part in this step from its start
                 return self.step(dt)
             finally:
@@ -649,14 +650,14 @@ class World:
         s.manifolds, s.piece_manifolds = ManifoldCache(*manifolds), ManifoldCache(*piece_manifolds)
         return Contacts(*contacts)
 
-    def _wake_struck(self, contacts, vel, omega, h) -> bool:
+    def _wake_struck(self, contacts, vel, omega, joints, h) -> bool:
         """Wake each sleeping island an awake body strikes faster than the restitution
         threshold this step, and the sleeping bodies touching one struck (``struck_sleepers``);
-        True when any woke (the step then starts again: ``_struck`` keeps who woke)."""
+        True when any woke (the step then starts again: ``_struck`` keeps who woke). joints:
+        the step's joint arrays, which link a sleeping island with the pairs remembered from
+        before it slept."""
         s, m = self.state, self.model
         struck = self._struck if self._struck is not None else np.zeros(m.count, bool)
-        # a sleeping island: the sleeping pairs remembered from before they slept, and joints
-        joints = self.joints.arrays(m.ids)
         woke = wake_struck(contacts.body, contacts.other, contacts.point, contacts.normal,
                            contacts.separation, s.pos, vel, omega, s.asleep, s.slow_time, struck,
                            m.ids, m.static, self._last_pairs, joints.first, joints.second,
