@@ -180,9 +180,9 @@ class History:
         frame at each tick of the ring."""
         now = world.state.time
         self._work += cost
-        if now >= self._frame_times[-1] + self._ring_dt * (1.0 - 1e-9):
+        if now >= self._frame_due():
             self._add_frame(world, step)
-        due = now >= self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9)
+        due = now >= self._checkpoint_due()
         if due or self._work >= CHECKPOINT_WORK:
             self._checkpoint(world, step, hz, early=not due)
             self._trim(now)
@@ -192,14 +192,21 @@ class History:
         checkpoint, at most ``limit`` (≥ 1): the physics thread runs them as one batch and
         calls ``after_step`` at its end, so every frame and checkpoint lands on the step it
         would have one step at a time. The times are summed as the step sums them."""
-        due = min(self._frame_times[-1] + self._ring_dt * (1.0 - 1e-9),
-                  self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9))
+        due = min(self._frame_due(), self._checkpoint_due())
         steps = 1
         time += dt
         while time < due and steps < limit:
             time += dt
             steps += 1
         return steps
+
+    def _frame_due(self) -> float:
+        """Sim time s from which the next ring frame is kept (a rounding's worth early)."""
+        return self._frame_times[-1] + self._ring_dt * (1.0 - 1e-9)
+
+    def _checkpoint_due(self) -> float:
+        """Sim time s from which the next checkpoint is due by the interval."""
+        return self._checkpoints[-1].time + CHECKPOINT_INTERVAL * (1.0 - 1e-9)
 
     def log(self, step: int, name: str, args: tuple = (), kwargs: dict | None = None) -> None:
         """A command applied at the boundary after ``step`` steps changed the world."""
