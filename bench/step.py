@@ -83,9 +83,9 @@ def tumble_world(n: int, walls: bool, sleep: bool = True) -> World:
                            sleep=sleep))
     pos, vel, omega, quat = initial_conditions(n, walls)
     moments = ellipsoid_moments()
-    for i in range(n):
-        world.add_body(BodyDef(mass=1.0, principal_moments=moments, hull=hull_64(), position=pos[i],
-                               orientation=quat[i], velocity=vel[i], angular_velocity=omega[i]))
+    world.add_group([BodyDef(mass=1.0, principal_moments=moments, hull=hull_64(), position=pos[i],
+                             orientation=quat[i], velocity=vel[i], angular_velocity=omega[i])
+                     for i in range(n)])  # at once, as a scene loads
     return world
 
 

@@ -44,16 +44,17 @@ class State:
 
     ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque", "asleep", "slow_time")
 
-    def append(self, pos, quat, vel, ang_mom) -> None:
-        """Add one body row with no external load."""
+    def extend(self, pos, quat, vel, ang_mom) -> None:
+        """Add body rows with no external load: pos, vel, ang_mom (k, 3), quat (k, 4)."""
+        k = len(pos)
         self.pos = np.vstack((self.pos, pos))
         self.quat = np.vstack((self.quat, quat))
         self.vel = np.vstack((self.vel, vel))
         self.ang_mom = np.vstack((self.ang_mom, ang_mom))
-        self.force = np.vstack((self.force, np.zeros(3)))
-        self.torque = np.vstack((self.torque, np.zeros(3)))
-        self.asleep = np.append(self.asleep, False)
-        self.slow_time = np.append(self.slow_time, 0.0)
+        self.force = np.vstack((self.force, np.zeros((k, 3))))
+        self.torque = np.vstack((self.torque, np.zeros((k, 3))))
+        self.asleep = np.append(self.asleep, np.zeros(k, dtype=bool))
+        self.slow_time = np.append(self.slow_time, np.zeros(k))
 
     def delete(self, row: int) -> None:
         """Remove one body row."""

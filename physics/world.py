@@ -129,17 +129,28 @@ class World:
 
     def add_body(self, body: BodyDef) -> int:
         """Add a body; returns its stable id."""
-        if not isinstance(body, BodyDef):
-            raise ValueError(f"add_body needs a BodyDef, got {type(body).__name__}")
-        # validate again on a copy: a BodyDef edited after construction must not half-add a body
-        body = dataclasses.replace(body)
-        body_id = self._next_id
-        self._next_id += 1
-        ang_mom = angular_momentum(body.orientation[None], body.angular_velocity[None],
-                                   1.0 / body.principal_moments[None])[0]
-        self.model.append(body_id, body)
-        self.state.append(body.position, body.orientation, body.velocity, ang_mom)
-        return body_id
+        return self._add_bodies([body])[0]
+
+    def _add_bodies(self, bodies: list[BodyDef]) -> list[int]:
+        """Add bodies, every array grown once for all of them (``Model.extend``); returns
+        their stable ids. A bad one is refused before anything changes."""
+        for body in bodies:
+            if not isinstance(body, BodyDef):
+                raise ValueError(f"add_body needs a BodyDef, got {type(body).__name__}")
+        # validate again on copies: a BodyDef edited after construction must not half-add a body
+        bodies = [dataclasses.replace(body) for body in bodies]
+        ids = list(range(self._next_id, self._next_id + len(bodies)))
+        if not bodies:
+            return ids
+        rows = {name: np.array([getattr(body, name) for body in bodies])
+                for name in ("position", "orientation", "velocity", "angular_velocity",
+                             "principal_moments")}
+        ang_mom = angular_momentum(rows["orientation"], rows["angular_velocity"],
+                                   1.0 / rows["principal_moments"])
+        self.model.extend(ids, bodies)
+        self.state.extend(rows["position"], rows["orientation"], rows["velocity"], ang_mom)
+        self._next_id += len(bodies)
+        return ids
 
     def index_of(self, body_id: int) -> int:
         """Row of the body with this id; ValueError if there is none."""
@@ -210,7 +221,7 @@ class World:
         self.model, self.state = copy.deepcopy(self.model), copy.deepcopy(self.state)
         self.joints = copy.deepcopy(self.joints)
         try:
-            ids = [self.add_body(body) for body in bodies]
+            ids = self._add_bodies(list(bodies))
             for index, joint in enumerate(joints):
                 ends = {}
                 for key in ("first", "second"):

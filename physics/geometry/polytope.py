@@ -11,6 +11,7 @@ the edge-pair loop small. A flat hull (a sheet) is a polygon with two faces, one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,13 +36,32 @@ class Polytope:
     edge_faces: np.ndarray
 
 
+# hulls whose topology is kept: a scene of many bodies of one shape (a pile of the same mesh, a
+# benchmark's lattice) finds its topology once; Qhull and the merge take ~10 ms a 64-vertex hull
+KEPT_TOPOLOGIES = 64
+
+
 def polytope(vertices: np.ndarray) -> Polytope:
     """Faces and edges of the convex hull of ``vertices`` (k, 3), all of them on the hull; none
-    for fewer than 3 vertices or collinear ones."""
+    for fewer than 3 vertices or collinear ones. The same vertices give the same record, whose
+    arrays are read-only: it is shared."""
+    vertices = np.ascontiguousarray(vertices, dtype=float)
+    return _kept_polytope(vertices.tobytes(), vertices.shape)
+
+
+@lru_cache(maxsize=KEPT_TOPOLOGIES)
+def _kept_polytope(data: bytes, shape: tuple) -> Polytope:
+    top = _polytope(np.frombuffer(data).reshape(shape))
+    for array in vars(top).values():
+        array.setflags(write=False)
+    return top
+
+
+def _polytope(vertices: np.ndarray) -> Polytope:
+    """``polytope`` of vertices (k, 3) float, computed."""
     # imported here: scipy.spatial takes 0.2 s to import, and `tumble inertia` needs no hull
     from scipy.spatial import ConvexHull, QhullError
 
-    vertices = np.asarray(vertices, dtype=float)
     if len(vertices) < 3 or np.linalg.matrix_rank(vertices - vertices[0], tol=1e-12) < 2:
         return no_polytope()  # a point or a segment: nothing to clip against
     centre = vertices.mean(axis=0)

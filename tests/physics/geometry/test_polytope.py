@@ -96,3 +96,17 @@ def test_a_near_coplanar_hull_becomes_a_body():
                            position=[0.0, 1.0, 0.0]))
     world.step(1 / 240)
     assert world.count == 1 and np.all(np.isfinite(world.state.pos))
+
+
+def test_the_same_hull_shares_one_read_only_topology_equal_to_a_fresh_one():
+    from physics.geometry.polytope import _polytope
+
+    hull = np.random.default_rng(5).normal(size=(40, 3))
+    first, again = polytope(hull), polytope(hull.copy())
+    assert first is again  # found once, however many bodies share the shape
+    fresh = _polytope(hull)
+    for name, array in vars(first).items():
+        np.testing.assert_array_equal(array, getattr(fresh, name), err_msg=name)
+        assert not array.flags.writeable, name
+    moved = polytope(hull + [1e-9, 0.0, 0.0])  # other vertices: computed afresh
+    assert moved is not first
