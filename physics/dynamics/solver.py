@@ -627,6 +627,11 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
     from compiled code with the named records; warm (k, 3) is not changed."""
     contacts, motion = Contacts(*contacts), Motion(*motion)
     k = contacts.body.shape[0]
+    n = motion.vel.shape[0]
+    if k == 0:  # nothing touches: what the passes below give for no contact, without them
+        return ContactResult(warm.copy(), np.zeros(0), np.empty(0, dtype=np.bool_),
+                             np.empty(0, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
+                             np.zeros(n, dtype=np.bool_), np.ones(n))
     rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
                        np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
                        np.empty(k))
@@ -648,7 +653,6 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
     else:
         _serial_sweeps(contacts, rows, friction, impulses, motion, h, iterations)
     _restitution_kernel(contacts, rows, impulses, collision, motion)
-    n = motion.vel.shape[0]
     result = ContactResult(impulses, collision, np.empty(k, dtype=np.bool_),
                            np.empty(k, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
                            np.zeros(n, dtype=np.bool_), np.ones(n))

@@ -213,3 +213,23 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     _prepare_parallel(tuple(contacts), restitution, tuple(motion), 0.01, 0.1, tuple(threaded))
     for field in ContactRows._fields:
         assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
+
+
+def test_no_contact_changes_no_velocity_and_touches_nobody():
+    """The solve of an empty contact list (free flight: most steps of a thrown body) leaves
+    every velocity and angular momentum as the forces left them, and reports nobody touched."""
+    rng = np.random.default_rng(2)
+    n = 3
+    vel, omega, ang_mom = rng.normal(size=(n, 3)), rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    before = vel.copy(), omega.copy(), ang_mom.copy()
+    none = single_contact([0.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    none = Contacts(*(field[:0] for field in none))
+    motion = Motion(rng.normal(size=(n, 3)), vel, omega, np.zeros((n, 3)), np.ones(n),
+                    np.tile(np.eye(3), (n, 1, 1)))
+    result = solve_contacts(none, motion, ang_mom, np.zeros(0), np.zeros(0), np.zeros((0, 3)),
+                            1 / 240, 10, 0.2)
+    for after, start in zip((vel, omega, ang_mom), before):
+        np.testing.assert_array_equal(after, start)
+    assert result.impulses.shape == (0, 3) and len(result.loaded) == len(result.acted) == 0
+    assert not result.touched.any() and not result.walled.any()
+    np.testing.assert_array_equal(result.impact_fraction, np.ones(n))
