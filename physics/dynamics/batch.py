@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from physics.collision.broadphase import SweptPairs
-from physics.collision.find import NO_BANNED, collision_set, find_contacts
+from physics.collision.find import collision_set, find_contacts
 from physics.collision.manifolds import ManifoldCache
 from physics.dynamics.advance import (
     GrabSpring,
@@ -71,6 +71,10 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
     piece_manifolds, pairs = ManifoldCache(*carried.piece_manifolds), carried.pairs
     point, normal, acted = carried.point, carried.normal, carried.acted
     n = pos.shape[0]
+    # no joints: no pair kept from colliding, and none linking islands. Made here, not the
+    # global NO_BANNED, which numba would type as a read-only constant: the stages would then
+    # be compiled a second time, for that type, beside the one a jointed step calls them with
+    nothing = np.zeros(0, dtype=np.int64)
     for _ in range(steps):
         if n == 0 or (asleep | bodies.static).all():  # nothing moves (the last contacts hold)
             time += h
@@ -83,12 +87,12 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
             # 2. contacts: walls, then body pairs (broad phase → narrow phase)
             contacts, swept, manifolds, piece_manifolds = find_contacts(
                 collision, pos, forced.rotm, forced.vel, forced.omega, settings.planes,
-                forced.awake, h, swept, manifolds, piece_manifolds, NO_BANNED, threads)
+                forced.awake, h, swept, manifolds, piece_manifolds, nothing, threads)
             # the struck bodies take part in this step from its start
             if forced.awake.all() or not wake_struck(
                     contacts.body, contacts.other, contacts.point, contacts.normal,
                     contacts.separation, pos, forced.vel, forced.omega, asleep, slow_time,
-                    struck, bodies.ids, bodies.static, pairs, NO_BANNED, NO_BANNED, h,
+                    struck, bodies.ids, bodies.static, pairs, nothing, nothing, h,
                     settings.threshold):
                 break
         # 3.–7. impulses, motion, penetration, energy guard, sleep

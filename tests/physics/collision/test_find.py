@@ -146,7 +146,7 @@ def test_without_joints_or_contacts_the_call_finds_nothing_and_keeps_empty_cache
 
 @njit
 def _contacts_from_compiled_code(collision, pos, rotm, vel, omega, planes, awake, swept,
-                                 manifolds, piece_manifolds, banned):
+                                 manifolds, piece_manifolds, banned, threads):
     """A compiled caller (as a compiled step would be): the records named, not tuples."""
     bodies, compound, placing, pieces = collision
     named = CollisionSet(
@@ -155,7 +155,7 @@ def _contacts_from_compiled_code(collision, pos, rotm, vel, omega, planes, awake
         ShapeSet(pieces[0], pieces[1], pieces[2], HullSet(*pieces[3]), HullSet(*pieces[4])))
     contacts, _, _, _ = find_contacts(named, pos, rotm, vel, omega, planes, awake, 1.0 / 240.0,
                                       SweptPairs(*swept), ManifoldCache(*manifolds),
-                                      ManifoldCache(*piece_manifolds), banned, 2)
+                                      ManifoldCache(*piece_manifolds), banned, threads)
     return contacts.key, contacts.point
 
 
@@ -168,8 +168,10 @@ def test_find_contacts_can_be_called_from_compiled_code():
     awake = ~s.asleep
     kept = (tuple(s.swept_pairs), tuple(s.manifolds), tuple(s.piece_manifolds))
     banned = world.joints.unjoined_keys(m.ids)
+    # the threads as a variable, as a compiled step passes them: a literal 2 would be typed as
+    # a constant, and find_contacts compiled again for it (minutes) instead of loaded
     keys, points = _contacts_from_compiled_code(m.collision, s.pos, rotm, s.vel, omega,
-                                                m.wall_planes(), awake, *kept, banned)
+                                                m.wall_planes(), awake, *kept, banned, 2)
     from_python = named(find_contacts_plain(m.collision, s.pos, rotm, s.vel, omega,
                                             m.wall_planes(), awake, H, *kept, banned, 2))[0]
     assert len(keys) > 10
