@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from physics.constraints.solve import ROWS, joint_rows
+from physics.constraints.solve import ROWS, JointSet, joint_rows
 from physics.constraints.tree import (
     body_impulses,
     largest_diagonal,
@@ -121,7 +121,9 @@ def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later
     pos, quat, vel, ang_mom (n, …) and impulses (m, ROWS) change in place. Returns (CLOSED,
     OPEN or NOT_SOLVED, the step it ended at, the rows jac, phi, active, nblock at the poses it
     left): NOT_SOLVED when that step's tree solve failed (not a forest, or not finite), to be
-    done by the sparse solve."""
+    done by the sparse solve. joints: the ``JointSet``, plain or named
+    (docs/architecture.md#records)."""
+    joints = JointSet(*joints)
     n, m = pos.shape[0], len(joints.kind)
     jac, phi = np.empty((m, ROWS, 12)), np.empty((m, ROWS))
     active, nblock = np.empty((m, ROWS), np.bool_), np.empty(m, np.int64)
@@ -186,7 +188,9 @@ def velocities_forest(joints, rows, impulses, vel, ang_mom, inv_mass, inv_iw, fa
     joints' tree, at the rows (jac, phi, active, nblock) and the world inverse inertias inv_iw
     (n, 3, 3) there; vel, ang_mom (n, 3) and impulses (m, ROWS) in place. factors: the tree's
     factors of that system when have, else made here. Returns (True, the factors used), or
-    (False, …) with nothing changed when the tree solve failed."""
+    (False, …) with nothing changed when the tree solve failed. joints: the ``JointSet``, plain
+    or named."""
+    joints = JointSet(*joints)
     jac, _, _, nblock = rows
     n, m = vel.shape[0], nblock.shape[0]
     omega = spin_of(inv_iw, ang_mom)

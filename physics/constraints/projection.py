@@ -217,8 +217,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         # a forest: linear time, no sparse matrices, all steps in one compiled call; the
         # sparse solve below takes over from a step the tree could not solve
         status, first_step, *rows = newton_forest(
-            joints, start_jac if shake else _NO_JACOBIAN, shake, spin, start_quat, moved, free,
-            later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h))
+            tuple(joints), start_jac if shake else _NO_JACOBIAN, shake, spin, start_quat, moved,
+            free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h))
         if status != NOT_SOLVED:
             return status == CLOSED, tuple(rows)
     if count:
@@ -396,7 +396,7 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
     if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
         factors = None if cache is None else cache.get(joints, pos, quat, inv_mass,
                                                          inv_inertia)
-        solved, made = velocities_forest(joints, (jac, phi, active, nblock), impulses, vel,
+        solved, made = velocities_forest(tuple(joints), (jac, phi, active, nblock), impulses, vel,
                                          ang_mom, inv_mass, inv_iw,
                                          no_factors() if factors is None else factors,
                                          factors is not None)
