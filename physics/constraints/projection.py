@@ -16,14 +16,16 @@ import scipy.sparse as sparse
 from numba import njit
 from scipy.sparse.linalg import splu
 
-from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet, joint_rows
-from physics.constraints.tree import (
-    body_impulses,
-    largest_diagonal,
-    row_rates,
-    tree_factor,
-    tree_resolve,
+from physics.constraints.forest import (
+    CLOSED,
+    NOT_SOLVED,
+    newton_forest,
+    no_factors,
+    rows_and_error,
+    turn,
+    velocities_forest,
 )
+from physics.constraints.solve import LOWER, ROWS, UPPER, JointSet
 from physics.dynamics.integrator import (
     rotate_free,
     rotation_response,
@@ -32,7 +34,6 @@ from physics.dynamics.integrator import (
 )
 from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 from physics.settings import (
-    CHORD_GAIN,
     JOINT_TOLERANCE,
     NEWTON_STEPS,
     REGULARISATION,
@@ -53,24 +54,13 @@ class EqualityRows(NamedTuple):
     second: np.ndarray
 
 
-@njit(cache=True)
-def _rows_kernel(joints, pos, quat, jac, phi, active, nblock):
-    """Fills the arrays of ``all_rows``; returns the largest |Φ| of the equality rows."""
-    worst = 0.0
-    for j in range(len(joints.kind)):
-        nblock[j] = joint_rows(j, joints, pos, quat, jac[j], phi[j], active[j])
-        for r in range(nblock[j]):
-            worst = max(worst, abs(phi[j, r]))
-    return worst
-
-
 def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every joint's rows at poses pos (n, 3), quat (n, 4): jac (m, ROWS, 12), phi (m, ROWS),
     active (m, ROWS) and nblock (m,) (see ``solve.joint_rows``)."""
     m = len(joints.kind)
     jac, phi = np.zeros((m, ROWS, 12)), np.zeros((m, ROWS))
     active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
-    _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
+    rows_and_error(joints, pos, quat, jac, phi, active, nblock)
     return jac, phi, active, nblock
 
 
@@ -79,34 +69,8 @@ def _rows_and_error(joints: JointSet, pos, quat):
     m = len(joints.kind)
     jac, phi = np.empty((m, ROWS, 12)), np.empty((m, ROWS))
     active, nblock = np.empty((m, ROWS), np.bool_), np.empty(m, np.int64)
-    worst = _rows_kernel(joints, pos, quat, jac, phi, active, nblock)
+    worst = rows_and_error(joints, pos, quat, jac, phi, active, nblock)
     return jac, phi, active, nblock, worst
-
-
-def _tree(joints: JointSet, present, along, nblock, inv_mass, response, rhs):
-    """(x (m, 6), y (n, 6)) of (J W Kᵀ + εE) x = rhs, y = W Kᵀ x, by ``tree.tree_solve`` (the
-    joints a forest), or None: not a forest, or nothing to solve, or not finite."""
-    factors = _factor(joints, present, along, nblock, inv_mass, response)
-    return None if factors is None else _resolve(factors, rhs, len(nblock), len(inv_mass))
-
-
-def _factor(joints: JointSet, present, along, nblock, inv_mass, response):
-    """``tree.tree_factor``'s factors of J W Kᵀ + εE, or None (not a forest, nothing to
-    solve)."""
-    scale = largest_diagonal(joints.first, joints.second, nblock, present, along, inv_mass,
-                             response)
-    if not (np.isfinite(scale) and scale > 0.0):
-        return None
-    ok, factors = tree_factor(joints.first, joints.second, nblock, present, along, inv_mass,
-                              response, REGULARISATION * scale)
-    return factors if ok else None
-
-
-def _resolve(factors, rhs, m, n):
-    """(x (m, 6), y (n, 6)) from ``_factor``'s factors, or None if not finite."""
-    x, y = np.empty((m, 6)), np.empty((n, 6))
-    tree_resolve(factors, rhs, x, y)
-    return (x, y) if np.isfinite(x).all() and np.isfinite(y).all() else None
 
 
 def equality_rows(joints: JointSet, jac, phi, nblock) -> EqualityRows:
@@ -155,16 +119,6 @@ def _solve(matrix: sparse.csr_matrix, rhs: np.ndarray) -> np.ndarray | None:
     return out if np.isfinite(out).all() else None
 
 
-def _turn(quat, dtheta):
-    """quat (k, 4) turned by small world rotation vectors dtheta (k, 3) rad, renormalised."""
-    w, v = quat[:, :1], quat[:, 1:]
-    half = 0.5 * dtheta
-    new_w = w - np.sum(half * v, axis=1, keepdims=True)
-    new_v = v + half * w + np.cross(half, v)
-    out = np.concatenate((new_w, new_v), axis=1)
-    return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                       inv_inertia, h, free_step=None,
                       resting: KeptRows | None = None, cache: FactorCache | None = None):
@@ -207,6 +161,9 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     return rows
 
 
+_NO_JACOBIAN = np.zeros((0, ROWS, 12))  # the start rows of a Newton run that takes none
+
+
 def _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia) -> float:
     """Kinetic energy of the bodies that can move, J (the mass-weighted sum ½ v²/m⁻¹ + ½ L·ω)."""
     return _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia)
@@ -246,6 +203,7 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
     n = len(pos)
     shake = start_jac is not None
     spin = shake and free_step is not None
+    start_quat, moved, free, later = quat, np.zeros((n, 3)), quat, quat  # unused unless spin
     if spin:
         start_quat, moved = free_step
         moved = moved.copy()
@@ -254,49 +212,31 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
     if resting is not None:  # the position projection keeps the contacts from deepening only
         resting = KeptRows(*(field[resting.normal] for field in resting))
     count = 0 if resting is None else len(resting.rate)
-    factors, last_worst = None, np.inf
+    first_step = 0
+    if not count:
+        # a forest: linear time, no sparse matrices, all steps in one compiled call; the
+        # sparse solve below takes over from a step the tree could not solve
+        status, first_step, *rows = newton_forest(
+            tuple(joints), start_jac if shake else _NO_JACOBIAN, shake, spin, start_quat, moved,
+            free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h))
+        if status != NOT_SOLVED:
+            return status == CLOSED, tuple(rows)
     if count:
         contact = _jacobian(resting, resting.jac, n)                          # (k, 6n)
         depth = np.zeros(count)   # C · the moves so far, m (< 0: deeper than after the push)
         pushed = np.zeros(count)  # accumulated impulses of the rows, N·s·s (≥ 0)
         held = np.zeros(count, dtype=bool)
-    for _ in range(NEWTON_STEPS + 1):
+    for step in range(first_step, NEWTON_STEPS + 1):
         jac, phi, active, nblock, worst = _rows_and_error(joints, pos, quat)
         closed = worst < JOINT_TOLERANCE
         if closed and (not count or depth.min() > -2 * JOINT_TOLERANCE):
             return True, (jac, phi, active, nblock)
-        if _ == NEWTON_STEPS:
+        if step == NEWTON_STEPS:
             return False, (jac, phi, active, nblock)
-        along_jac = start_jac if shake else jac
-        if worst > CHORD_GAIN * last_worst:  # the chord step gained too little: factor afresh
-            factors = None
-        last_worst = worst
-        if factors is None or count:
-            if spin:
-                response = rotation_response(start_quat, free, moved, inv_inertia, h)
-            else:
-                response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
-        if factors is None and not count:
-            factors = _factor(joints, jac, along_jac, nblock, inv_mass, response)
-        # a forest: linear time, no sparse matrices; after the first step the same factors
-        # (a chord step: the matrix moved by the last correction only, so each step still
-        # gains about three digits)
-        solved = None if factors is None else _resolve(factors, -phi, len(nblock), n)
-        if solved is not None:
-            x, move = solved
-            impulse = np.empty((n, 6))                                        # N·s·s
-            body_impulses(joints.first, joints.second, nblock, along_jac, x, impulse)
-            pos += move[:, 0:3]
-            if spin:
-                moved += impulse[:, 3:6] / h
-                quat[:] = quat_mul(later, rotate_free(start_quat, moved, inv_inertia, h))
-            else:
-                quat[:] = _turn(quat, move[:, 3:6])
-            if shake:
-                vel += move[:, 0:3] / h
-                ang_mom += impulse[:, 3:6] / h
-                impulses[:, :6] += x / h
-            continue
+        if spin:
+            response = rotation_response(start_quat, free, moved, inv_inertia, h)
+        else:
+            response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
         rows = equality_rows(joints, jac, phi, nblock)
         inverse_mass = _inverse_mass(inv_mass, response)
         present = _jacobian(rows, rows.jac, n)
@@ -333,7 +273,7 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
             free = rotate_free(start_quat, moved, inv_inertia, h)
             quat[:] = quat_mul(later, free)
         else:
-            quat[:] = _turn(quat, move[:, 3:6])
+            turn(quat, np.ascontiguousarray(move[:, 3:6]))
         if shake:
             vel += move[:, 0:3] / h
             ang_mom += impulse[:, 3:6] / h
@@ -361,7 +301,7 @@ def _push_limits(joints, pos, quat, inv_mass, inv_inertia) -> None:
         step = -phi[j, r] / k
         for body, lin, ang in moves:
             pos[body] += step * lin
-            quat[body] = _turn(quat[body][None], step * ang[None])[0]
+            turn(quat[body:body + 1], step * ang[None])
 
 
 class KeptRows(NamedTuple):
@@ -453,24 +393,18 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
         return
     if inv_iw is None:
         inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
-    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
-        rate = np.zeros((len(nblock), ROWS))
-        row_rates(joints.first, joints.second, nblock, jac, vel, omega, rate)
         factors = None if cache is None else cache.get(joints, pos, quat, inv_mass,
                                                          inv_inertia)
-        if factors is None:
-            factors = _factor(joints, jac, jac, nblock, inv_mass, inv_iw)
-            if cache is not None and factors is not None:
-                cache.put(joints, pos, quat, inv_mass, inv_inertia, factors)
-        solved = None if factors is None else _resolve(factors, -rate, len(nblock), n)
-        if solved is not None:
-            impulse = np.empty((n, 6))
-            body_impulses(joints.first, joints.second, nblock, jac, solved[0], impulse)
-            vel += impulse[:, 0:3] * inv_mass[:, None]
-            ang_mom += impulse[:, 3:6]
-            impulses[:, :6] += solved[0]
+        solved, made = velocities_forest(tuple(joints), (jac, phi, active, nblock), impulses, vel,
+                                         ang_mom, inv_mass, inv_iw,
+                                         no_factors() if factors is None else factors,
+                                         factors is not None)
+        if solved:
+            if cache is not None and factors is None:
+                cache.put(joints, pos, quat, inv_mass, inv_inertia, made)
             return
+    omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     rows = equality_rows(joints, jac, phi, nblock)
     count = len(rows.phi)
     target = np.zeros(count)

@@ -26,8 +26,6 @@ from numba import njit
 
 from physics.constraints.solve import invert_small
 
-NOT_A_FOREST = -1
-
 
 @njit(cache=True)
 def _find(parent, i):
@@ -235,17 +233,6 @@ def tree_resolve(factors, rhs, x, y):
     for i in range(n):
         for s in range(6):
             y[i, s] = z[m + i, s]
-
-
-@njit(cache=True)
-def tree_solve(first, second, nblock, present, along, inv_mass, response, rhs, regular, x, y):
-    """Solve (J W Kᵀ + regular·E) x = rhs, y = W Kᵀ x (see ``tree_factor``, ``tree_resolve``);
-    True, or False when the joints are not a forest through the world (nothing written)."""
-    ok, factors = tree_factor(first, second, nblock, present, along, inv_mass, response,
-                              regular)
-    if ok:
-        tree_resolve(factors, rhs, x, y)
-    return ok
 
 
 @njit(cache=True)

@@ -106,3 +106,13 @@ def test_the_warm_up_refuses_an_unknown_part(capsys):
 def test_one_part_compiles_in_this_process(capsys):
     warmup.main(["--part", "meshes"])
     assert "physics kernels ready in" in capsys.readouterr().out
+
+
+def test_the_warm_up_compiles_the_joints_tree_projection():
+    """The joints' Newton steps and velocity projection on their tree are compiled calls
+    (constraints/forest.py), which the warm-up's chain must have compiled (or loaded)."""
+    from physics.constraints import forest
+
+    compile_kernels(("joints",))
+    assert forest.newton_forest.signatures and forest.velocities_forest.signatures
+    assert forest.turn.signatures  # the sparse solve's turns (the loop through the world)
