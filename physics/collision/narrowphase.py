@@ -54,6 +54,7 @@ from physics.collision.contact import (
     allocate_buffer,
     buffer_contacts,
 )
+from physics.collision.gjk import hull_distance
 from physics.collision.keys import (
     SPHERE,
     clip_tag,
@@ -71,6 +72,7 @@ from physics.collision.manifolds import (
 from physics.model import HullSet
 from physics.runtime import parallel_threads
 from physics.settings import (
+    EDGE_SKIP_MARGIN,
     FACE_PREFERENCE,
     MAX_HULL_VERTICES,
     MAX_MANIFOLD,
@@ -191,9 +193,10 @@ def _inner_radius(r, pos, hulls):
 
 
 @njit(cache=True)
-def _face_query(a, b, pos, hulls):
+def _face_query(a, b, pos, hulls, floor=-1e300):
     """Largest separation of hull b from the face planes of hull a: (separation, face); pos
-    (n, 3) m the centres of mass, hulls the world-frame ``HullSet``.
+    (n, 3) m the centres of mass, hulls the world-frame ``HullSet``. Only separations above
+    floor (m) are searched: if none is, (floor, −1).
 
     A face is only projected against b's vertices if it can beat the best so far: b's lowest
     point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
@@ -202,7 +205,7 @@ def _face_query(a, b, pos, hulls):
     inner_b = _inner_radius(b, pos, hulls)
     if inner_b <= 0.0:
         inner_b = -np.inf  # no ball inside: no bound
-    best, best_face = -1e300, -1
+    best, best_face = floor, -1
     for f in range(face_start[a], face_start[a + 1]):
         bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
                  - inner_b - woff[f])
@@ -423,6 +426,20 @@ def _kept_apart(a, b, ids, pos, hulls, manifolds, spec, row):
         return False
     remember(row, kind, first, second, swap)
     return True
+
+
+@njit(cache=True, inline='always')
+def _edges_cannot_matter(a, b, pos, hulls, threshold, simplex, closest):
+    """Whether GJK shows hulls a and b closer than threshold (m) less ``EDGE_SKIP_MARGIN``, so
+    that no edge pair can separate them by threshold: the separation along any axis is at most
+    the distance. Only hulls about whose centres (pos (n, 3) m) a ball fits inside, whose edge
+    axes ``_edge_query`` turns outward from the centre; simplex (4, 3), closest (3,) scratch."""
+    if _inner_radius(a, pos, hulls) <= 0.0 or _inner_radius(b, pos, hulls) <= 0.0:
+        return False
+    below = threshold - EDGE_SKIP_MARGIN
+    upper, _ = hull_distance(a, b, hulls, pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1],
+                             pos[a, 2] - pos[b, 2], below, below, simplex, closest)
+    return upper < below
 
 
 @njit(cache=True, inline='always')
@@ -666,6 +683,7 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
     arcs, kept = np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64)
     dots, towards = np.empty((3, 3)), np.empty(3)
+    simplex, closest = np.empty((4, 3)), np.empty(3)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         stored = reusable_entry(a, b, bodies, manifolds)
@@ -729,11 +747,18 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
                 if sa >= spec:
                     remember(apart[p], FACE_OF_FIRST, fa - face_start[a], -1, swap)
                     continue
-                sb, fb = _face_query(b, a, pos, hulls)
+                # b's faces matter only where they separate more than a's: searched above sa
+                # (docs/physics.md#edge-pairs-bounded-by-the-distance)
+                sb, fb = _face_query(b, a, pos, hulls, sa)
                 if sb >= spec:
                     remember(apart[p], FACE_OF_SECOND, -1, fb - face_start[b], swap)
                     continue
-                se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept, axis)
+                if _edges_cannot_matter(a, b, pos, hulls, min(spec, max(sa, sb) + FACE_PREFERENCE),
+                                        simplex, closest):
+                    se = -np.inf
+                else:
+                    se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept,
+                                             axis)
                 if se >= spec:
                     remember(apart[p], EDGES, ea - edge_start[a], eb - edge_start[b], swap)
                     continue
