@@ -141,16 +141,17 @@ def _closest_in_simplex(s, count, weight, trial):
 
 
 @njit(cache=True)
-def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, closest):
+def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, rows, witness):
     """Distance (m) between hulls a and b of the world ``HullSet`` hulls by GJK, started along
     (dx, dy, dz) (the direction from b towards a, e.g. between their centres). Returns (upper,
     lower): bounds on the distance, 0 and 0 if the hulls overlap.
 
     The iteration stops once the bounds settle a comparison with the thresholds: the distance
     is below ``below`` (upper < below) or at least ``above`` (lower ≥ above); pass −inf and inf
-    to run until the bounds meet within ``GJK_TOLERANCE`` (relative). simplex (4, 3) and
-    closest (3,) are scratch; closest receives the simplex's point nearest the origin
-    (a point of A − B whose length is the upper bound, pointing from B to A)."""
+    to run until the bounds meet within ``GJK_TOLERANCE`` (relative). simplex (4, 3) and rows
+    (4, 2) int64 are scratch (the simplex's points and the vertex rows of a and b they come
+    from); witness (2, 3) receives a point of each hull, a's first, whose distance is the upper
+    bound (left as it was if the hulls overlap)."""
     points, start = hulls.hull_points, hulls.hull_start
     weight, trial = np.zeros(4), np.zeros(4)
     count = 0
@@ -169,6 +170,7 @@ def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, closest):
             if lower >= above or upper2 - lower * np.sqrt(upper2) <= GJK_TOLERANCE * upper2:
                 break
         simplex[count, 0], simplex[count, 1], simplex[count, 2] = wx, wy, wz
+        rows[count, 0], rows[count, 1] = pa, pb
         count += 1
         if not _closest_in_simplex(simplex, count, weight, trial):
             return 0.0, 0.0
@@ -181,6 +183,7 @@ def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, closest):
                 vy += weight[q] * simplex[q, 1]
                 vz += weight[q] * simplex[q, 2]
                 simplex[kept] = simplex[q]
+                rows[kept, 0], rows[kept, 1], weight[kept] = rows[q, 0], rows[q, 1], weight[q]
                 kept += 1
         count = kept
         length2 = vx * vx + vy * vy + vz * vz
@@ -189,7 +192,11 @@ def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, closest):
         if length2 >= upper2:  # no progress: rounding has the last word
             break
         upper2 = length2
-        closest[0], closest[1], closest[2] = vx, vy, vz
+        for k in range(3):
+            witness[0, k] = witness[1, k] = 0.0
+            for q in range(count):
+                witness[0, k] += weight[q] * points[rows[q, 0], k]
+                witness[1, k] += weight[q] * points[rows[q, 1], k]
         if np.sqrt(upper2) < below:
             break
     return np.sqrt(upper2), min(lower, np.sqrt(upper2))

@@ -74,11 +74,17 @@ def exact_distance(model, hulls):
 
 
 def distance(hulls, pos, below=-np.inf, above=np.inf):
-    closest = np.empty(3)
+    """GJK between hulls 0 and 1: (upper, lower, witness (2, 3) a point of each)."""
+    witness = np.full((2, 3), np.nan)
     d = pos[0] - pos[1]
     upper, lower = hull_distance(0, 1, hulls, d[0], d[1], d[2], below, above, np.empty((4, 3)),
-                                 closest)
-    return upper, lower, closest
+                                 np.empty((4, 2), dtype=np.int64), witness)
+    return upper, lower, witness
+
+
+def inside(point, r, hulls, slack=1e-12):
+    faces = slice(hulls.face_start[r], hulls.face_start[r + 1])
+    return np.all(hulls.face_normal[faces] @ point - hulls.face_offset[faces] <= slack)
 
 
 @settings(max_examples=60, deadline=None)
@@ -87,10 +93,11 @@ def test_the_distance_of_separated_hulls_is_the_exact_one(seed, gap):
     """Random hull pairs apart: GJK's two bounds meet the exact distance within 1e-9 m."""
     model, pos, hulls, rotm = placed_pair(seed, gap)
     exact, _ = exact_distance(model, hulls)
-    upper, lower, closest = distance(hulls, pos)
+    upper, lower, witness = distance(hulls, pos)
     assert lower <= upper
     assert abs(upper - exact) < 1e-9 and abs(lower - exact) < 1e-9
-    assert np.isclose(np.linalg.norm(closest), upper, rtol=0, atol=1e-15)
+    assert abs(np.linalg.norm(witness[0] - witness[1]) - upper) < 1e-12
+    assert inside(witness[0], 0, hulls) and inside(witness[1], 1, hulls)
 
 
 @settings(max_examples=60, deadline=None)
@@ -102,7 +109,8 @@ def test_where_a_face_holds_the_closest_points_gjk_points_along_its_normal(seed,
     model, pos, hulls, rotm = placed_pair(seed, gap)
     sa, fa = _face_query(0, 1, pos, hulls)
     sb, fb = _face_query(1, 0, pos, hulls)
-    upper, _, closest = distance(hulls, pos)
+    upper, _, witness = distance(hulls, pos)
+    closest = witness[0] - witness[1]
     sep, normal = max((sa, -hulls.face_normal[fa]), (sb, hulls.face_normal[fb]),
                       key=lambda s: s[0])
     if abs(sep - upper) > 1e-12:
@@ -154,7 +162,7 @@ def test_the_edge_query_is_skipped_only_when_no_edge_pair_can_matter():
         spec = rng.uniform(0.01, 0.1)
         face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
         threshold = min(spec, face_best + FACE_PREFERENCE)
-        skip = _edges_cannot_matter(0, 1, pos, hulls, threshold, np.empty((4, 3)), np.empty(3))
+        skip = _edges_cannot_matter(0, 1, pos, hulls, threshold, distance(hulls, pos)[0])
         full, _, _ = _edge_query(0, 1, pos, hulls, -np.inf, face_best,
                                  np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
                                  np.empty(3))
@@ -167,3 +175,29 @@ def test_the_edge_query_is_skipped_only_when_no_edge_pair_can_matter():
             face_held += 1
             assert skip
     assert face_held > 40 and skipped >= face_held
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), gap=st.floats(-0.02, 0.1))
+def test_face_queries_bounded_by_the_closest_points_find_the_exact_best_face(seed, gap):
+    """Each hull's faces searched about the other's GJK witness point, and the second hull's
+    above the first's best: the same separation and the same first face reaching it as the
+    brute force (every face against every vertex), where it matters."""
+    model, pos, hulls, _ = placed_pair(seed, gap)
+    upper, _, witness = distance(hulls, pos)
+    found = []
+    for a, b in ((0, 1), (1, 0)):
+        faces = slice(hulls.face_start[a], hulls.face_start[a + 1])
+        vertices = hulls.hull_points[hulls.hull_start[b]:hulls.hull_start[b + 1]]
+        n = hulls.face_normal[faces][:, None, :]  # summed in the kernel's order
+        brute = (n[..., 0] * vertices[:, 0] + n[..., 1] * vertices[:, 1]
+                 + n[..., 2] * vertices[:, 2]).min(axis=1) - hulls.face_offset[faces]
+        floor = found[0][0] if found else -1e300
+        near = witness[1 - a] if upper > 0.0 else None
+        sep, face = (_face_query(a, b, pos, hulls, floor, near) if near is not None
+                     else _face_query(a, b, pos, hulls, floor))
+        if brute.max() > floor:
+            assert sep == brute.max() and face == hulls.face_start[a] + np.argmax(brute)
+        else:
+            assert (sep, face) == (floor, -1)
+        found.append((sep, face))
