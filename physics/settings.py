@@ -118,6 +118,11 @@ MAX_REPLACED = 64       # more bodies leaving their fat spheres in one step: a f
 PAIRS_PER_CHUNK = 256   # fewer pairs per thread are not worth a thread's start-up
 FACE_PREFERENCE = 1e-3  # m: an edge axis must separate this much more to beat a face axis
 BOX_TOLERANCE = 1e-9    # relative: how exactly a hull must be a box to be treated as one
+GJK_MAX_ITERATIONS = 64  # GJK steps at most: a handful settle hulls of 64 vertices; the cap
+                         # only stops a cycle that rounding could make (collision/gjk.py)
+GJK_TOLERANCE = 1e-12    # relative gap between GJK's two bounds at which it has converged
+EDGE_SKIP_MARGIN = 1e-9  # m the GJK distance must be under the edge query's threshold for the
+                         # query to be skipped: far above the rounding of either computation
 
 # ---- the contact solver -------------------------------------------------------------------------
 RESTITUTION_MAX_SWEEPS = 100  # bound on the restitution pass's sweeps (few contacts: wall impacts)

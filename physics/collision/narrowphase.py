@@ -14,9 +14,8 @@ Shapes: an exact sphere (``Model.radius`` > 0) or a convex hull with its faces a
   keeping the deepest and the largest area (Bullet's manifold reduction); an edge axis gives one
   point between the two edges. Face axes win ties so resting boxes keep a face manifold.
   Two boxes get the same answer from the closed-form box SAT (collision/boxes.py); for other hulls
-  the
-  face and edge queries skip, exactly, the faces and edges that a bound from the hulls' inner
-  radii shows cannot matter.
+  the face and edge queries skip, exactly, the faces and edges that a bound from the hulls' inner
+  radii or from their distance and closest points (GJK, collision/gjk.py) shows cannot matter.
 
 Every pair closer than a speculative distance (the margin plus how far the two can approach in
 ``REACH_STEPS`` steps) yields contacts with a positive gap, which the solver lets close but not
@@ -54,6 +53,7 @@ from physics.collision.contact import (
     allocate_buffer,
     buffer_contacts,
 )
+from physics.collision.gjk import hull_distance
 from physics.collision.keys import (
     SPHERE,
     clip_tag,
@@ -71,6 +71,7 @@ from physics.collision.manifolds import (
 from physics.model import HullSet
 from physics.runtime import parallel_threads
 from physics.settings import (
+    EDGE_SKIP_MARGIN,
     FACE_PREFERENCE,
     MAX_HULL_VERTICES,
     MAX_MANIFOLD,
@@ -191,27 +192,54 @@ def _inner_radius(r, pos, hulls):
 
 
 @njit(cache=True)
-def _face_query(a, b, pos, hulls):
-    """Largest separation of hull b from the face planes of hull a: (separation, face); pos
-    (n, 3) m the centres of mass, hulls the world-frame ``HullSet``.
+def _face_query(a, b, pos, hulls, floor=-1e300, near=None):
+    """Largest separation of hull b from the face planes of hull a: (separation, face, the
+    first face reaching it); pos (n, 3) m the centres of mass, hulls the world-frame
+    ``HullSet``. Only separations above floor (m) are searched: if none is, (floor, −1).
+    near (3,) m, if given, is a point of b (or within rounding of one).
 
     A face is only projected against b's vertices if it can beat the best so far: b's lowest
     point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
-    its centre of mass lies inside it), which skips the faces turned away from b exactly."""
+    its centre of mass lies inside it), which skips the faces turned away from b exactly, and at
+    most n·near, which skips all but the faces about b's point nearest a when near is that
+    point (``_near_pair``); the face where that bound is largest is projected first."""
     wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
     inner_b = _inner_radius(b, pos, hulls)
     if inner_b <= 0.0:
         inner_b = -np.inf  # no ball inside: no bound
-    best, best_face = -1e300, -1
+    best, best_face = floor, -1
+    first = -1
+    if near is not None:
+        first = _face_bound_max(a, near, hulls)
+        s = _face_separation(first, b, hulls)
+        if s > best:
+            best, best_face = s, first
     for f in range(face_start[a], face_start[a + 1]):
+        if f == first:
+            continue
         bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
                  - inner_b - woff[f])
-        if bound <= best:
+        if near is not None:  # the margin covers the rounding of a point computed by GJK
+            bound = min(bound, wnorm[f, 0] * near[0] + wnorm[f, 1] * near[1]
+                        + wnorm[f, 2] * near[2] - woff[f] + EDGE_SKIP_MARGIN)
+        if bound < best or (bound == best and f > best_face):
             continue
         s = _face_separation(f, b, hulls)
-        if s > best:
+        if s > best or (s == best and f < best_face):  # the first face of the largest
             best, best_face = s, f
     return best, best_face
+
+
+@njit(cache=True, inline='always')
+def _face_bound_max(a, near, hulls):
+    """The face of hull a whose plane lies farthest below the point near (3,)."""
+    wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
+    top, top_face = -np.inf, face_start[a]
+    for f in range(face_start[a], face_start[a + 1]):
+        d = wnorm[f, 0] * near[0] + wnorm[f, 1] * near[1] + wnorm[f, 2] * near[2] - woff[f]
+        if d > top:
+            top, top_face = d, f
+    return top_face
 
 
 @njit(cache=True, inline='always')
@@ -423,6 +451,16 @@ def _kept_apart(a, b, ids, pos, hulls, manifolds, spec, row):
         return False
     remember(row, kind, first, second, swap)
     return True
+
+
+@njit(cache=True, inline='always')
+def _edges_cannot_matter(a, b, pos, hulls, threshold, distance):
+    """Whether hulls a and b, at most distance (m) apart (GJK's upper bound), are closer than
+    threshold (m) less ``EDGE_SKIP_MARGIN``, so that no edge pair can separate them by
+    threshold: the separation along any axis is at most the distance. Only hulls about whose
+    centres (pos (n, 3) m) a ball fits inside, whose edge axes ``_edge_query`` turns outward."""
+    return (distance < threshold - EDGE_SKIP_MARGIN and _inner_radius(a, pos, hulls) > 0.0
+            and _inner_radius(b, pos, hulls) > 0.0)
 
 
 @njit(cache=True, inline='always')
@@ -666,6 +704,8 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
     keep = np.empty(MAX_MANIFOLD, dtype=np.int64)
     arcs, kept = np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64)
     dots, towards = np.empty((3, 3)), np.empty(3)
+    simplex, witness = np.empty((4, 3)), np.empty((2, 3))
+    rows = np.empty((4, 2), dtype=np.int64)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         stored = reusable_entry(a, b, bodies, manifolds)
@@ -725,15 +765,32 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
             else:
                 # the axis that shows them apart is kept for the next step (collision/axes.py)
                 swap = ids[a] > ids[b]
-                sa, fa = _face_query(a, b, pos, hulls)
+                # the distance and the closest points bound every axis's separation; b's faces
+                # matter only where they separate more than a's: searched above sa
+                # (docs/physics.md#edge-pairs-bounded-by-the-distance)
+                distance, _ = hull_distance(a, b, hulls, pos[a, 0] - pos[b, 0],
+                                            pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2],
+                                            -np.inf, np.inf, simplex, rows, witness)
+                if distance > 0.0:
+                    sa, fa = _face_query(a, b, pos, hulls, -1e300, witness[1])
+                else:
+                    sa, fa = _face_query(a, b, pos, hulls)
                 if sa >= spec:
                     remember(apart[p], FACE_OF_FIRST, fa - face_start[a], -1, swap)
                     continue
-                sb, fb = _face_query(b, a, pos, hulls)
+                if distance > 0.0:
+                    sb, fb = _face_query(b, a, pos, hulls, sa, witness[0])
+                else:
+                    sb, fb = _face_query(b, a, pos, hulls, sa)
                 if sb >= spec:
                     remember(apart[p], FACE_OF_SECOND, -1, fb - face_start[b], swap)
                     continue
-                se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept, axis)
+                if _edges_cannot_matter(a, b, pos, hulls, min(spec, max(sa, sb) + FACE_PREFERENCE),
+                                        distance):
+                    se = -np.inf
+                else:
+                    se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept,
+                                             axis)
                 if se >= spec:
                     remember(apart[p], EDGES, ea - edge_start[a], eb - edge_start[b], swap)
                     continue
