@@ -54,29 +54,29 @@ H = 1.0 / 240.0
 
 def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm, h, iterations,
                          threshold):
-    """The contacts' solve as its kernels run one by one from Python, records as plain
-    tuples."""
+    """The contacts' solve as its kernels run one by one from Python. The records go in named,
+    as ``contact_impulses`` passes them: as plain tuples they would be another signature of
+    each kernel, compiled for this test alone (a minute in CI)."""
     k, n = contacts.count, len(motion.vel)
     rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
                        np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
                        np.empty(k))
-    plain_contacts, plain_rows, plain_motion = tuple(contacts), tuple(rows), tuple(motion)
     vel_forces = motion.vel.copy()
     prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    prepare(plain_contacts, restitution, plain_motion, h, threshold, plain_rows)
+    prepare(contacts, restitution, motion, h, threshold, rows)
     collision, impulses = np.zeros(k), warm.copy()
-    _impact_kernel(plain_contacts, plain_rows, restitution, threshold, collision, plain_motion, h,
+    _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
                    iterations)
     solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
                  motion.omega, h, 0, 3, 6)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
-        _slab_sweeps(order, starts, plain_contacts, plain_rows, friction, impulses, plain_motion,
+        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion,
                      h, iterations)
     else:
-        _serial_sweeps(plain_contacts, plain_rows, friction, impulses, plain_motion, h,
+        _serial_sweeps(contacts, rows, friction, impulses, motion, h,
                        iterations)
-    _restitution_kernel(plain_contacts, plain_rows, impulses, collision, plain_motion)
+    _restitution_kernel(contacts, rows, impulses, collision, motion)
     flags = (np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.zeros(n, dtype=bool),
              np.zeros(n, dtype=bool), np.ones(n))
     _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
