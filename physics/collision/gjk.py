@@ -24,9 +24,9 @@ from physics.settings import GJK_MAX_ITERATIONS, GJK_TOLERANCE
 
 
 @njit(cache=True, inline='always')
-def _support(r, dx, dy, dz, points, start):
-    """Row of points of hull r's vertex farthest along (dx, dy, dz); start (n+1,) the hulls'
-    first rows."""
+def support_vertex(r, dx, dy, dz, points, start):
+    """Row of points (the hulls' vertices, (v, 3)) of hull r's vertex farthest along
+    (dx, dy, dz); start (n+1,) the hulls' first rows. The first of equals wins."""
     best, best_v = -np.inf, start[r]
     for v in range(start[r], start[r + 1]):
         d = points[v, 0] * dx + points[v, 1] * dy + points[v, 2] * dz
@@ -161,8 +161,8 @@ def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, rows, witness)
     upper2, lower = np.inf, 0.0
     for _ in range(GJK_MAX_ITERATIONS):
         # support point of A − B against v: A's farthest along −v less B's farthest along v
-        pa = _support(a, -vx, -vy, -vz, points, start)
-        pb = _support(b, vx, vy, vz, points, start)
+        pa = support_vertex(a, -vx, -vy, -vz, points, start)
+        pb = support_vertex(b, vx, vy, vz, points, start)
         wx, wy, wz = (points[pa, 0] - points[pb, 0], points[pa, 1] - points[pb, 1],
                       points[pa, 2] - points[pb, 2])
         if count:  # the gap along v/|v| bounds the distance from below

@@ -53,7 +53,7 @@ from physics.collision.contact import (
     allocate_buffer,
     buffer_contacts,
 )
-from physics.collision.gjk import hull_distance
+from physics.collision.gjk import hull_distance, support_vertex
 from physics.collision.keys import (
     SPHERE,
     clip_tag,
@@ -295,8 +295,8 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     if inner_a <= 0.0 or inner_b <= 0.0:
         threshold = -np.inf  # no ball inside: no bound, search everything
     tx, ty, tz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
-    sa = _support_vertex(a, tx, ty, tz, hulls)     # a's vertex deepest towards b
-    sb = _support_vertex(b, -tx, -ty, -tz, hulls)  # b's towards a
+    sa = support_vertex(a, tx, ty, tz, wpts, hull_start)     # a's vertex deepest towards b
+    sb = support_vertex(b, -tx, -ty, -tz, wpts, hull_start)  # b's towards a
     # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
     # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
     # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
@@ -355,18 +355,6 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
                 best, best_a, best_b = sep, ea, eb
                 axis[0], axis[1], axis[2] = nx, ny, nz
     return best, best_a, best_b
-
-
-@njit(cache=True, inline='always')
-def _support_vertex(r, dx, dy, dz, hulls):
-    """Row of hulls.hull_points of hull r's vertex farthest along (dx, dy, dz)."""
-    wpts, hull_start = hulls.hull_points, hulls.hull_start
-    best, best_v = -np.inf, hull_start[r]
-    for v in range(hull_start[r], hull_start[r + 1]):
-        d = wpts[v, 0] * dx + wpts[v, 1] * dy + wpts[v, 2] * dz
-        if d > best:
-            best, best_v = d, v
-    return best_v
 
 
 @njit(cache=True)
