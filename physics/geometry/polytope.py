@@ -37,7 +37,7 @@ class Polytope:
 
 
 # hulls whose topology is kept: a scene of many bodies of one shape (a pile of the same mesh, a
-# benchmark's lattice) finds its topology once; Qhull and the merge take ~10 ms a 64-vertex hull
+# benchmark's lattice) finds its topology once; Qhull and the merge take ~30 ms a 64-vertex hull
 KEPT_TOPOLOGIES = 64
 
 
