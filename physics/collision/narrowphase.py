@@ -82,6 +82,9 @@ from physics.settings import (
 
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
+# a pair's verdict before the narrow phase (``_sort_pairs``); ≥ 0 is its reusable manifold's row
+_NARROW = -1  # the narrow phase finds its contacts
+_APART = -2   # no contact can come from it this step
 
 
 @njit(cache=True, inline='always')
@@ -595,25 +598,39 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out
 
 
 @njit(cache=True, inline='always')
-def _centre_axis_gap(a, b, pos, hulls) -> float:
-    """Gap (m) between hulls a and b along the line of their centres; negative if they overlap
-    along it. Any axis's gap is a lower bound on the distance between two convex sets, and
-    this one costs a pass over the vertices (the full SAT: faces × vertices plus edge pairs),
-    so the many broad-phase pairs of a sparse scene whose bounding spheres merely touch are
-    dismissed here."""
-    wpts, hull_start = hulls.hull_points, hulls.hull_start
+def _centre_axis_gap(a, b, pos, rotm, hulls) -> float:
+    """Gap (m) between hulls a and b along the line of their centres (pos (n, 3) m); negative
+    if they overlap along it. Any axis's gap is a lower bound on the distance between two
+    convex sets, and this one costs a pass over the vertices (the full SAT: faces × vertices
+    plus edge pairs), so the many broad-phase pairs of a sparse scene whose bounding spheres
+    merely touch are dismissed here. Read from the body-frame ``HullSet`` hulls, the axis
+    turned into each body's frame (rotm (n, 3, 3) principal → world), so no hull need be
+    moved for it."""
     d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
     length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if length < 1e-12:
         return -np.inf
     d0, d1, d2 = d0 / length, d1 / length, d2 / length
-    low = np.inf   # a lies on the +d side of b: its lowest vertex along d …
-    for v in range(hull_start[a], hull_start[a + 1]):
-        low = min(low, wpts[v, 0] * d0 + wpts[v, 1] * d1 + wpts[v, 2] * d2)
-    high = -np.inf  # … against b's highest
-    for v in range(hull_start[b], hull_start[b + 1]):
-        high = max(high, wpts[v, 0] * d0 + wpts[v, 1] * d1 + wpts[v, 2] * d2)
+    # a lies on the +d side of b: its lowest point along d against b's highest
+    low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + _lowest_along(a, rotm, hulls,
+                                                                          d0, d1, d2)
+    high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - _lowest_along(b, rotm, hulls,
+                                                                           -d0, -d1, -d2)
     return low - high
+
+
+@njit(cache=True, inline='always')
+def _lowest_along(r, rotm, hulls, d0, d1, d2) -> float:
+    """min over hull r's body-frame vertices v of (R v)·d, d (3,) a world direction: the
+    direction turned into the body frame (Rᵀ d) once, instead of every vertex into the world."""
+    e0 = rotm[r, 0, 0] * d0 + rotm[r, 1, 0] * d1 + rotm[r, 2, 0] * d2
+    e1 = rotm[r, 0, 1] * d0 + rotm[r, 1, 1] * d1 + rotm[r, 2, 1] * d2
+    e2 = rotm[r, 0, 2] * d0 + rotm[r, 1, 2] * d1 + rotm[r, 2, 2] * d2
+    pts = hulls.hull_points
+    low = np.inf
+    for v in range(hulls.hull_start[r], hulls.hull_start[r + 1]):
+        low = min(low, pts[v, 0] * e0 + pts[v, 1] * e1 + pts[v, 2] * e2)
+    return low
 
 
 @njit(cache=True, inline='always')
@@ -668,15 +685,67 @@ def _box_edges(a, b, ie, je, hulls, axis, towards):
 
 
 @njit(cache=True, nogil=True)
-def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
+def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
+    """What each candidate pair (p, 2) of rows of ``bodies`` (a ``BodySet``) needs this step of
+    h s, before any hull is moved into the world: its speculative distance into reach (p,) m,
+    and into verdict (p,) int64 the row of its reusable manifold in ``manifolds`` (≥ 0),
+    ``_APART`` for a pair no contact can come from, or ``_NARROW`` for the narrow phase. hulls
+    the body-frame ``HullSet``. Returns (n,) bool: the bodies whose hulls the narrow phase
+    reads, so only those are moved into the world (``transform_hulls``).
+
+    Hull pairs farther apart along the line of their centres than they can close are dismissed
+    here, from the body-frame vertices: in a sparse scene most broad-phase pairs end here and
+    their hulls (faces above all) are never moved. Such a pair's kept separating axis, if it
+    has one, is written into its row of apart (p, 3) as it was, to be tried when the gap no
+    longer suffices: only which axis to try comes from an earlier step (collision/axes.py)."""
+    radius, face_start = bodies.radius, hulls.face_start
+    paired = np.zeros(bodies.pos.shape[0], dtype=np.bool_)
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
+        reach[p] = _speculative_distance(a, b, bodies, h)
+        verdict[p] = reusable_entry(a, b, bodies, manifolds)
+        if verdict[p] >= 0:  # barely moved against each other since their manifold was found
+            continue
+        verdict[p] = _NARROW
+        if radius[a] > 0.0 and radius[b] > 0.0:
+            continue
+        if radius[a] > 0.0 or radius[b] > 0.0:
+            paired[b if radius[a] > 0.0 else a] = True
+        elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
+            verdict[p] = _APART  # a point or segment hull has no faces: walls only
+        elif _centre_axis_gap(a, b, bodies.pos, bodies.rotm, hulls) >= reach[p]:
+            verdict[p] = _APART  # farther apart than the step can close: no contact at all
+            slot = kept_axis(a, b, bodies.ids, manifolds.axis_keys, manifolds.axes)
+            if slot >= 0:
+                apart[p, :] = manifolds.axes[slot]
+        else:
+            paired[a] = paired[b] = True
+    return paired
+
+
+@njit(cache=True, inline='always')
+def _speculative_distance(a, b, bodies, h):
+    """The gap (m) within which rows a and b of ``bodies`` make (speculative) contacts this
+    step of h s: the margin plus ``REACH_STEPS`` steps of their fastest points' approach."""
+    vel, omega, bound = bodies.vel, bodies.omega, bodies.bound
+    rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
+                  + (vel[a, 2] - vel[b, 2]) ** 2)
+    spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
+            + bound[b] * np.sqrt(_dot(omega, b, omega, b)))
+    return SPECULATIVE_MARGIN + REACH_STEPS * h * (rel + spin)
+
+
+@njit(cache=True, nogil=True)
+def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
     """Contacts of the candidate pairs (p, 2) of rows of ``bodies`` (a ``BodySet``) with world
-    hulls ``hulls`` (a ``HullSet``) for a step of h s, the pairs whose manifold in
-    ``manifolds`` (a ``ManifoldCache``) can be reused carried along, into the
-    ``ContactBuffer`` out (room for MAX_MANIFOLD per pair); returns their count. The axis that
-    kept a hull pair apart goes into its row of apart (p, 3) (``axes.unfound``'s layout), tried
-    first the next step (``manifolds``' axes)."""
-    pos, vel, omega = bodies.pos, bodies.vel, bodies.omega
-    ids, radius, bound = bodies.ids, bodies.radius, bodies.bound
+    hulls ``hulls`` (a ``HullSet``) for a step of h s, as ``_sort_pairs`` left them (reach,
+    verdict (p,)): the pairs whose manifold in ``manifolds`` (a ``ManifoldCache``) can be
+    reused carried along, the rest found, into the ``ContactBuffer`` out (room for
+    MAX_MANIFOLD per pair); returns their count. The axis that kept a hull pair apart goes
+    into its row of apart (p, 3) (``axes.unfound``'s layout), tried first the next step
+    (``manifolds``' axes)."""
+    pos = bodies.pos
+    ids, radius = bodies.ids, bodies.radius
     wpts, wnorm, face_start = hulls.hull_points, hulls.face_normal, hulls.face_start
     hull_start, edge, edge_start = hulls.hull_start, hulls.edge, hulls.edge_start
     out_n = 0
@@ -696,15 +765,12 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
     rows = np.empty((4, 2), dtype=np.int64)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        stored = reusable_entry(a, b, bodies, manifolds)
-        if stored >= 0:  # barely moved against each other since their manifold was found
-            out_n = emit_stored(stored, a, b, bodies, manifolds, out, out_n)
+        if verdict[p] == _APART:
             continue
-        rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
-                      + (vel[a, 2] - vel[b, 2]) ** 2)
-        spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
-                + bound[b] * np.sqrt(_dot(omega, b, omega, b)))
-        spec = SPECULATIVE_MARGIN + REACH_STEPS * h * (rel + spin)
+        if verdict[p] >= 0:  # the stored manifold, carried along
+            out_n = emit_stored(verdict[p], a, b, bodies, manifolds, out, out_n)
+            continue
+        spec = reach[p]
         if radius[a] > 0.0 and radius[b] > 0.0:
             d = pos[a] - pos[b]
             dist = np.sqrt((d ** 2).sum())
@@ -732,12 +798,8 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart):
             # nrm points from the hull to the ball; the first body must be the ball
             out_n = _emit(out, out_n, ball, hull, pair_key(ids[ball], ids[hull], SPHERE), pt[0],
                           pt[1], pt[2], nrm[0], nrm[1], nrm[2], s)
-        elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
-            continue  # a point or segment hull has no faces to collide with (walls only)
         elif _kept_apart(a, b, ids, pos, hulls, manifolds, spec, apart[p]):
             continue  # the axis that kept them apart last step still does
-        elif _centre_axis_gap(a, b, pos, hulls) >= spec:
-            continue  # farther apart than the step can close: no contact, not even speculative
         else:
             # what _face_query (both ways) and _edge_query find; two boxes get the separations
             # in closed form (collision/boxes.py) and only the winning axis's hull features, below
@@ -882,20 +944,19 @@ def find_pair_contacts(pairs, bodies, hulls, world, h, manifolds, threads):
         return buffer_contacts(allocate_buffer(0, True), 0), _no_manifolds()
     out = allocate_buffer(MAX_MANIFOLD * len(pairs), True)
     apart = unfound(len(pairs))
-    paired = np.zeros(bodies.pos.shape[0], dtype=np.bool_)
-    for p in range(len(pairs)):
-        paired[pairs[p, 0]] = True
-        paired[pairs[p, 1]] = True
+    reach, verdict = np.empty(len(pairs)), np.empty(len(pairs), dtype=np.int64)
+    paired = _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart)
     transform_hulls(np.flatnonzero(paired), bodies.pos, bodies.rotm, hulls, world)
     # pairs are independent: chunks of them go to the threads, each chunk writing its contacts
     # into its own stretch of the output (MAX_MANIFOLD per pair), packed after
     chunks = min(threads, len(pairs) // PAIRS_PER_CHUNK)
     if chunks < 2:
-        count = _pairs_in(pairs, bodies, world, h, manifolds, out, apart)
+        count = _pairs_in(pairs, bodies, world, h, manifolds, out, apart, reach, verdict)
     else:
         bounds = chunk_bounds(len(pairs), chunks)
         counts = np.zeros(chunks, dtype=np.int64)
-        _pair_chunks(bounds, pairs, bodies, world, h, manifolds, out, apart, counts)
+        _pair_chunks(bounds, pairs, bodies, world, h, manifolds, out, apart, reach, verdict,
+                     counts)
         count = _pack(bounds, counts, out)
     found = ContactBuffer(out.body[:count], out.other[:count], out.key[:count],
                           out.point[:count], out.normal[:count], out.sep[:count],
@@ -913,7 +974,8 @@ def _no_manifolds():
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, apart, counts):
+def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict,
+                 counts):
     """``_pairs_in`` on the chunks pairs[bounds[t]:bounds[t + 1]] side by side; chunk t
     writes from contact MAX_MANIFOLD · bounds[t] on (and its pairs' rows of apart) and leaves
     its count in counts[t]."""
@@ -924,7 +986,8 @@ def _pair_chunks(bounds, pairs, bodies, hulls, h, manifolds, out, apart, counts)
                                 out.key[first:last], out.point[first:last],
                                 out.normal[first:last], out.sep[first:last],
                                 out.source[first:last])
-        counts[t] = _pairs_in(pairs[lo:hi], bodies, hulls, h, manifolds, stretch, apart[lo:hi])
+        counts[t] = _pairs_in(pairs[lo:hi], bodies, hulls, h, manifolds, stretch, apart[lo:hi],
+                              reach[lo:hi], verdict[lo:hi])
 
 
 @njit(cache=True, nogil=True)
