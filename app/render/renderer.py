@@ -72,6 +72,7 @@ from app.render.gl import (
     GL_DRAW_FRAMEBUFFER,
     GL_NEAREST,
     GL_READ_FRAMEBUFFER,
+    draw_indexed_triangles,
     gl_library,
 )
 from app.render.view import FrameView, GizmoOptions
@@ -738,7 +739,7 @@ class Renderer:
                 ctx.disable(moderngl.CULL_FACE)
             else:
                 ctx.enable(moderngl.CULL_FACE)
-            gpu.vaos[0].render(moderngl.TRIANGLES, instances=len(instances))
+            draw_indexed_triangles(gpu.vaos[0], len(instances))
         ctx.disable(moderngl.CULL_FACE)
 
         options = gizmos if gizmos is not None else GizmoOptions()
@@ -927,7 +928,7 @@ class Renderer:
                 ctx.disable(moderngl.CULL_FACE)
             else:
                 ctx.enable(moderngl.CULL_FACE)
-            gpu.vaos[1].render(moderngl.TRIANGLES, instances=len(instances))
+            draw_indexed_triangles(gpu.vaos[1], len(instances))
         ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
         return True
