@@ -63,7 +63,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from app.render.camera import OrbitCamera
+from app.render.camera import OrbitCamera, look_at
 from app.render.clustering import cluster
 from app.render.gizmos import Gizmos, set_uniforms, shape_table
 from app.render.gl import (
@@ -869,7 +869,7 @@ class Renderer:
             points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
             shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
         points = np.concatenate(points)
-        look = matrix44.create_look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        look = look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
         across = points @ look[:3, :3]  # along the light's right, up and back axes, m
         low, high = across.min(0), across.max(0)
         # sizes rounded up (half-width to a power of 1.1, texels to SHADOW_STEP) and the centre
@@ -886,7 +886,7 @@ class Renderer:
         centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
         reach = 0.5 * np.linalg.norm(high - low) * 1.02 + 0.05  # depth: the whole box's
         eye = centre + LIGHT_DIR * 2.0 * reach
-        light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
+        light_view = look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
         proj = matrix44.create_orthogonal_projection(-half, half, -half, half, 0.0, 4.0 * reach)
         corner = np.eye(4)  # light clip space x, y ∈ ±1 → the corner's texels
         corner[0, 0] = corner[1, 1] = texels / size
