@@ -1,7 +1,7 @@
 """How often the window redraws: every ``FRAME_INTERVAL``, and no more often than
 ``CLIP_FRAME_INTERVAL`` while a clip renders in the background, so that the clip gets the
 cores the window would spend on frames beyond what looks fluid
-(docs/architecture.md#clips-after-the-fact).
+(docs/architecture.md#history).
 
 Input is still handled as it comes (pyglet's event loop wakes for it); only the redraws are
 spaced out, and the panel's progress bar moves with every one of them.

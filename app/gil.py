@@ -3,7 +3,7 @@
 A thread that runs compiled code, numpy or GL calls without the GIL takes it back after each
 call, and waits each time up to Python's switch interval (5 ms) while another thread runs
 Python: the loader reading a mesh (docs/architecture.md#from-a-dropped-file-to-the-screen),
-and a clip rendering beside the window (docs/architecture.md#clips-after-the-fact).
+and a clip rendering beside the window (docs/architecture.md#history).
 ``PROMPT_GIL_HANDOFF`` shortens the interval to ``GIL_HANDOFF`` while any of them runs.
 """
 
