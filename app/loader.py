@@ -34,7 +34,6 @@ import math
 import os
 import queue
 import re
-import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from app.app_state import AppState
+from app.gil import PROMPT_GIL_HANDOFF
 from app.mesh_scale import ScaleMemory, ScaleOffer, implausible
 from app.render.clustering import cluster
 from app.render.renderer import (
@@ -77,8 +77,6 @@ MODE = "auto"      # solid if closed, else shell with a warning (docs/physics.md
 CLEARANCE = 0.02   # m between the floor and a dropped body's lowest hull point
 GAP = 0.05         # m between neighbouring bodies dropped together
 WALL_MARGIN = 0.01  # m kept between a dropped body and the container walls
-GIL_HANDOFF = 0.001  # s another thread may keep the GIL from the loader while it reads a mesh
-                     # (Python's own interval is 0.005): _PromptGilHandoff
 SCENE_SUFFIX = ".toml"
 _STOP = object()
 _ONE_SPLIT = threading.Lock()  # convex decompositions one after the other (Loader._decompose)
@@ -245,7 +243,7 @@ class Loader:
         return shape
 
     def _load_shape(self, path: Path, scale: float) -> Shape:
-        with _WHILE_LOADING:
+        with PROMPT_GIL_HANDOFF:
             return self._load_stages(path, scale)
 
     def _load_stages(self, path: Path, scale: float) -> Shape:
@@ -436,38 +434,6 @@ class Loader:
                                          color=record.color or body_color(body_id))
             self._results.put(_Outcome(record=record))
             self._start_decomposing(record, dropped=False)
-
-
-class _PromptGilHandoff:
-    """Python's switch interval at most ``GIL_HANDOFF`` while a load is under way: a load runs
-    compiled code and numpy without the GIL, and takes it back after each of many such calls,
-    waiting each time up to the interval for the render or the physics thread to let it go:
-    the loader's thread of a 1.31 M-face PLY drop was blocked 0.15–0.39 s (median 0.33 s of 6)
-    with Python's 5 ms, 0.12–0.34 s (median 0.15 s) with 1 ms
-    (docs/architecture.md#from-a-dropped-file-to-the-screen). The interval is the process's,
-    so loads under way at once (several loaders, as tests make) share one change: the interval
-    from before the first comes back after the last, in whatever order they end."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._loads = 0
-        self._before = 0.0
-
-    def __enter__(self):
-        with self._lock:
-            if self._loads == 0:
-                self._before = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._before, GIL_HANDOFF))
-            self._loads += 1
-
-    def __exit__(self, *exception):
-        with self._lock:
-            self._loads -= 1
-            if self._loads == 0:
-                sys.setswitchinterval(self._before)
-
-
-_WHILE_LOADING = _PromptGilHandoff()
 
 
 def _load_big_mesh_code() -> None:

@@ -45,7 +45,8 @@ world; ``scrub_exact``: that moment is drawn re-run exactly, not from the ring;
 ``inspected``: the sim time and step of the world the inspector shows and the selected
 body's ω in it, or null when it shows none; ``history``:
 its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``: the
-last one saved, with the wall seconds it took) and
+last one saved, with the wall seconds it took; ``frame_interval``: s between redraws, longer
+while a clip renders, app/frame_pace.py) and
 the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
@@ -74,6 +75,7 @@ from imgui_bundle import imgui
 
 from app.app_state import AppState
 from app.endings import watch_endings
+from app.frame_pace import CLIP_FRAME_INTERVAL, FRAME_INTERVAL, FramePace
 from app.joints import new_draft
 from app.keys import KEY_BINDINGS
 from app.loader import Loader
@@ -108,7 +110,6 @@ log = logging.getLogger("tumble")
 
 TITLE = "Tumble"
 SIZE = (1280, 720)
-FRAME_INTERVAL = 1.0 / 60.0   # s: redraw rate (vsync holds it to the display where there is one)
 PHYSICS_HZ = 240.0            # until a scene sets its own
 ORBIT_PER_PIXEL = 0.008       # rad
 CLICK_SLOP = 4                # px a press may move and still count as a click
@@ -136,7 +137,7 @@ def main(files: list[str]) -> int:
                   "without a display", e)
         return 1
     try:
-        pyglet.app.run(FRAME_INTERVAL)
+        pyglet.app.run(None)  # the App paces its own redraws (app/frame_pace.py)
     finally:
         app.shutdown()
     return 0
@@ -299,6 +300,7 @@ class App:
         self.window.push_handlers(self.ui)
         self.ui.on_resize(*self.window.get_size())
 
+        self.pace = FramePace(self._redraw, FRAME_INTERVAL)
         self.sim.start()
         self.loader.request(files, set_reset_point=True)
         if status_path:
@@ -317,6 +319,12 @@ class App:
         log.error("where it happened (%s):", where, exc_info=error)
 
     # ---- the frame ----------------------------------------------------------------------------
+    def _redraw(self, dt: float) -> None:
+        """What pyglet's own pacing does each frame: the window drawn and flipped while it is
+        open."""
+        if self.window in pyglet.app.windows:
+            self.window.draw(dt)
+
     def on_draw(self):
         if self.closed:
             return pyglet.event.EVENT_HANDLED
@@ -605,6 +613,7 @@ class App:
         except (ValueError, RecordingError) as e:
             notifications.error(f"cannot save the clip: {e}")
             return
+        self.pace.set_interval(CLIP_FRAME_INTERVAL)
         request = settings.clip.request
         notifications.info(f"saving {request.t0:.1f}…{request.t1:.1f} s at {fps} fps to "
                            f"{request.path}")
@@ -615,6 +624,7 @@ class App:
         if clip is None or not clip.done:
             return
         self.state.recording.clip = None
+        self.pace.set_interval(FRAME_INTERVAL)
         result = clip.result
         self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
                            "count": clip.count, "t0": clip.request.t0, "t1": clip.request.t1,
@@ -802,6 +812,7 @@ class App:
         """Stop the loader and the physics thread (after the event loop ended)."""
         self.shutting_down = True  # the signal watchdog (app/endings.py) leaves it to us
         pyglet.clock.unschedule(self._write_status)
+        self.pace.stop()
         self.stop_recording("the app ended")
         self.loader.close(timeout=1.0)  # a file still being read is abandoned (daemon thread)
         try:
@@ -843,6 +854,7 @@ class App:
             "clip": None if self.state.recording.clip is None
             else self.state.recording.clip.frames_done,
             "last_clip": self._last_clip,
+            "frame_interval": self.pace.interval,
             "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
             "inspected": self._inspected(),
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],

@@ -23,6 +23,28 @@ HOME_CENTER, HOME_RADIUS = (0.0, 1.0, 0.0), 2.9  # m: the start view without a c
 ZOOM_PER_STEP = 0.15  # one wheel notch changes the distance by e^0.15 ≈ 16 %
 
 
+def _unit(x: float, y: float, z: float) -> tuple[float, float, float]:
+    norm = math.sqrt(x * x + y * y + z * z)
+    return x / norm, y / norm, z / norm
+
+
+def look_at(eye, target, up, dtype=None) -> np.ndarray:
+    """pyrr's ``matrix44.create_look_at`` to the bit (tested), its vectors in Python floats:
+    pyrr's ``np.cross`` and normalising on 3-vectors cost ~0.15 ms each, and the renderer
+    makes four of these matrices a frame, on the thread the window and a clip share the GIL
+    with. The same operations in the same order (IEEE doubles, each rounded) give the same
+    bits; the dot products stay numpy's."""
+    eye, target, up = (np.asarray(v, dtype=float) for v in (eye, target, up))
+    fx, fy, fz = _unit(*(target - eye).tolist())
+    ux, uy, uz = up.tolist()
+    sx, sy, sz = _unit(fy * uz - fz * uy, fz * ux - fx * uz, fx * uy - fy * ux)
+    ux, uy, uz = _unit(sy * fz - sz * fy, sz * fx - sx * fz, sx * fy - sy * fx)
+    side, up, forward = np.array((sx, sy, sz)), np.array((ux, uy, uz)), np.array((fx, fy, fz))
+    return np.array(((sx, ux, -fx, 0.0), (sy, uy, -fy, 0.0), (sz, uz, -fz, 0.0),
+                     (-np.dot(side, eye), -np.dot(up, eye), np.dot(forward, eye), 1.0)),
+                    dtype=dtype)
+
+
 class OrbitCamera:
     """A camera looking at ``target`` from ``distance`` along the direction given by ``yaw``
     (about +Y, 0 = looking along −Z from +Z) and ``pitch`` (up from the floor plane).
@@ -99,8 +121,7 @@ class OrbitCamera:
 
     def view(self, dtype=np.float32) -> np.ndarray:
         """(4, 4) view matrix, pyrr row-vector layout (module docstring); float32 for GL."""
-        return matrix44.create_look_at(self.eye, self.target, np.array([0.0, 1.0, 0.0]),
-                                       dtype=dtype)
+        return look_at(self.eye, self.target, np.array([0.0, 1.0, 0.0]), dtype=dtype)
 
     def projection(self, aspect: float, dtype=np.float32) -> np.ndarray:
         """(4, 4) perspective projection for width/height ``aspect``, pyrr layout."""

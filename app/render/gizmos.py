@@ -153,14 +153,16 @@ def set_uniforms(program: moderngl.Program, values: dict, **more) -> None:
     so one dict serves every program). Arrays of 9 or 16 numbers are written as matrices
     (pyrr layout, see render/camera.py)."""
     for name, value in {**values, **more}.items():
-        if name not in program:
+        try:  # a lookup: ``name in program`` walks all its members (Program has no __contains__)
+            member = program[name]
+        except KeyError:
             continue
         if isinstance(value, np.ndarray) and value.size in (9, 16):
-            program[name].write(np.ascontiguousarray(value, dtype=np.float32))
+            member.write(np.ascontiguousarray(value, dtype=np.float32))
         elif isinstance(value, (tuple, list, np.ndarray)):
-            program[name].value = tuple(float(x) for x in np.ravel(value))
+            member.value = tuple(float(x) for x in np.ravel(value))
         else:
-            program[name].value = value
+            member.value = value
 
 
 def body_radius(shape: Shape) -> float:

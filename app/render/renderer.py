@@ -63,7 +63,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from app.render.camera import OrbitCamera
+from app.render.camera import OrbitCamera, look_at
 from app.render.clustering import cluster
 from app.render.gizmos import Gizmos, set_uniforms, shape_table
 from app.render.gl import (
@@ -72,6 +72,7 @@ from app.render.gl import (
     GL_DRAW_FRAMEBUFFER,
     GL_NEAREST,
     GL_READ_FRAMEBUFFER,
+    draw_indexed_triangles,
     gl_library,
 )
 from app.render.view import FrameView, GizmoOptions
@@ -738,7 +739,7 @@ class Renderer:
                 ctx.disable(moderngl.CULL_FACE)
             else:
                 ctx.enable(moderngl.CULL_FACE)
-            gpu.vaos[0].render(moderngl.TRIANGLES, instances=len(instances))
+            draw_indexed_triangles(gpu.vaos[0], len(instances))
         ctx.disable(moderngl.CULL_FACE)
 
         options = gizmos if gizmos is not None else GizmoOptions()
@@ -868,7 +869,7 @@ class Renderer:
             points += [pos - radius, pos + radius, shadow - spread, shadow + spread]
             shadows = np.hstack([shadow[:, [0, 2]] - spread, shadow[:, [0, 2]] + spread])
         points = np.concatenate(points)
-        look = matrix44.create_look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+        look = look_at(LIGHT_DIR, np.zeros(3), np.array([0.0, 1.0, 0.0]))
         across = points @ look[:3, :3]  # along the light's right, up and back axes, m
         low, high = across.min(0), across.max(0)
         # sizes rounded up (half-width to a power of 1.1, texels to SHADOW_STEP) and the centre
@@ -885,7 +886,7 @@ class Renderer:
         centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
         reach = 0.5 * np.linalg.norm(high - low) * 1.02 + 0.05  # depth: the whole box's
         eye = centre + LIGHT_DIR * 2.0 * reach
-        light_view = matrix44.create_look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
+        light_view = look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
         proj = matrix44.create_orthogonal_projection(-half, half, -half, half, 0.0, 4.0 * reach)
         corner = np.eye(4)  # light clip space x, y ∈ ±1 → the corner's texels
         corner[0, 0] = corner[1, 1] = texels / size
@@ -927,7 +928,7 @@ class Renderer:
                 ctx.disable(moderngl.CULL_FACE)
             else:
                 ctx.enable(moderngl.CULL_FACE)
-            gpu.vaos[1].render(moderngl.TRIANGLES, instances=len(instances))
+            draw_indexed_triangles(gpu.vaos[1], len(instances))
         ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
         return True

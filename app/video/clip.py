@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.gil import PROMPT_GIL_HANDOFF
 from app.render.camera import OrbitCamera
 from app.render.view import GizmoOptions
 from app.video.offline import frame_count, offscreen_context, render_video, world_views
@@ -103,21 +104,27 @@ class ClipJob:
     def _run(self) -> None:
         start = time.perf_counter()
         try:
-            request = self.request
-            views = clip_views(self._history, request, self._records)
-            ctx = offscreen_context()
-            try:
-                writer = VideoWriter(request.path, request.size, request.fps,
-                                     input_format=READ_FORMAT)
-                self.result = render_video(views, self.count, writer, self._camera,
-                                           self._gizmos, ctx, self._count_frame)
-            finally:
-                ctx.release()
-            if self.result.error:
-                self.error = self.result.error
+            # each frame's draws, waits and reads hand the GIL back and take it again ~30
+            # times beside the window's thread, which runs Python
+            with PROMPT_GIL_HANDOFF:
+                self._render()
         except Exception as e:  # reported by the window as a notification; the app goes on
             self.error = f"{type(e).__name__}: {e}"
         self.seconds = time.perf_counter() - start
+
+    def _render(self) -> None:
+        request = self.request
+        views = clip_views(self._history, request, self._records)
+        ctx = offscreen_context()
+        try:
+            writer = VideoWriter(request.path, request.size, request.fps,
+                                 input_format=READ_FORMAT)
+            self.result = render_video(views, self.count, writer, self._camera,
+                                       self._gizmos, ctx, self._count_frame)
+        finally:
+            ctx.release()
+        if self.result.error:
+            self.error = self.result.error
 
     def _count_frame(self, done: int) -> None:
         self.frames_done = done

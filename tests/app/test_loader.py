@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from app.app_state import AppState
-from app.loader import CLEARANCE, GIL_HANDOFF, Loader, _reason, horizontal_radius
+from app.gil import GIL_HANDOFF, PromptGilHandoff
+from app.loader import CLEARANCE, Loader, _reason, horizontal_radius
 from physics.geometry.meshes import load_shape
 from physics.geometry.rotation import quat_rotate
 from physics.model import WorldDef
@@ -401,10 +402,8 @@ def test_while_a_mesh_loads_other_threads_hand_the_gil_back_promptly(app, tmp_pa
 def test_loads_under_way_at_once_restore_the_interval_after_the_last_whatever_the_order():
     """Two loaders' loads overlap (the first ends before the second): the interval stays
     GIL_HANDOFF until both have ended, then is what it was before either began."""
-    from app.loader import _PromptGilHandoff
-
     before = sys.getswitchinterval()
-    handoff = _PromptGilHandoff()
+    handoff = PromptGilHandoff()
     handoff.__enter__()
     handoff.__enter__()
     handoff.__exit__(None, None, None)  # the first load ends while the second goes on

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyrr import matrix44
 
 from app.render.camera import (
     HOME_CENTER,
@@ -17,6 +18,7 @@ from app.render.camera import (
     PITCH_LIMIT,
     OrbitCamera,
     home_sphere,
+    look_at,
 )
 
 W, H = 1280, 720
@@ -150,3 +152,20 @@ def test_home_sphere_frames_the_container_else_the_bodies_else_the_default():
     bodies = np.array([[-3.0, 1.0, 0.0], [3.0, 1.0, 0.0], [0.0, 5.0, 2.0]])
     centre, radius = home_sphere(None, bodies)
     assert np.all(np.linalg.norm(bodies - centre, axis=1) < radius)  # every body in view
+
+
+coordinates = st.floats(-50.0, 50.0, allow_subnormal=False)
+
+
+@given(eye=st.tuples(*[coordinates] * 3), target=st.tuples(*[coordinates] * 3),
+       up=st.sampled_from([(0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.3, 0.9, -0.1)]),
+       dtype=st.sampled_from([None, np.float32]))
+def test_look_at_is_pyrrs_to_the_bit(eye, target, up, dtype):
+    eye, target = np.array(eye), np.array(target)
+    if np.linalg.norm(target - eye) < 1e-3 or np.linalg.norm(
+            np.cross(target - eye, up)) < 1e-3 * np.linalg.norm(target - eye):
+        return  # no view direction, or looking along up: undefined for both
+    ours = look_at(eye, target, np.array(up), dtype=dtype)
+    theirs = matrix44.create_look_at(eye, target, np.array(up), dtype=dtype)
+    assert ours.dtype == theirs.dtype
+    assert np.array_equal(ours, theirs)

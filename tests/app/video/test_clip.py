@@ -1,17 +1,21 @@
 """Clips (app/video/clip.py): frame k of a clip of the history is the frame ``tumble record``
 makes of the same run at t0 + k/fps (the same world, bit for bit, and the same pixels); and
 F10 in the running app under Xvfb: the last 10 s of the history saved as a video in the
-background while the window keeps drawing."""
+background while the window keeps drawing, at its lower pace meanwhile (app/frame_pace.py)."""
 
 import itertools
+import sys
+import time
 
 import av
 import numpy as np
 
+from app.frame_pace import CLIP_FRAME_INTERVAL, FRAME_INTERVAL
+from app.gil import GIL_HANDOFF
 from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import gizmo_options
 from app.resources import asset_path
-from app.video.clip import ClipRequest, clip_views
+from app.video.clip import ClipRequest, clip_views, start_clip
 from app.video.offline import make_camera, offscreen_context, sim_time_views
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
@@ -58,6 +62,27 @@ def test_clip_frame_k_is_the_tumble_record_frame_at_t0_plus_k_over_fps(tmp_path)
     assert not np.array_equal(ours[0], ours[1]), "the balls do not move"
 
 
+def test_a_clip_renders_with_the_gil_handed_back_promptly_then_the_interval_returns(tmp_path):
+    """While a clip renders, Python's switch interval is GIL_HANDOFF (app/gil.py): its thread
+    takes the GIL back after each draw and wait without waiting out the window's 5 ms."""
+    scene = load_scene(asset_path("scenes/bounce.toml"))
+    world, records = build_world(scene)
+    sim = Simulation(world, hz=scene.hz)
+    sim.run_steps(round(1.5 * scene.hz))
+    before = sys.getswitchinterval()
+    assert before > GIL_HANDOFF  # Python's default: the clip changes it
+    camera = make_camera(None, SIZE, scene.container_size, [b.position for b in scene.bodies])
+    job = start_clip(sim.history, 0.5, 1.5, 30, SIZE, tmp_path, "bounce",
+                     {r.body_id: r for r in records}, camera, gizmo_options(["L"]))
+    seen = set()
+    while not job.done:
+        seen.add(sys.getswitchinterval())
+        time.sleep(0.001)
+    assert job.error is None and job.frames_done == 30
+    assert GIL_HANDOFF in seen
+    assert sys.getswitchinterval() == before
+
+
 def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
     server, display = start_xvfb()
     app = RunningApp(display, tmp_path, XDG_VIDEOS_DIR=str(tmp_path),
@@ -70,11 +95,19 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
         app.xdotool("key", "--window", app.window, "F10")
         rendering = app.wait_for("the clip under way", lambda s: (s["clip"] or 0) >= 5,
                                  timeout=60)
-        # the window draws on while the clip renders
-        app.wait_for("frames drawn meanwhile", lambda s: s["frames"] >= rendering["frames"] + 20
-                     and s["clip"] is not None, timeout=60)
-        done = app.wait_for("the clip saved", lambda s: s["last_clip"] is not None,
-                            timeout=600)["last_clip"]
+        rendering_at = time.monotonic()
+        # the window draws on while the clip renders, at most CLIP_FRAME_INTERVAL apart
+        assert rendering["frame_interval"] == CLIP_FRAME_INTERVAL
+        meanwhile = app.wait_for("frames drawn meanwhile", lambda s: s["frames"]
+                                 >= rendering["frames"] + 20 and s["clip"] is not None,
+                                 timeout=60)
+        seconds = time.monotonic() - rendering_at
+        # (the status file is written every 0.2 s: either one may be that old)
+        assert meanwhile["frames"] - rendering["frames"] <= (seconds + 0.5) / CLIP_FRAME_INTERVAL
+        after = app.wait_for("the clip saved", lambda s: s["last_clip"] is not None,
+                             timeout=600)
+        done = after["last_clip"]
+        assert after["frame_interval"] == FRAME_INTERVAL  # the window's own pace again
     finally:
         app.stop()
         server.kill()
