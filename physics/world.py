@@ -17,6 +17,7 @@ from physics.collision.broadphase import SweptPairs
 from physics.collision.contact import Contacts
 from physics.collision.find import NO_BANNED, find_contacts_plain
 from physics.collision.manifolds import ManifoldCache
+from physics.constraints.forest_step import advance_forest
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import resting_contacts
 from physics.constraints.solve import one_sided
@@ -514,8 +515,28 @@ class World:
 
     def _advance_jointed(self, contacts, forced, joints, settings, h) -> None:
         """Stages 3–7 of a step with joints, whose solve interleaves with the contacts'
-        (docs/physics.md#joint-projection): the compiled stages of dynamics/advance.py one by
-        one, the joints' between them."""
+        (docs/physics.md#joint-projection): in one compiled call when the joints form a forest
+        and no contact rests in their solve (constraints/forest_step.py), else here."""
+        m, s, table = self.model, self.state, self.joints
+        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
+        done = advance_forest(tuple(contacts), m.body_model, tuple(settings), self._start(),
+                              tuple(forced), tuple(s.contact_cache), self._last_pairs,
+                              tuple(joints), table.impulses, table.break_forces(m.ids),
+                              table.factors.plain(joints), h)
+        if not done.done:
+            self._advance_general(contacts, forced, joints, settings, h)
+            return
+        s.pos, s.quat, s.vel, s.ang_mom = done.pos, done.quat, done.vel, done.ang_mom
+        table.impulses, table.force, table.torque, table.error = (done.impulses, done.force,
+                                                                  done.torque, done.error)
+        table.factors.keep(joints, done.factors)
+        s.contact_cache, self._last_pairs = done.cache, done.pairs
+        self._last_contacts = (contacts.point, contacts.normal, done.acted)
+
+    def _advance_general(self, contacts, forced, joints, settings, h) -> None:
+        """``_advance_jointed`` for any joints and contacts: the compiled stages of
+        dynamics/advance.py one by one, the joints' between them, their solves falling back to
+        the sparse one where the tree's cannot serve (constraints/projection.py)."""
         m, s = self.model, self.state
         vel, ang_mom, omega, inv_mass = forced.vel, forced.ang_mom, forced.omega, forced.inv_mass
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
