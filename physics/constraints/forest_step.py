@@ -85,7 +85,8 @@ class ForestStep(NamedTuple):
     quat (n, 4), vel (n, 3), ang_mom (n, 3); impulses (m, ROWS) the joints' (next warm start);
     force, torque (m, 3) their reactions, error (m, 2) their violations; factors the kept
     ``Factors``; cache the contacts' warm start; pairs the ids that pressed together; acted
-    (k,) bool the contacts that acted."""
+    (k,) bool the contacts that acted. It and its records come back as plain tuples: numba's
+    boxing of a named one costs some µs each (docs/architecture.md#records)."""
 
     done: bool
     pos: np.ndarray
@@ -110,7 +111,7 @@ def advance_forest(contacts, bodies, settings, start, forced, cache, pairs, join
     contacts, bodies, settings, start, forced, cache, pairs as ``advance_without_joints`` takes
     them; joints the ``JointSet``, impulses (m, ROWS) N·s last step's, break_force (m,) N
     (inf: never breaks); factors the kept ``Factors``. Changes nothing it is given but start's
-    asleep and slow_time, and those only once the step is done. Returns ``ForestStep``."""
+    asleep and slow_time, and those only once the step is done. Returns a plain ``ForestStep``."""
     contacts, bodies, settings = Contacts(*contacts), BodyModel(*bodies), StepSettings(*settings)
     start, forced, cache = Start(*start), Forced(*forced), ContactCache(*cache)
     joints, factors = JointSet(*joints), Factors(*factors)
@@ -190,15 +191,17 @@ def advance_forest(contacts, bodies, settings, start, forced, cache, pairs, join
     pairs = update_sleep(contacts, acted, island, bodies, start.asleep, start.slow_time, vel,
                          ang_mom, rotm_end, forced.force, forced.torque, pairs, h,
                          settings.sleep)
-    return ForestStep(True, pos, quat, vel, ang_mom, impulses, force, torque, error, factors,
-                      cache_of(contacts.key, result.impulses, result.loaded), pairs, acted)
+    return ForestStep(True, pos, quat, vel, ang_mom, impulses, force, torque, error, factors[:],
+                      cache_of(contacts.key, result.impulses, result.loaded)[:], pairs,
+                      acted)[:]
 
 
 @njit(cache=True, nogil=True)
 def _not_done(factors, cache, pairs):
     empty = np.zeros((0, 3))
     return ForestStep(False, empty, np.zeros((0, 4)), empty, empty, np.zeros((0, ROWS)), empty,
-                      empty, np.zeros((0, 2)), factors, cache, pairs, np.zeros(0, np.bool_))
+                      empty, np.zeros((0, 2)), factors[:], cache[:], pairs,
+                      np.zeros(0, np.bool_))[:]
 
 
 @njit(cache=True, nogil=True)

@@ -384,10 +384,11 @@ class FactorCache:
         return (True, *key[1:], self.factors)
 
     def keep(self, joints, factors) -> None:
-        """Keep the factors of a ``forest_step.Factors`` record made for joints."""
-        if factors.valid:
-            self.key = (joints, factors.pos, factors.quat, factors.inv_mass, factors.inv_inertia)
-            self.factors = factors.factors
+        """Keep the factors of a plain ``forest_step.Factors`` record made for joints."""
+        valid, pos, quat, inv_mass, inv_inertia, made = factors
+        if valid:
+            self.key = (joints, pos, quat, inv_mass, inv_inertia)
+            self.factors = made
 
     def __deepcopy__(self, memo):  # a copied world starts without (factors are a cache)
         return FactorCache()
