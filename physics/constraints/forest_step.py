@@ -301,7 +301,8 @@ def _velocities(joints, rows, impulses, pos, quat, vel, ang_mom, inv_mass, inv_i
         return True, factors
     have = (factors.valid and _same(factors.pos, pos) and _same(factors.quat, quat)
             and _same(factors.inv_mass, inv_mass) and _same(factors.inv_inertia, inv_inertia))
-    solved, made = velocities_forest(joints, rows, impulses, vel, ang_mom, inv_mass, inv_iw,
+    # the joints as the plain tuple Python passes: one compiled signature for both callers
+    solved, made = velocities_forest(joints[:], rows, impulses, vel, ang_mom, inv_mass, inv_iw,
                                      factors.factors, have)
     if not solved:
         return False, factors
@@ -345,9 +346,13 @@ def _project(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv
             turned[i, a] = -free[i, a]
     later = np.empty_like(quat)  # whatever turned the bodies after the rotation step
     _mul_kernel(quat, turned, later)
+    # the joints a plain tuple and shake, spin computed, not constants, as Python passes them:
+    # numba would type constant flags as literals and compile newton_forest again for each
+    # (docs/architecture.md#records)
+    shake = start_jac.shape[0] == joints.kind.shape[0]  # True, as a value
     status, _, jac, phi, active, nblock = newton_forest(
-        joints, start_jac, True, True, start_quat, moved, free, later, impulses, pos, quat, vel,
-        ang_mom, inv_mass, inv_inertia, h)
+        joints[:], start_jac, shake, shake, start_quat, moved, free, later, impulses, pos, quat,
+        vel, ang_mom, inv_mass, inv_inertia, h)
     if status == NOT_SOLVED:
         return False, factors, (jac, phi, active, nblock)
     converged = status == CLOSED
@@ -360,9 +365,10 @@ def _project(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv
     after = _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia)
     if not converged or after > before * (1.0 + SHAKE_ENERGY_ALLOWANCE) + 1e-300:
         pos[:], quat[:], vel[:], ang_mom[:], impulses[:] = saved
+        shake = not shake  # False, as a value
         status, _, jac, phi, active, nblock = newton_forest(
-            joints, np.zeros((0, ROWS, 12)), False, False, quat, np.zeros((n, 3)), quat, quat,
-            impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
+            joints[:], np.zeros((0, ROWS, 12)), shake, shake, quat, np.zeros((n, 3)), quat,
+            quat, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
         if status == NOT_SOLVED:
             return False, factors, (jac, phi, active, nblock)
         done, factors = _velocities(joints, (jac, phi, active, nblock), impulses, pos, quat,
