@@ -43,7 +43,7 @@ from physics.dynamics.advance import (
     separate,
     update_sleep,
 )
-from physics.dynamics.batch import run_batch, wake_struck
+from physics.dynamics.batch import run_batch, wake_joined, wake_struck
 from physics.dynamics.energy import (
     kinetic_energy,
     potential_energy,
@@ -455,46 +455,54 @@ class World:
         between two moments they need the world (a frame, a sample, a command) as one batch."""
         if not (isinstance(steps, (int, np.integer)) and steps >= 0):
             raise ValueError(f"advance needs a whole number of steps ≥ 0, got {steps!r}")
-        h = _checked_step(dt)
-        if self.joints.defs:
-            for _ in range(int(steps)):
-                self.step(h)
-        elif steps:
-            self._run_batch(h, int(steps))
+        self._advance(_checked_step(dt), int(steps))
 
-    def _run_batch(self, h: float, steps: int) -> None:
-        """``steps`` steps of a world without joints in one compiled call, the GIL released
-        (dynamics/batch.py)."""
-        m, s = self.model, self.state
+    def step(self, dt: float) -> None:
+        """Advance by one fixed step of dt seconds (a batch of one)."""
+        self._advance(_checked_step(dt), 1)
+
+    def _advance(self, h: float, steps: int) -> None:
+        """``steps`` steps of h s in compiled batches (dynamics/batch.py); a step with joints
+        that only the Python path can take ends a batch, runs here, and the next batch goes on
+        from it (a joint it broke is gone from the next)."""
+        while steps:
+            steps -= self._run_batch(h, steps)
+            if steps:
+                self._step_in_python(h)
+                steps -= 1
+
+    def _run_batch(self, h: float, steps: int) -> int:
+        """Up to ``steps`` steps in one compiled call, the GIL released (dynamics/batch.py);
+        returns how many it took."""
+        m, s, table = self.model, self.state, self.joints
+        joints = table.arrays(m.ids)
         # the records cross into the kernel as plain tuples (docs/architecture.md#records)
         carried = (s.time, self._start(), tuple(s.contact_cache), tuple(s.swept_pairs),
                    tuple(s.manifolds), tuple(s.piece_manifolds), self._last_pairs,
                    *self._last_contacts)
-        done = run_batch(steps, h, m.collision, m.body_model, tuple(self._step_settings()),
-                         s.force, s.torque, self._grab_spring(), parallel_threads(), carried)
+        joint_carried = (table.impulses, table.force, table.torque, table.error,
+                         table.factors.plain(joints))
+        done, joint_done, count = run_batch(
+            steps, h, m.collision, m.body_model, tuple(self._step_settings()), s.force,
+            s.torque, self._grab_spring(), parallel_threads(), carried, tuple(joints),
+            table.unjoined_keys(m.ids), table.break_forces(m.ids), joint_carried)
         s.time, s.contact_cache = done.time, done.cache
         s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time = done.bodies
         s.swept_pairs, s.manifolds, s.piece_manifolds = (done.swept, done.manifolds,
                                                          done.piece_manifolds)
         self._last_pairs = done.pairs
         self._last_contacts = (done.point, done.normal, done.acted)
+        table.impulses, table.force, table.torque, table.error = joint_done[:4]
+        table.factors.keep(joints, joint_done.factors)
+        return count
 
-    def step(self, dt: float) -> None:
-        """Advance by one fixed step of dt seconds: a world without joints as a batch of one
-        (dynamics/batch.py), a world with joints here, whose joints' solve and projection
-        interleave with the same compiled stages."""
-        h = _checked_step(dt)
-        if not self.joints.defs:
-            self._run_batch(h, 1)
-            return
+    def _step_in_python(self, h: float) -> None:
+        """One step of a world with joints that ``run_batch`` left to Python: stages 1–2 as the
+        batch runs them, then ``_advance_jointed``."""
         m, s = self.model, self.state
         joints = self.joints.arrays(m.ids)
-        self._wake_joined(joints)
-        scenery = bool(m.static.any())
-        held = s.asleep | m.static if scenery else s.asleep                  # (n,)
-        if m.count == 0 or held.all():  # nothing moves (the last contacts still hold)
-            s.time += h
-            return
+        wake_joined(joints.first, joints.second, m.static, s.asleep, s.slow_time)
+        # the batch stopped after this point: something moves
         # 1. forces over the step (docs/physics.md#free-rotation: torques go into the world L)
         settings = self._step_settings()
         forced = apply_forces(m.body_model, settings.gravity, self._start(), s.force, s.torque,
@@ -505,7 +513,7 @@ class World:
         if not forced.awake.all() and self._wake_struck(contacts, forced.vel, forced.omega,
                                                          joints, h):
             try:  # the struck bodies take part in this step from its start
-                return self.step(dt)
+                return self._step_in_python(h)
             finally:
                 self._struck = None
         # 3.–7. impulses with the joints', motion, penetration, energy guard, joints, sleep
@@ -513,9 +521,10 @@ class World:
         s.time += h
 
     def _advance_jointed(self, contacts, forced, joints, settings, h) -> None:
-        """Stages 3–7 of a step with joints, whose solve interleaves with the contacts'
-        (docs/physics.md#joint-projection): the compiled stages of dynamics/advance.py one by
-        one, the joints' between them."""
+        """Stages 3–7 of a step with joints that ``advance_forest`` cannot take, whose solve
+        interleaves with the contacts' (docs/physics.md#joint-projection): the compiled stages
+        of dynamics/advance.py one by one, the joints' between them, their solves falling back
+        to the sparse one where the tree's cannot serve (constraints/projection.py)."""
         m, s = self.model, self.state
         vel, ang_mom, omega, inv_mass = forced.vel, forced.ang_mom, forced.omega, forced.inv_mass
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
@@ -614,23 +623,6 @@ class World:
         """The state at the step's start as a plain ``Start`` record."""
         s = self.state
         return (s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time)
-
-    def _wake_joined(self, joints) -> None:
-        """A sleeping body joined to an awake one wakes (until both rest together); a static
-        body, never asleep, wakes nothing, as the world does not."""
-        s = self.state
-        for _ in range(len(joints.kind)):
-            moving = ~(s.asleep | self.model.static)
-            both = joints.second >= 0
-            first_awake = moving[joints.first]
-            second_awake = np.where(both, moving[np.maximum(joints.second, 0)], False)
-            waking = np.concatenate((joints.first[second_awake & ~first_awake],
-                                     joints.second[first_awake & both & ~second_awake]))
-            waking = waking[s.asleep[waking]]
-            if len(waking) == 0:
-                return
-            s.asleep[waking] = False
-            s.slow_time[waking] = 0.0
 
     def _joint_results(self, joints, rows, h, end_rows) -> None:
         """Reactions and violations of the step (from end_rows, the rows at the end poses, when

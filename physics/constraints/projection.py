@@ -374,6 +374,22 @@ class FactorCache:
         self.key = (joints, pos.copy(), quat.copy(), inv_mass.copy(), inv_inertia.copy())
         self.factors = factors
 
+    def plain(self, joints) -> tuple:
+        """The factors kept for joints as a plain ``forest_step.Factors`` record (not valid
+        when none are, or they were made for other joints)."""
+        key = self.key
+        if key is None or key[0] is not joints:
+            return (False, np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0), np.zeros((0, 3)),
+                    no_factors())
+        return (True, *key[1:], self.factors)
+
+    def keep(self, joints, factors) -> None:
+        """Keep the factors of a plain ``forest_step.Factors`` record made for joints."""
+        valid, pos, quat, inv_mass, inv_inertia, made = factors
+        if valid:
+            self.key = (joints, pos, quat, inv_mass, inv_inertia)
+            self.factors = made
+
     def __deepcopy__(self, memo):  # a copied world starts without (factors are a cache)
         return FactorCache()
 

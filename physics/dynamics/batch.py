@@ -1,13 +1,16 @@
-"""A batch of steps of a world without joints in one compiled call (docs/architecture.md#batches).
+"""A batch of steps in one compiled call (docs/architecture.md#batches).
 
-``run_batch`` is ``World.step``'s table of contents in a loop: the forces (stage 1,
-``advance.apply_forces``), the contacts (stage 2, ``collision/find.py``), sleeping bodies struck
-this step woken and the step started again (``wake_struck``), then impulses, motion,
-penetration, the energy guard and sleep (stages 3–7, ``advance.advance_without_joints``). The
-GIL is released for the whole batch; Python touches the world only between batches. Each stage
-is the compiled function ``World.step`` itself runs, so a batch of k steps gives the bits of k
-single steps. A world with joints steps in ``World.step``, whose joints' solve and projection
-interleave with these stages.
+``run_batch`` is ``World.step``'s table of contents in a loop: the bodies joined to awake ones
+woken (``wake_joined``), the forces (stage 1, ``advance.apply_forces``), the contacts (stage 2,
+``collision/find.py``), sleeping bodies struck this step woken and the step started again
+(``wake_struck``), then impulses, motion, penetration, the energy guard, the joints' solve and
+projection and sleep (stages 3–7: ``advance.advance_without_joints`` without joints,
+``constraints/forest_step.advance_forest`` with them). The GIL is released for the whole batch;
+Python touches the world only between batches. Each stage is the compiled function the Python
+path runs, so a batch of k steps gives the bits of k single steps. A step with joints that
+``advance_forest`` leaves to the Python path (a loop of joints, contacts resting in the joints'
+solve, a pushed limit, a breaking joint) ends the batch before it: ``World`` runs that step in
+Python, then the next batch.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from numba import njit
 from physics.collision.broadphase import SweptPairs
 from physics.collision.find import collision_set, find_contacts
 from physics.collision.manifolds import ManifoldCache
+from physics.constraints.forest_step import advance_forest
+from physics.constraints.solve import JointSet
 from physics.dynamics.advance import (
     GrabSpring,
     Start,
@@ -55,14 +60,33 @@ class Carried(NamedTuple):
     acted: np.ndarray
 
 
+class JointCarried(NamedTuple):
+    """What one step of a world with joints hands the next beyond ``Carried`` (its
+    ``JointTable``): impulses (m, ROWS) N·s the joints' warm start; force, torque (m, 3) N,
+    N·m and error (m, 2) m, rad the last step's reactions and violations; factors the velocity
+    system's kept factors, a plain ``forest_step.Factors``."""
+
+    impulses: np.ndarray
+    force: np.ndarray
+    torque: np.ndarray
+    error: np.ndarray
+    factors: tuple
+
+
 @njit(cache=True, nogil=True)
-def run_batch(steps, h, collision, bodies, settings, force, torque, grab, threads, carried):
-    """``steps`` steps of h s of a world without joints; returns the ``Carried`` after them.
+def run_batch(steps, h, collision, bodies, settings, force, torque, grab, threads, carried,
+              joints, banned, break_force, joint_carried):
+    """Up to ``steps`` steps of h s; returns (the ``Carried`` after them, the ``JointCarried``
+    after them, how many were done): fewer than steps when the next needs the Python path
+    (``advance_forest``), the world then as at that step's start.
 
     collision the ``Model.collision`` record and bodies the ``Model.body_model`` one, settings
     the ``StepSettings``, force, torque (n, 3) N, N·m the held loads, grab the ``GrabSpring``
     (all as plain tuples, docs/architecture.md#records); threads how many threads the parallel
-    stages may use (``runtime.parallel_threads``); carried the ``Carried`` before them."""
+    stages may use (``runtime.parallel_threads``); carried the ``Carried`` before them. joints
+    the ``JointSet`` (none: empty arrays), banned (b,) int64 the sorted keys of the body pairs
+    they keep from colliding (``JointTable.unjoined_keys``), break_force (m,) N, joint_carried
+    the ``JointCarried`` before them."""
     collision, bodies = collision_set(collision), BodyModel(*bodies)
     settings, grab, carried = StepSettings(*settings), GrabSpring(*grab), Carried(*carried)
     time, (pos, quat, vel, ang_mom, asleep, slow_time) = carried.time, carried.bodies
@@ -70,12 +94,15 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
     swept, manifolds = SweptPairs(*carried.swept), ManifoldCache(*carried.manifolds)
     piece_manifolds, pairs = ManifoldCache(*carried.piece_manifolds), carried.pairs
     point, normal, acted = carried.point, carried.normal, carried.acted
-    n = pos.shape[0]
-    # no joints: no pair kept from colliding, and none linking islands. Made here, not the
-    # global NO_BANNED, which numba would type as a read-only constant: the stages would then
-    # be compiled a second time, for that type, beside the one a jointed step calls them with
-    nothing = np.zeros(0, dtype=np.int64)
-    for _ in range(steps):
+    joints, joint_carried = JointSet(*joints), JointCarried(*joint_carried)
+    impulses, reaction, turning = joint_carried.impulses, joint_carried.force, joint_carried.torque
+    error, factors = joint_carried.error, joint_carried.factors
+    n, m = pos.shape[0], joints.kind.shape[0]
+    for done in range(steps):
+        # what the Python path starts from, should this step need it
+        asleep_before, slow_before = asleep.copy(), slow_time.copy()
+        kept = (swept, manifolds, piece_manifolds)
+        wake_joined(joints.first, joints.second, bodies.static, asleep, slow_time)
         if n == 0 or (asleep | bodies.static).all():  # nothing moves (the last contacts hold)
             time += h
             continue
@@ -87,22 +114,69 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
             # 2. contacts: walls, then body pairs (broad phase → narrow phase)
             contacts, swept, manifolds, piece_manifolds = find_contacts(
                 collision, pos, forced.rotm, forced.vel, forced.omega, settings.planes,
-                forced.awake, h, swept, manifolds, piece_manifolds, nothing, threads)
-            # the struck bodies take part in this step from its start
+                forced.awake, h, swept, manifolds, piece_manifolds, banned, threads)
+            # the struck bodies (and the bodies joined to them) take part in this step from
+            # its start
             if forced.awake.all() or not wake_struck(
                     contacts.body, contacts.other, contacts.point, contacts.normal,
                     contacts.separation, pos, forced.vel, forced.omega, asleep, slow_time,
-                    struck, bodies.ids, bodies.static, pairs, nothing, nothing, h,
+                    struck, bodies.ids, bodies.static, pairs, joints.first, joints.second, h,
                     settings.threshold):
                 break
-        # 3.–7. impulses, motion, penetration, energy guard, sleep
-        done = advance_without_joints(contacts, bodies, settings, start, forced, cache, pairs, h)
-        pos, quat, vel, ang_mom = done.pos, done.quat, done.vel, done.ang_mom
-        cache, pairs = done.cache, done.pairs
-        point, normal, acted = contacts.point, contacts.normal, done.acted
+            wake_joined(joints.first, joints.second, bodies.static, asleep, slow_time)
+        # 3.–7. impulses, motion, penetration, energy guard, the joints, sleep
+        if m == 0:
+            advanced = advance_without_joints(contacts, bodies, settings, start, forced, cache,
+                                              pairs, h)
+            pos, quat, vel, ang_mom = (advanced.pos, advanced.quat, advanced.vel,
+                                       advanced.ang_mom)
+            cache, pairs, acted = advanced.cache, advanced.pairs, advanced.acted
+        else:
+            (stepped, pos_end, quat_end, vel_end, ang_mom_end, impulses_end, force_end,
+             torque_end, error_end, factors_end, cache_end, pairs_end,
+             acted_end) = advance_forest(contacts, bodies, settings, start, forced, cache, pairs,
+                                         joints, impulses, break_force, factors, h)
+            if not stepped:
+                asleep[:], slow_time[:] = asleep_before, slow_before
+                swept, manifolds, piece_manifolds = kept
+                return (Carried(time, Start(pos, quat, vel, ang_mom, asleep, slow_time), cache,
+                                swept, manifolds, piece_manifolds, pairs, point, normal, acted),
+                        JointCarried(impulses, reaction, turning, error, factors), done)
+            pos, quat, vel, ang_mom = pos_end, quat_end, vel_end, ang_mom_end
+            impulses, reaction, turning, error = impulses_end, force_end, torque_end, error_end
+            factors, cache = factors_end, ContactCache(*cache_end)
+            pairs, acted = pairs_end, acted_end
+        point, normal = contacts.point, contacts.normal
         time += h
-    return Carried(time, Start(pos, quat, vel, ang_mom, asleep, slow_time), cache, swept,
-                   manifolds, piece_manifolds, pairs, point, normal, acted)
+    return (Carried(time, Start(pos, quat, vel, ang_mom, asleep, slow_time), cache, swept,
+                    manifolds, piece_manifolds, pairs, point, normal, acted),
+            JointCarried(impulses, reaction, turning, error, factors), steps)
+
+
+@njit(cache=True, nogil=True)
+def wake_joined(first, second, static, asleep, slow_time):
+    """A sleeping body joined to an awake one wakes (until both rest together), through as many
+    joints as there are; a static body, never asleep, wakes nothing, as the world does not.
+    first, second (m,) the joints' body rows (second < 0: the world); asleep (n,) bool and
+    slow_time (n,) s edited in place."""
+    waking = np.zeros(asleep.shape[0], dtype=np.bool_)
+    for _ in range(first.shape[0]):
+        found = False
+        for j in range(first.shape[0]):
+            a, b = first[j], second[j]
+            if b < 0:
+                continue
+            a_moving = not (asleep[a] or static[a])
+            b_moving = not (asleep[b] or static[b])
+            if b_moving and not a_moving and asleep[a]:
+                waking[a], found = True, True
+            if a_moving and not b_moving and asleep[b]:
+                waking[b], found = True, True
+        if not found:
+            return
+        for i in range(asleep.shape[0]):
+            if waking[i]:
+                asleep[i], slow_time[i], waking[i] = False, 0.0, False
 
 
 @njit(cache=True, nogil=True)

@@ -151,24 +151,28 @@ def rotation_response(quat, quat_end, ang_mom, inv_inertia, h) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _response_kernel(quat, quat_end, ang_mom, inv_inertia, h, out):
+    # one scratch for all bodies: numba puts every small array on the heap, and five of them
+    # per body cost more than the arithmetic (the joints' Newton steps ask for every body's)
+    work = np.empty((5, 3, 3))
     for i in range(quat.shape[0]):
-        body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out[i])
+        body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out[i], work)
 
 
 @njit(cache=True, nogil=True)
-def body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out):
-    """out (3, 3) ← W of body row i (see ``rotation_response``). The step's midpoint L_m is
-    (Rᵀ L + R'ᵀ L) / 2, since the free step keeps the world L; differentiating its defining
-    equation gives δω_m = I⁻¹ A⁻¹ Rᵀ δL with A = E + (h/2)([ω_m]× − [L_m]× I⁻¹), the Newton
-    Jacobian of ``rotate_free``, and the Cayley update q ⊗ cay(u), u = (h/2) ω_m, turns by
-    δθ_b = 2 (E + [u]×) δu / (1 + |u|²) in the start frame."""
+def body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out, work):
+    """out (3, 3) ← W of body row i (see ``rotation_response``; work (5, 3, 3) scratch). The
+    step's midpoint L_m is (Rᵀ L + R'ᵀ L) / 2, since the free step keeps the world L;
+    differentiating its defining equation gives δω_m = I⁻¹ A⁻¹ Rᵀ δL with
+    A = E + (h/2)([ω_m]× − [L_m]× I⁻¹), the Newton Jacobian of ``rotate_free``, and the Cayley
+    update q ⊗ cay(u), u = (h/2) ω_m, turns by δθ_b = 2 (E + [u]×) δu / (1 + |u|²) in the start
+    frame."""
     inv = inv_inertia[i]
     a0, a1, a2 = to_body_frame(quat, ang_mom, i)
     b0, b1, b2 = to_body_frame(quat_end, ang_mom, i)
     m0, m1, m2 = 0.5 * (a0 + b0), 0.5 * (a1 + b1), 0.5 * (a2 + b2)
     o0, o1, o2 = inv[0] * m0, inv[1] * m1, inv[2] * m2
     g = 0.5 * h
-    jac = np.empty((3, 3))
+    jac, adj, cay, body, rot = work[0], work[1], work[2], work[3], work[4]
     jac[0, 0] = 1.0
     jac[0, 1] = g * (-o2 + m2 * inv[1])
     jac[0, 2] = g * (o1 - m1 * inv[2])
@@ -179,7 +183,6 @@ def body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out):
     jac[2, 1] = g * (o0 - m0 * inv[1])
     jac[2, 2] = 1.0
     # A⁻¹ by its adjugate (A is near E for slow bodies, well conditioned for any spin)
-    adj = np.empty((3, 3))
     for r in range(3):
         for c in range(3):
             r1, r2, c1, c2 = (c + 1) % 3, (c + 2) % 3, (r + 1) % 3, (r + 2) % 3
@@ -187,20 +190,19 @@ def body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out):
     det = jac[0, 0] * adj[0, 0] + jac[0, 1] * adj[1, 0] + jac[0, 2] * adj[2, 0]
     u0, u1, u2 = g * o0, g * o1, g * o2
     turn = 1.0 / (1.0 + u0 * u0 + u1 * u1 + u2 * u2)
-    cay = np.empty((3, 3))  # (E + [u]×) / (1 + |u|²)
+    # cay: (E + [u]×) / (1 + |u|²)
     cay[0, 0], cay[0, 1], cay[0, 2] = turn, -u2 * turn, u1 * turn
     cay[1, 0], cay[1, 1], cay[1, 2] = u2 * turn, turn, -u0 * turn
     cay[2, 0], cay[2, 1], cay[2, 2] = -u1 * turn, u0 * turn, turn
-    body = np.empty((3, 3))  # (E + [u]×)/(1 + |u|²) I⁻¹ A⁻¹
+    # body: (E + [u]×)/(1 + |u|²) I⁻¹ A⁻¹
     for r in range(3):
         for c in range(3):
             body[r, c] = (cay[r, 0] * inv[0] * adj[0, c] + cay[r, 1] * inv[1] * adj[1, c]
                           + cay[r, 2] * inv[2] * adj[2, c]) / det
-    rot = np.empty((3, 3))  # R of the start, column k = R e_k
+    # rot: R of the start, column k = R e_k
     for k in range(3):
-        e = np.zeros(3)
-        e[k] = 1.0
-        rot[0, k], rot[1, k], rot[2, k] = vector_to_world_frame(quat, i, e[0], e[1], e[2])
+        rot[0, k], rot[1, k], rot[2, k] = vector_to_world_frame(
+            quat, i, 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
     for r in range(3):
         for c in range(3):
             total = 0.0

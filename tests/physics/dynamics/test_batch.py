@@ -1,11 +1,13 @@
-"""A batch of steps in one compiled call (dynamics/batch.py): it holds no GIL while it runs, and
-it wakes a struck sleeping island within the step as ``World.step`` always did."""
+"""A batch of steps in one compiled call (dynamics/batch.py): it holds no GIL while it runs, it
+wakes a struck sleeping island within the step as ``World.step`` always did, and it wakes the
+sleeping bodies joined to awake ones."""
 
 import threading
 import time
 
 import numpy as np
 
+from physics.dynamics.batch import wake_joined
 from physics.model import BodyDef, WorldDef
 from physics.world import World
 from tests.physics.bodies import box_body
@@ -71,3 +73,19 @@ def test_a_strike_wakes_the_sleeping_row_within_the_step():
     world.advance(H, 120)
     assert world.state.pos[2, 0] > before + 0.05  # the impulse passed down the row
     assert world.state.vel[world.index_of(striker), 0] < 1.0
+
+
+def test_sleeping_bodies_wake_through_their_joints_from_an_awake_one():
+    """Rows 1–4 asleep hang one from the next off awake row 0 (joints listed far end first,
+    so waking takes a round per joint); row 5 sleeps on a joint to the world, and row 7 on a
+    joint to static row 6: neither wakes, nor does row 8, asleep and joined to nothing."""
+    first = np.array([4, 3, 2, 1, 5, 7], dtype=np.int64)
+    second = np.array([3, 2, 1, 0, -1, 6], dtype=np.int64)
+    static = np.zeros(9, dtype=bool)
+    static[6] = True
+    asleep = np.array([False, True, True, True, True, True, False, True, True])
+    slow_time = np.full(9, 0.25)
+    wake_joined(first, second, static, asleep, slow_time)
+    np.testing.assert_array_equal(asleep, [False, False, False, False, False, True, False, True,
+                                           True])
+    np.testing.assert_array_equal(slow_time, [0.25, 0, 0, 0, 0, 0.25, 0.25, 0.25, 0.25])
