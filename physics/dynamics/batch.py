@@ -100,7 +100,9 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
     n, m = pos.shape[0], joints.kind.shape[0]
     for done in range(steps):
         # what the Python path starts from, should this step need it
-        asleep_before, slow_before = asleep.copy(), slow_time.copy()
+        # (only a step with joints can need it: a free body's step copies nothing here)
+        asleep_before = asleep.copy() if m else asleep
+        slow_before = slow_time.copy() if m else slow_time
         kept = (swept, manifolds, piece_manifolds)
         wake_joined(joints.first, joints.second, bodies.static, asleep, slow_time)
         if n == 0 or (asleep | bodies.static).all():  # nothing moves (the last contacts hold)
