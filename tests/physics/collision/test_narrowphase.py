@@ -2,8 +2,12 @@
 
 import numpy as np
 
-from physics.collision.narrowphase import body_contacts
-from physics.geometry.rotation import quat_from_axis_angle, quat_to_matrix
+from physics.collision.narrowphase import _centre_axis_gap, body_contacts
+from physics.geometry.rotation import (
+    quat_from_axis_angle,
+    quat_normalize,
+    quat_to_matrix,
+)
 from physics.model import BodyDef, Model, WorldDef
 from tests.physics.bodies import box_body, box_corners, box_heap
 
@@ -185,3 +189,52 @@ def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
     for threads in (2, 3):
         for field in ("body", "other", "key", "point", "normal", "separation"):
             assert np.array_equal(getattr(found[1], field), getattr(found[threads], field)), field
+
+
+def round_hull(n=64, seed=0) -> np.ndarray:
+    """(n, 3) points on an ellipsoid of ~0.1 m, all on its hull."""
+    points = np.random.default_rng(seed).normal(size=(n, 3))
+    return points / np.linalg.norm(points, axis=1, keepdims=True) * [0.1, 0.06, 0.08]
+
+
+def test_the_gap_along_the_line_of_centres_from_body_frame_vertices_is_the_moved_hulls_gap():
+    """The gap is read from the body-frame vertices, the axis turned into each body's frame:
+    it equals the gap of the hulls moved into the world, to rounding, at random poses."""
+    rng = np.random.default_rng(11)
+    model = Model(WorldDef())
+    for i in range(2):
+        model.append(i, BodyDef(mass=1.0, principal_moments=[0.01] * 3, hull=round_hull(seed=i)))
+    for _ in range(50):
+        pos = rng.normal(size=(2, 3)) * 0.2
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
+        moved = [pos[i] + model.hulls.hull_points[model.hulls.hull_start[i]:
+                                                  model.hulls.hull_start[i + 1]] @ rotm[i].T
+                 for i in range(2)]
+        d = (pos[0] - pos[1]) / np.linalg.norm(pos[0] - pos[1])
+        expected = (moved[0] @ d).min() - (moved[1] @ d).max()
+        gap = _centre_axis_gap(0, 1, pos, rotm, model.hulls)
+        assert abs(gap - expected) < 1e-12
+
+
+def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
+    """Two hulls close together and a third far from both (its bounding sphere within reach of
+    theirs, as a fast body's is): the close pair's hulls are moved into the world buffer and
+    give contacts; the far hull's rows of the buffer are never written."""
+    model = Model(WorldDef())
+    for i in range(3):
+        model.append(i, BodyDef(mass=1.0, principal_moments=[0.01] * 3, hull=round_hull(seed=i)))
+    pos = np.array([[0.0, 0.0, 0.0], [0.0, 0.11, 0.0], [0.5, 0.0, 0.0]])
+    rotm = quat_to_matrix(np.tile([1.0, 0.0, 0.0, 0.0], (3, 1)))
+    # the far hull flies at 40 m/s: its speculative reach (0.26 m) nearly spans the 0.31 m gap
+    vel = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [-40.0, 0.0, 0.0]])
+    world = model.world_hulls_buffer
+    for field in ("hull_points", "face_normal", "face_offset"):
+        getattr(world, field)[:] = np.nan
+    pairs = np.array([[0, 1], [0, 2], [1, 2]], dtype=np.int64)
+    found = body_contacts(pairs, pos, rotm, vel, np.zeros((3, 3)), model, H)
+    assert found.count > 0 and set(found.body.tolist()) | set(found.other.tolist()) == {0, 1}
+    far = slice(model.hulls.hull_start[2], model.hulls.hull_start[3])
+    far_faces = slice(model.hulls.face_start[2], model.hulls.face_start[3])
+    assert np.isnan(world.hull_points[far]).all() and np.isnan(world.face_offset[far_faces]).all()
+    near = slice(model.hulls.hull_start[0], model.hulls.hull_start[2])
+    assert np.isfinite(world.hull_points[near]).all()
