@@ -344,8 +344,10 @@ def test_snapshots_are_never_torn(running):
     for r in readers:
         r.join(5)
     assert failures == []
-    # the readers really watched the thread publish (busy readers take GIL time from it)
-    assert len(seen) >= 10 and len(reads) > 1000
+    # the readers really watched the thread publish (busy readers take GIL time from it): many
+    # snapshots, each read several times. How many reads fit in 0.8 s depends on the machine's
+    # load (958 reads of 83 snapshots in a CI run with the other test worker busy)
+    assert len(seen) >= 10 and len(reads) > 3 * len(seen)
 
 
 def test_snapshot_is_read_only():
