@@ -75,6 +75,10 @@ def find_contacts(collision, pos, rotm, vel, omega, planes, awake, h, swept, man
     pairs, swept = kept_pairs_within_reach(swept, shapes.ids, pos,
                                            reach(vel, omega, shapes.bound, h), threads)
     pairs = _without_held(pairs, awake, banned)
+    if not len(pairs) and _nothing_kept(manifolds) and _nothing_kept(piece_manifolds):
+        # no pair, and none last step: the narrow phase would find nothing and keep nothing
+        # (a lone free body's step, whose every allocation shows)
+        return walls, swept, manifolds, piece_manifolds
     compound = collision.compound
     with_pieces = np.zeros(len(pairs), dtype=np.bool_)
     for p in range(len(pairs)):
@@ -90,6 +94,13 @@ def find_contacts(collision, pos, rotm, vel, omega, planes, awake, h, swept, man
     if len(found.body):
         walls = join_contacts(walls, found)
     return walls, swept, manifolds, piece_manifolds
+
+
+@njit(cache=True, inline="always")
+def _nothing_kept(manifolds):
+    """Whether the ``ManifoldCache`` holds no pair and no separating axis (an empty table
+    holds nothing else)."""
+    return manifolds.keys.shape[0] == 0 and manifolds.axis_keys.shape[0] == 0
 
 
 @njit(cache=True, nogil=True)

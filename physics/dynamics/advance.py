@@ -232,10 +232,14 @@ def solve(contacts, bodies, settings, pos, forced, cache, h):
     forced's vel, omega and ang_mom change in place. pos (n, 3) m at the step's start."""
     contacts, bodies, settings = Contacts(*contacts), BodyModel(*bodies), StepSettings(*settings)
     forced = Forced(*forced)
-    restitution, friction = world_materials(bodies, settings)
-    e, mu = materials(contacts.body, contacts.other, restitution, friction)
-    inv_iw = np.empty_like(forced.rotm)  # R I⁻¹ Rᵀ, zero for a body held still
-    _inverse_inertia_kernel(forced.rotm, held_still(bodies.inv_inertia, forced.awake), inv_iw)
+    if contacts.body.shape[0]:
+        restitution, friction = world_materials(bodies, settings)
+        e, mu = materials(contacts.body, contacts.other, restitution, friction)
+        inv_iw = np.empty_like(forced.rotm)  # R I⁻¹ Rᵀ, zero for a body held still
+        _inverse_inertia_kernel(forced.rotm, held_still(bodies.inv_inertia, forced.awake),
+                                inv_iw)
+    else:  # nothing touches: the solve reads no material and no inertia
+        e, mu, inv_iw = np.empty(0), np.empty(0), np.empty((0, 3, 3))
     motion = Motion(pos, forced.vel, forced.omega, forced.accel, forced.inv_mass, inv_iw)
     return contact_impulses(contacts, motion, forced.ang_mom, e, mu,
                             cached_impulses(cache, contacts.key), h, settings.iterations,
