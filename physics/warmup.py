@@ -169,8 +169,11 @@ def _step_joints() -> None:
     world.add_joint(JointDef("distance", hung, WORLD, anchor=[-1.0, 2.5, 0.3]))
     world.add_joint(JointDef("distance", hung, WORLD, anchor=[-1.0, 2.5, -0.3], max_length=2.0,
                              stiffness=10.0, damping=0.1))
+    # Both worlds step on the Python path a batch hands its hard steps to (World._step_in_python).
+    # The batch itself, which runs a forest of joints too, is the stack part's compile: stepped
+    # here, it would be compiled a second time by the warm-up's second process meanwhile.
     for _ in range(_STEPS):
-        world.step(1.0 / 240.0)
+        world._step_in_python(1.0 / 240.0)
     world.joint_view()
     world.joint_errors()
     # the loop through the world above leaves the projection to the sparse solve: a chain
@@ -182,7 +185,7 @@ def _step_joints() -> None:
     end = chain.add_body(ball.body_def(position=[0.3, 2.0, 0.0]))
     chain.add_joint(JointDef("ball", end, link, anchor=[0.15, 2.0, 0.0]))
     for _ in range(_STEPS):
-        chain.step(1.0 / 240.0)
+        chain._step_in_python(1.0 / 240.0)
     # the sparse solve's turns when it moves along the present rows (a step redone), and a
     # limit pushed back: rarer than a few steps of a warm-up scene
     turn(np.array([[1.0, 0.0, 0.0, 0.0]]), np.zeros((1, 3)))
@@ -190,9 +193,11 @@ def _step_joints() -> None:
 
 PARTS = {"meshes": _compile_meshes, "stack": _step_a_stack, "floor": _step_a_floor_of_boxes,
          "compound": _step_compound_bodies, "joints": _step_joints}
-# the second process's share: the parts that need no narrow phase (it alone is a quarter of
-# the compile, and the stack, the floor and the pieces all run it); the joints' part compiles
-# the contact solver too, which the other half shares (measured: 76 s here, the rest ~110 s)
+# the second process's share: the meshes, and the joints' Python path (its own stage calls
+# and sparse solve). The compiled batch, the largest compile (every stage of a step, the
+# joints' forest step among them), is the stack part's; the floor and the pieces then find
+# theirs compiled into it. Both halves compile the contact stage, which the batch and the
+# Python path share, each on its own core
 SECOND_PROCESS = ("meshes", "joints")
 
 
