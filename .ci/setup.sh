@@ -42,7 +42,7 @@ if [ "$with_tests" = 1 ]; then
 else
   .venv/bin/python -m pip install -q -e .
 fi
-# Compile the numba kernels now (about two minutes once, in two processes: physics/warmup.py) so
+# Compile the numba kernels now (about six minutes once, in two processes: physics/warmup.py) so
 # the first start of the app or the tests is warm: the engine's, and the recorder's colour
 # conversion (compiled when app.video.recorder is imported)
 .venv/bin/python -m physics.warmup

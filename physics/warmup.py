@@ -1,8 +1,9 @@
 """Compile (or load from numba's on-disk cache) every kernel the engine runs, ahead of use.
 
-The kernels are ``@njit(cache=True)``: the first call in a fresh checkout compiles them (about
-three minutes of one core on this machine: numba compiles on the calling thread, and the
-narrow phase alone takes a quarter of it), later interpreters load the cache in a few seconds.
+The kernels are ``@njit(cache=True)``: the first call in a fresh checkout compiles them
+(minutes: numba compiles on the calling thread, the compiled batch of steps alone about five
+on this machine, as numba optimises an entry point's whole call tree again), later
+interpreters load the cache in a few seconds.
 Whoever would otherwise pay that first call at a bad moment calls ``compile_kernels()`` first:
 the setup script (so a fresh install starts warm), the test session (so a timed test never
 waits for the compiler), and the app before its physics thread starts.
