@@ -1,4 +1,4 @@
-"""Small body builders shared by the dynamics tests (boxes with exact inertia)."""
+"""Small body builders shared by the physics tests (boxes with exact inertia, round hulls)."""
 
 import numpy as np
 
@@ -48,3 +48,11 @@ def v_block(plates=4) -> tuple[np.ndarray, ...]:
             slab = box_corners((1.0, 0.1, 1.0 / plates)) + [0.0, 0.0, (k + 0.5) / plates - 0.5]
             pieces.append(slab @ turn.T + [sign * 0.35, 0.35, 0.0])
     return tuple(pieces)
+
+
+def round_hull(n=64, seed=0, semi=(0.2, 0.12, 0.15)) -> np.ndarray:
+    """(n, 3) points on an ellipsoid of semi-axes semi (m), all on its hull (not a box: the
+    general hull–hull test)."""
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(n, 3))
+    return points / np.linalg.norm(points, axis=1, keepdims=True) * list(semi)

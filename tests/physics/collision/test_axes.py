@@ -19,16 +19,10 @@ from physics.geometry.rotation import quat_from_axis_angle, quat_mul, quat_norma
 from physics.model import BodyDef, Model, WorldDef
 from physics.settings import SPECULATIVE_MARGIN
 from physics.world import World
+from tests.physics.bodies import round_hull
 
 H = 1.0 / 240.0
 FIELDS = ("body", "other", "key", "point", "normal", "separation")
-
-
-def round_hull(n=64, seed=0) -> np.ndarray:
-    """(n, 3) points on an ellipsoid of ~0.2 m, all on its hull (not a box: the general test)."""
-    rng = np.random.default_rng(seed)
-    points = rng.normal(size=(n, 3))
-    return points / np.linalg.norm(points, axis=1, keepdims=True) * [0.2, 0.12, 0.15]
 
 
 def hull_model(*hulls, ids=None) -> Model:

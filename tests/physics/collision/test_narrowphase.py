@@ -9,7 +9,7 @@ from physics.geometry.rotation import (
     quat_to_matrix,
 )
 from physics.model import BodyDef, Model, WorldDef
-from tests.physics.bodies import box_body, box_corners, box_heap
+from tests.physics.bodies import box_body, box_corners, box_heap, round_hull
 
 H = 1.0 / 240.0
 
@@ -191,19 +191,20 @@ def test_contacts_are_the_same_whatever_the_thread_count(monkeypatch):
             assert np.array_equal(getattr(found[1], field), getattr(found[threads], field)), field
 
 
-def round_hull(n=64, seed=0) -> np.ndarray:
-    """(n, 3) points on an ellipsoid of ~0.1 m, all on its hull."""
-    points = np.random.default_rng(seed).normal(size=(n, 3))
-    return points / np.linalg.norm(points, axis=1, keepdims=True) * [0.1, 0.06, 0.08]
+def round_hulls(count) -> Model:
+    """A model of count different round hulls of ~0.1 m (semi-axes 0.1, 0.06, 0.08 m)."""
+    model = Model(WorldDef())
+    for i in range(count):
+        model.append(i, BodyDef(mass=1.0, principal_moments=[0.01] * 3,
+                                hull=round_hull(seed=i, semi=(0.1, 0.06, 0.08))))
+    return model
 
 
 def test_the_gap_along_the_line_of_centres_from_body_frame_vertices_is_the_moved_hulls_gap():
     """The gap is read from the body-frame vertices, the axis turned into each body's frame:
     it equals the gap of the hulls moved into the world, to rounding, at random poses."""
     rng = np.random.default_rng(11)
-    model = Model(WorldDef())
-    for i in range(2):
-        model.append(i, BodyDef(mass=1.0, principal_moments=[0.01] * 3, hull=round_hull(seed=i)))
+    model = round_hulls(2)
     for _ in range(50):
         pos = rng.normal(size=(2, 3)) * 0.2
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
@@ -220,9 +221,7 @@ def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
     """Two hulls close together and a third far from both (its bounding sphere within reach of
     theirs, as a fast body's is): the close pair's hulls are moved into the world buffer and
     give contacts; the far hull's rows of the buffer are never written."""
-    model = Model(WorldDef())
-    for i in range(3):
-        model.append(i, BodyDef(mass=1.0, principal_moments=[0.01] * 3, hull=round_hull(seed=i)))
+    model = round_hulls(3)
     pos = np.array([[0.0, 0.0, 0.0], [0.0, 0.11, 0.0], [0.5, 0.0, 0.0]])
     rotm = quat_to_matrix(np.tile([1.0, 0.0, 0.0, 0.0], (3, 1)))
     # the far hull flies at 40 m/s: its speculative reach (0.26 m) nearly spans the 0.31 m gap
