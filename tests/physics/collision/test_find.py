@@ -3,19 +3,19 @@ caches as the stages called one by one from Python, and callable from other comp
 
 import numpy as np
 import pytest
-from numba import njit
 
 from physics.collision.broadphase import SweptPairs, pairs_within_reach, reach
 from physics.collision.contact import Contacts
-from physics.collision.find import NO_BANNED, find_contacts, find_contacts_plain
+from physics.collision.find import NO_BANNED, find_contacts_plain
 from physics.collision.manifolds import ManifoldCache
 from physics.collision.narrowphase import pair_contacts
 from physics.collision.pieces import piece_contacts
 from physics.collision.walls import wall_contacts
 from physics.constraints.joint import JointDef
+from physics.dynamics.advance import apply_forces
 from physics.geometry.meshes import builtin_shape
 from physics.geometry.rotation import quat_normalize, quat_to_matrix
-from physics.model import BodyDef, CollisionSet, HullSet, PiecePlacing, ShapeSet, WorldDef
+from physics.model import BodyDef, WorldDef
 from physics.runtime import parallel_threads
 from physics.world import World
 from tests.physics.bodies import box_corners, box_moments
@@ -144,38 +144,32 @@ def test_without_joints_or_contacts_the_call_finds_nothing_and_keeps_empty_cache
     assert manifolds.pose.shape == (0, 12) and pieces.pose.shape == (0, 12)
 
 
-@njit
-def _contacts_from_compiled_code(collision, pos, rotm, vel, omega, planes, awake, swept,
-                                 manifolds, piece_manifolds, banned, threads):
-    """A compiled caller (as a compiled step would be): the records named, not tuples."""
-    bodies, compound, placing, pieces = collision
-    named = CollisionSet(
-        ShapeSet(bodies[0], bodies[1], bodies[2], HullSet(*bodies[3]), HullSet(*bodies[4])),
-        compound, PiecePlacing(*placing),
-        ShapeSet(pieces[0], pieces[1], pieces[2], HullSet(*pieces[3]), HullSet(*pieces[4])))
-    contacts, _, _, _ = find_contacts(named, pos, rotm, vel, omega, planes, awake, 1.0 / 240.0,
-                                      SweptPairs(*swept), ManifoldCache(*manifolds),
-                                      ManifoldCache(*piece_manifolds), banned, threads)
-    return contacts.key, contacts.point
-
-
-def test_find_contacts_can_be_called_from_compiled_code():
+def test_a_batched_step_finds_the_contacts_the_plain_call_finds(monkeypatch):
+    """The batch calls find_contacts from compiled code with the records named
+    (dynamics/batch.py): a step it takes keeps the contacts and caches the plain call gives
+    from the same start (a joined pair's contacts banned), bit for bit."""
     world = scene(3)
+    world.wake_all()  # no sleeper to strike: the step's contacts are the first ones found
     for _ in range(20):
         world.step(H)
+    monkeypatch.setattr(World, "_step_in_python", lambda world, h: pytest.fail("not batched"))
     m, s = world.model, world.state
-    rotm, omega = quat_to_matrix(s.quat), world.angular_velocity()
-    awake = ~s.asleep
-    kept = (tuple(s.swept_pairs), tuple(s.manifolds), tuple(s.piece_manifolds))
-    banned = world.joints.unjoined_keys(m.ids)
-    # the threads as a variable, as a compiled step passes them: a literal 2 would be typed as
-    # a constant, and find_contacts compiled again for it (minutes) instead of loaded
-    keys, points = _contacts_from_compiled_code(m.collision, s.pos, rotm, s.vel, omega,
-                                                m.wall_planes(), awake, *kept, banned, 2)
-    from_python = named(find_contacts_plain(m.collision, s.pos, rotm, s.vel, omega,
-                                            m.wall_planes(), awake, H, *kept, banned, 2))[0]
-    assert len(keys) > 10
-    assert np.array_equal(keys, from_python.key) and np.array_equal(points, from_python.point)
+    settings = world._step_settings()
+    forced = apply_forces(m.body_model, settings.gravity, world._start(), s.force, s.torque,
+                          world._grab_spring(), H)
+    assert forced.awake.all()
+    contacts, *caches = named(find_contacts_plain(
+        m.collision, s.pos, forced.rotm, forced.vel, forced.omega, settings.planes,
+        forced.awake, H, tuple(s.swept_pairs), tuple(s.manifolds), tuple(s.piece_manifolds),
+        world.joints.unjoined_keys(m.ids), parallel_threads()))
+    world.step(H)
+    assert contacts.count > 10
+    point, normal, _ = world._last_contacts
+    assert point.tobytes() == contacts.point.tobytes()
+    assert normal.tobytes() == contacts.normal.tobytes()
+    for got, want in zip((s.swept_pairs, s.manifolds, s.piece_manifolds), caches):
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
 def test_large_scenes_split_between_threads_give_the_same_contacts():

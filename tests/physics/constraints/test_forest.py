@@ -2,7 +2,6 @@
 for bit, and callable from compiled code."""
 
 import numpy as np
-from numba import njit
 
 from physics.constraints.forest import (
     CLOSED,
@@ -161,23 +160,6 @@ def test_turn_and_spin_add_as_numpy_does():
     matrices, momenta = rng.normal(size=(500, 3, 3)), rng.normal(size=(500, 3))
     np.testing.assert_array_equal(spin_of(matrices, momenta),
                                   np.einsum("nij,nj->ni", matrices, momenta))
-
-
-@njit(cache=True)
-def _closed_in_compiled_code(joints, pos, quat, vel, ang_mom, inv_mass, inv_inertia):
-    n = pos.shape[0]
-    impulses = np.zeros((len(joints.kind), 9))
-    done = newton_forest(joints, np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)),
-                         quat, quat, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-                         1 / 240)
-    return done[0]
-
-
-def test_the_tree_projection_is_callable_from_compiled_code():
-    joints, pos, quat, vel, ang_mom, inv_mass, inv_inertia = _parts(_chain())
-    closed = _closed_in_compiled_code(joints, pos, quat, vel, ang_mom, inv_mass, inv_inertia)
-    assert closed == CLOSED
-    assert np.abs(all_rows(joints, pos, quat)[1][:, :3]).max() < JOINT_TOLERANCE
 
 
 def test_a_loop_of_joints_stepped_is_held_by_the_sparse_solve_the_tree_hands_over_to():

@@ -73,16 +73,18 @@ def test_a_whipping_chain_steps_in_batches_to_the_python_paths_bits(in_python):
 
 def test_a_chain_landing_in_a_pile_goes_to_the_python_path_where_it_rests(in_python):
     # the links come to rest on the floor and on each other: those contacts are held in the
-    # joints' solve, which only the sparse solve can; the swinging before is batched
+    # joints' solve, which only the sparse solve can; the swinging before is batched (the
+    # chain lands a quarter of a second in, after which nearly every step rests)
     batched = _chain(links=8, container=[3.0, 2.5, 3.0], height=0.3)
     python = _python_path(_chain(links=8, container=[3.0, 2.5, 3.0], height=0.3))
-    for _ in range(60):
+    for _ in range(12):
         batched.advance(H, 10)
         for _ in range(10):
             python.step(H)
         _assert_same(batched, python)
     in_python_steps = _steps_of(in_python, batched)
-    assert 0 < len(in_python_steps) < 600
+    assert in_python_steps and in_python_steps[0] >= 30  # batched until it lands
+    assert len(in_python_steps) < 120
 
 
 def test_a_loop_of_joints_steps_in_the_python_path(in_python):

@@ -12,8 +12,6 @@ from physics.collision.walls import wall_clearance
 from physics.dynamics.advance import (
     NO_GRAB,
     Forced,
-    Start,
-    StepSettings,
     advance_without_joints,
     apply_forces,
     links,
@@ -44,7 +42,7 @@ from physics.dynamics.solver import (
 from physics.dynamics.stacks import solve_stacks
 from physics.dynamics.warmstart import ContactCache, cache_of, cached_impulses
 from physics.geometry.rotation import quat_to_matrix
-from physics.model import BodyDef, BodyModel, WorldDef
+from physics.model import BodyDef, WorldDef
 from physics.settings import PENETRATION_SLOP, PUSH_ITERATIONS
 from physics.world import World
 from tests.physics.dynamics.test_solver import random_body_contacts
@@ -282,29 +280,28 @@ def test_one_call_gives_the_bits_of_the_stages_run_one_by_one(seed, static_floor
 
 
 @njit(cache=True)
-def _advance_from_compiled_code(contacts, bodies, settings, start, forced, cache, pairs, h):
-    """A compiled caller holding named records, as a compiled driver loop would."""
-    return advance_without_joints(Contacts(*contacts), BodyModel(*bodies),
-                                  StepSettings(*settings), Start(*start), Forced(*forced),
-                                  ContactCache(*cache), pairs, h)
-
-
-@njit(cache=True)
 def _cache_round_trip(keys, impulses, keep):
     return cached_impulses(cache_of(keys, impulses, keep), keys)
 
 
-def test_the_stages_are_callable_from_compiled_code_with_named_records():
+def test_a_batched_step_gives_the_bits_of_the_one_call_from_python():
+    """The batch calls the stages from compiled code with the records named
+    (dynamics/batch.py): the step it takes ends where the call from Python with plain tuples
+    ends, bit for bit."""
     world = stepped_world(2, True, True, False)
+    batched = copy.deepcopy(world)
     forced, contacts = step_one(world)
-    twin = copy.deepcopy(world)
-    from_python = advance_without_joints(*plain_inputs(twin, contacts, copy.deepcopy(forced)))
-    compiled = _advance_from_compiled_code(*plain_inputs(world, contacts, forced))
-    for got, want in zip(compiled[:4] + compiled[5] + (compiled.acted,),
-                         from_python[:4] + from_python[5] + (from_python.acted,)):
-        assert np.array_equal(got, want)
-    assert isinstance(compiled.cache, ContactCache)
-    keys = contacts.key
+    from_python = advance_without_joints(*plain_inputs(world, contacts, forced))
+    batched.step(H)
+    s = batched.state
+    for got, want in zip((s.pos, s.quat, s.vel, s.ang_mom), from_python[:4]):
+        assert got.tobytes() == want.tobytes()
+    for got, want in zip(s.contact_cache, from_python.cache):
+        assert got.tobytes() == want.tobytes()
+
+
+def test_the_warm_start_keeps_the_impulses_of_the_contacts_it_keeps():
+    keys = np.arange(40, dtype=np.int64) * 7
     impulses = np.random.default_rng(0).normal(size=(len(keys), 3))
     keep = np.arange(len(keys)) % 3 != 0
     assert np.array_equal(_cache_round_trip(keys, impulses, keep),
