@@ -78,7 +78,8 @@ def _polytope(vertices: np.ndarray) -> Polytope:
     face_start = np.concatenate(([0], np.cumsum([len(loop) for loop in loops])))
     edge_faces: dict[tuple[int, int], list[int]] = {}
     for f, loop in enumerate(loops):
-        for a, b in zip(loop, np.roll(loop, -1)):
+        corners = loop.tolist()
+        for a, b in zip(corners, corners[1:] + corners[:1]):
             edge_faces.setdefault((min(a, b), max(a, b)), []).append(f)
     edges = sorted(edge_faces)
     return Polytope(face_normal, face_offset, face_start.astype(np.int64),
@@ -148,7 +149,7 @@ def _grow(seed, neighbors, allowed):
 def _boundary_loop(triangles):
     """The face's boundary as one ccw vertex loop, from triangles (r, 3) wound outward: the
     directed edges whose reverse is not in the face, chained; None if they are not one loop."""
-    directed = {(int(a), int(b)) for tri in triangles for a, b in zip(tri, np.roll(tri, -1))}
+    directed = {edge for a, b, c in triangles.tolist() for edge in ((a, b), (b, c), (c, a))}
     following = {a: b for a, b in directed if (b, a) not in directed}
     if not following:
         return None
@@ -168,7 +169,8 @@ def _start_farthest(vertices, loop, normal):
     """The loop rotated to start where ``_ccw_loop`` starts the same vertices: a start fixed by
     the face's shape, not by the order Qhull listed its triangles."""
     first = _ccw_loop(vertices, np.sort(loop), normal)[0]
-    return np.roll(loop, -int(np.flatnonzero(loop == first)[0]))
+    k = int(np.flatnonzero(loop == first)[0])
+    return np.concatenate((loop[k:], loop[:k]))
 
 
 def _flat_faces(vertices, centre):
@@ -186,6 +188,8 @@ def _ccw_loop(vertices, members, normal):
     c = p.mean(axis=0)
     u = p[np.argmax(np.linalg.norm(p - c, axis=1))] - c
     u /= np.linalg.norm(u)
-    w = np.cross(normal, u)
+    # normal × u written out (np.cross's arithmetic, without its cost on one pair of vectors)
+    w = np.array([normal[1] * u[2] - normal[2] * u[1], normal[2] * u[0] - normal[0] * u[2],
+                  normal[0] * u[1] - normal[1] * u[0]])
     angle = np.arctan2((p - c) @ w, (p - c) @ u)
     return members[np.argsort(angle)]
