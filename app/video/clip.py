@@ -34,7 +34,8 @@ from physics.runtime import configure
 from physics.scene import build_world, load_scene
 
 INSTANT_REPLAY_SECONDS = 10.0  # s that F10 saves: a throw and its tumble, short to render
-WARM_UP_SCENE = "scenes/default.toml"  # what the clip process renders before its first clip
+WARM_UP_SCENE = "scenes/bounce.toml"  # what the clip process draws before its first clip:
+# spheres and boxes, no mesh file to read
 
 
 def last_seconds(history: History, seconds: float = INSTANT_REPLAY_SECONDS) -> tuple[float, float]:

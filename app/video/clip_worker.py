@@ -23,6 +23,7 @@ starts a new one.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -37,10 +38,16 @@ CLOSE_TIMEOUT = 2.0      # s the process may take to end after its pipe closed, 
 def serve(orders: Connection, reports: Connection) -> None:
     """The clip process's main: warm up, report ready, then render each ClipOrder received
     until the app's end of ``orders`` closes (see the module docstring)."""
+    # Ctrl+C in a terminal reaches the whole process group: the app ends this process (its
+    # pipe) when it ends itself, with no traceback of an interrupted import here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from app.video.clip import render_clip, warm_up
 
     try:
-        warm_up()
+        try:
+            warm_up()
+        except Exception:  # not lost: each clip meets the same failure and reports it
+            pass
         reports.send(("ready",))
         while True:
             try:
