@@ -200,21 +200,22 @@ class ClipWorker:
                        time.monotonic())
 
     def close(self) -> None:
-        """End the process: at the app's end, or before a new start. Its pipes closed, it
-        ends at once when idle and at the next frame mid-clip (the file is finished with the
-        frames so far); one still warming up, or not ending within ``CLOSE_TIMEOUT``, is
-        killed."""
-        self.poll()  # a "ready" not read yet
+        """End the process: at the app's end, or before a new start. Mid-clip its pipes are
+        closed and it stops at the next frame (the file finished with the frames so far);
+        idle or still warming up, it holds nothing worth the wait (its interpreter's exit
+        takes a good part of a second on a busy machine) and is killed, as is one that does
+        not end within ``CLOSE_TIMEOUT``."""
+        self.poll()  # a report not read yet: the clip may be done
         process, self._process = self._process, None
         for end in (self._orders, self._reports):
             if end is not None:
                 end.close()
-        warm = self.ready
+        mid_clip = self._job is not None
         self._orders = self._reports = None
         self._job, self.ready = None, False
         if process is None:
             return
-        if warm:
+        if mid_clip:
             process.join(CLOSE_TIMEOUT)
         if process.is_alive():
             process.kill()
