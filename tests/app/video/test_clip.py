@@ -19,7 +19,7 @@ from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import gizmo_options
 from app.resources import asset_path
 from app.video.clip import ClipRequest, clip_order, clip_span, clip_views
-from app.video.clip_worker import ClipWorker
+from app.video.clip_worker import CLIP_NICENESS, ClipWorker
 from app.video.offline import make_camera, offscreen_context, sim_time_views
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
@@ -110,6 +110,9 @@ def test_a_clip_renders_in_the_clip_process_which_ends_when_closed(tmp_path):
             time.sleep(0.005)
         assert job.error is None and job.frames_done == job.count == 30
         assert job.seconds > 0 and worker.ready and worker.pid == pid
+        # it yields to the app when the cores are short
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(
+            os.getpriority(os.PRIO_PROCESS, 0) + CLIP_NICENESS, 19)
         assert len(progress) > 2, "the progress did not move"
         with av.open(str(job.request.path)) as container:
             assert sum(1 for _ in container.decode(video=0)) == 30
