@@ -45,7 +45,8 @@ world; ``scrub_exact``: that moment is drawn re-run exactly, not from the ring;
 ``inspected``: the sim time and step of the world the inspector shows and the selected
 body's ω in it, or null when it shows none; ``history``:
 its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``: the
-last one saved, with the wall seconds it took; ``frame_interval``: s between redraws, longer
+last one saved, with the wall seconds it took; ``clip_worker``: the clip process's pid, and
+whether it is warm and alive; ``frame_interval``: s between redraws, longer
 while a clip renders, app/frame_pace.py) and
 the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
@@ -91,7 +92,8 @@ from app.render.polhode import PolhodeTrail
 from app.render.renderer import Renderer, palette_color
 from app.render.view import FrameView, frame_view
 from app.resources import asset_path
-from app.video.clip import last_seconds, start_clip
+from app.video.clip import clip_order, last_seconds
+from app.video.clip_worker import CLIP_WORKER_DELAY, ClipWorker
 from app.video.recorder import (
     RecordingError,
     ScreenRecording,
@@ -301,6 +303,8 @@ class App:
         self.ui.on_resize(*self.window.get_size())
 
         self.pace = FramePace(self._redraw, FRAME_INTERVAL)
+        self.clip_worker = ClipWorker()
+        pyglet.clock.schedule_once(self._start_clip_worker, CLIP_WORKER_DELAY)
         self.sim.start()
         self.loader.request(files, set_reset_point=True)
         if status_path:
@@ -606,20 +610,30 @@ class App:
             notifications.warning("a clip is still being saved; save the next when it is done")
             return
         try:
-            settings.clip = start_clip(self.sim.history, t0, t1, fps,
-                                       even_size(*self.window.get_framebuffer_size()),
-                                       settings.folder, self._scene_name(), self.state.bodies,
-                                       self.camera, self.state.gizmos)
+            order = clip_order(self.sim.history, t0, t1, fps,
+                               even_size(*self.window.get_framebuffer_size()), settings.folder,
+                               self._scene_name(), self.state.bodies, self.camera,
+                               self.state.gizmos)
         except (ValueError, RecordingError) as e:
             notifications.error(f"cannot save the clip: {e}")
             return
+        warm = self.clip_worker.ready and self.clip_worker.alive
+        settings.clip = self.clip_worker.submit(order)
         self.pace.set_interval(CLIP_FRAME_INTERVAL)
-        request = settings.clip.request
+        request = order.request
         notifications.info(f"saving {request.t0:.1f}…{request.t1:.1f} s at {fps} fps to "
-                           f"{request.path}")
+                           f"{request.path}" + ("" if warm else " (the clip process is "
+                                                "starting: its first seconds go to that)"))
+
+    def _start_clip_worker(self, dt: float = 0.0) -> None:
+        """The clip process, started once the window has drawn its first frames
+        (app/video/clip_worker.py); a clip asked for sooner starts it itself."""
+        if not self.shutting_down:
+            self.clip_worker.start()
 
     def _poll_clip(self) -> None:
         """Once a clip is written: a notification, and the status file's "last_clip"."""
+        self.clip_worker.poll()
         clip = self.state.recording.clip
         if clip is None or not clip.done:
             return
@@ -813,7 +827,9 @@ class App:
         self.shutting_down = True  # the signal watchdog (app/endings.py) leaves it to us
         pyglet.clock.unschedule(self._write_status)
         self.pace.stop()
+        pyglet.clock.unschedule(self._start_clip_worker)
         self.stop_recording("the app ended")
+        self.clip_worker.close()  # a clip under way stops at a frame: its file holds those so far
         self.loader.close(timeout=1.0)  # a file still being read is abandoned (daemon thread)
         try:
             self.sim.stop()
@@ -854,6 +870,8 @@ class App:
             "clip": None if self.state.recording.clip is None
             else self.state.recording.clip.frames_done,
             "last_clip": self._last_clip,
+            "clip_worker": {"pid": self.clip_worker.pid, "ready": self.clip_worker.ready,
+                            "alive": self.clip_worker.alive},
             "frame_interval": self.pace.interval,
             "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
             "inspected": self._inspected(),

@@ -24,8 +24,10 @@ before is saved: the clip's render speed (10 s of video over the wall seconds th
 ≥ 1× real time is the target) and the app's frame rate meanwhile (frames drawn over that time,
 and the worst of its 2-second rates; target ≥ 20 fps), against the app's own frame rate with no
 clip, with the CPU each of the app's threads spent (its drawing thread, llvmpipe's rasteriser
-threads, the rest: the clip's, physics, x264) and the X server's; then the same clip path
-without the app (``start_clip`` on a history run offline, in this process, CPU by thread).
+threads, the rest: physics, the loader's), the clip process's (app/video/clip_worker.py: its
+drawing thread, llvmpipe's, the rest: the re-run, x264) and the X server's; then the same
+clip path without the app (a clip process started from this one, warm, saving a history run
+offline; CPU by thread).
 The peer is ``tumble record`` of the same scene, 10 s at 60 fps and 1280×720, in this
 process with the app closed (the same offscreen pipeline, alone on the cores). Medians; the
 machine's 2 cores are shared with other work, so the figures are noisy; never fails on a
@@ -198,19 +200,23 @@ def _one_clip(app, server_pid: int) -> dict:
 
     def group(tid: int, comm: str) -> str:
         """The app's main thread ("drawing": the window's), llvmpipe's rasteriser threads, and
-        the others together (the clip's, physics, x264's, the loader's: Python 3.11 does not
-        name its threads for the kernel)."""
+        the others together (physics, the loader's: Python 3.11 does not name its threads for
+        the kernel)."""
         return ("drawing" if tid == app.process.pid else
                 "llvmpipe" if comm.startswith("llvmpipe") else "other")
 
     before = app.status().get("last_clip")
+    worker = app.wait_for("the clip process warm",
+                          lambda s: s["clip_worker"]["ready"], timeout=120)["clip_worker"]
     threads = TaskCPU(app.process.pid, group)
+    clip_threads = TaskCPU(worker["pid"], clip_group(worker["pid"]))
     server_cpu = stat_cpu(f"/proc/{server_pid}/stat")
     samples = [(time.monotonic(), app.status()["frames"])]
     app.xdotool("key", "--window", app.window, "F10")
     while True:
         time.sleep(0.2)
         threads.sample()
+        clip_threads.sample()
         status = app.status()
         samples.append((time.monotonic(), status["frames"]))
         if status["last_clip"] is not None and status["last_clip"] != before:
@@ -225,9 +231,18 @@ def _one_clip(app, server_pid: int) -> dict:
     return {"seconds": clip["seconds"], "frames": clip["frames"], "fps": _rate(samples),
             "worst_fps": min(windows, default=_rate(samples)),
             "app_frames": samples[-1][1] - samples[0][1],
-            "cpu": threads.spent(),
+            "cpu": {**threads.spent(), **clip_threads.spent()},
             "server_cpu": stat_cpu(f"/proc/{server_pid}/stat") - server_cpu,
             "wall": samples[-1][0] - samples[0][0]}
+
+
+def clip_group(pid: int):
+    """Groups of the clip process's threads (app/video/clip_worker.py): its main thread
+    ("clip drawing"), llvmpipe's rasteriser threads, the others (the re-run, x264)."""
+    def group(tid: int, comm: str) -> str:
+        return ("clip drawing" if tid == pid else
+                "clip llvmpipe" if comm.startswith("llvmpipe") else "clip other")
+    return group
 
 
 def record_figures(repeats: int) -> list[tuple[float, float]]:
@@ -251,14 +266,15 @@ def record_figures(repeats: int) -> list[tuple[float, float]]:
 
 
 def headless_clip_figures(repeats: int) -> list[tuple[float, dict]]:
-    """(wall s, CPU s by thread) of the app's clip path without the app: ``start_clip`` of
-    the last CLIP_SECONDS of a history of the default scene run offline, at CLIP_FPS and
-    1280×720, in this process (bench/record.py's ``ThreadCPU`` names the threads)."""
-    from record import ThreadCPU  # bench/record.py
+    """(wall s, CPU s by thread) of the app's clip path without the app: the last
+    CLIP_SECONDS of a history of the default scene run offline, saved at CLIP_FPS and
+    1280×720 by a clip process (app/video/clip_worker.py, warm) started from this one."""
+    from record import TaskCPU  # bench/record.py
 
     from app.render.camera import OrbitCamera
     from app.render.view import GizmoOptions
-    from app.video.clip import last_seconds, start_clip
+    from app.video.clip import clip_order, last_seconds
+    from app.video.clip_worker import ClipWorker
     from physics.scene import build_world, load_scene
 
     scene = load_scene(ROOT / "assets" / "scenes" / "default.toml")
@@ -267,19 +283,29 @@ def headless_clip_figures(repeats: int) -> list[tuple[float, dict]]:
     sim.run_steps(round((CLIP_SECONDS + 0.5) * scene.hz))
     camera = OrbitCamera()
     camera.frame((0.0, 1.0, 0.0), 3.0, 16 / 9)
+    worker = ClipWorker()
+    worker.start()
     runs = []
-    with tempfile.TemporaryDirectory() as folder:
-        for _ in range(repeats):
-            start = time.perf_counter()
-            with ThreadCPU() as threads:
-                job = start_clip(sim.history, *last_seconds(sim.history), CLIP_FPS, (1280, 720),
-                                 Path(folder), "bench", {r.body_id: r for r in records},
-                                 camera, GizmoOptions())
+    try:
+        while not worker.ready:
+            worker.poll()
+            time.sleep(0.05)
+        with tempfile.TemporaryDirectory() as folder:
+            for _ in range(repeats):
+                start = time.perf_counter()
+                threads = TaskCPU(worker.pid, clip_group(worker.pid))
+                job = worker.submit(clip_order(sim.history, *last_seconds(sim.history),
+                                               CLIP_FPS, (1280, 720), Path(folder), "bench",
+                                               {r.body_id: r for r in records}, camera,
+                                               GizmoOptions()))
                 while not job.done:
                     time.sleep(0.05)
-            if job.error:
-                raise RuntimeError(job.error)
-            runs.append((time.perf_counter() - start, dict(threads.seconds)))
+                    threads.sample()
+                if job.error:
+                    raise RuntimeError(job.error)
+                runs.append((time.perf_counter() - start, dict(threads.spent())))
+    finally:
+        worker.close()
     return runs
 
 
@@ -302,13 +328,15 @@ def print_clip_figures(repeats: int) -> None:
           f"{med['worst_fps']:.1f} (target ≥ 20: {'met' if med['worst_fps'] >= 20 else 'NOT met'})"
           f"; {med['idle_fps']:.1f} frames/s with no clip")
     cores = {name: statistics.median(r["cpu"].get(name, 0.0) / r["wall"] for r in runs)
-             for name in ("drawing", "llvmpipe", "other")}
+             for name in ("drawing", "llvmpipe", "other", "clip drawing", "clip llvmpipe",
+                          "clip other")}
     print("Tumble  cores used meanwhile: " + ", ".join(f"{n} {c:.2f}" for n, c in cores.items())
           + f", X server {med['server_cpu'] / med['wall']:.2f}")
     per_frame = statistics.median(1e3 * sum(r["cpu"].values()) / r["frames"] for r in runs)
     window = statistics.median(1e3 * r["cpu"].get("drawing", 0.0) / max(r["app_frames"], 1)
                                for r in runs)
-    print(f"Tumble  CPU per clip frame, all the app's threads: {per_frame:.1f} ms (real time "
+    print(f"Tumble  CPU per clip frame, all the app's threads and the clip process's: "
+          f"{per_frame:.1f} ms (real time "
           f"needs ≤ {1e3 * os.cpu_count() / CLIP_FPS:.1f} ms with both cores free); the "
           f"window's drawing thread {window:.1f} ms a frame it drew")
     frames = CLIP_SECONDS * CLIP_FPS

@@ -17,7 +17,7 @@ boundaries computes the same bits. So the past is kept as
 Any past step is then exact: copy the checkpoint at or before it and re-run the logged commands
 (``world_at``). Checkpoints share the model with the one before them while no command was
 applied in between, so a quiet minute of 1 000 bodies costs state, not hulls. Pickle is safe
-here: the bytes never leave the process.
+here: the bytes never leave the app (a clip's worker process, started by it, reads them).
 
 The physics thread writes (``after_step``, ``log``, ``restart``, ``truncate``); any thread may
 read (``span``, ``frame_at``, ``world_at``, ``nbytes``): the lock is held only while lists are
@@ -332,16 +332,21 @@ class History:
             step, t, hz = change.step, reach, float(change.args[0])
         return int(min(max(step + round((time - t) * hz), start.step), last))
 
-    def world_at(self, step: int) -> tuple[World, float]:
-        """A new ``World`` exactly as it was after ``step`` steps (before that boundary's
-        commands), and the physics rate then: the checkpoint at or before it, re-run."""
+    def checkpoint_at(self, step: int) -> tuple[Checkpoint, list[LoggedCommand]]:
+        """The checkpoint at or before ``step`` and the commands logged from it on: all that
+        re-runs that step and the ones after it (both pickle, for a clip's own process)."""
         with self._lock:
             first, last = self._checkpoints[0].step, self._frames[-1].step
             if not first <= step <= last:
                 raise ValueError(f"step {step} is outside the history (steps {first}…{last})")
             k = bisect.bisect_right([c.step for c in self._checkpoints], step) - 1
             start = self._checkpoints[k]
-            commands = [c for c in self._commands if start.step <= c.step < step]
+            return start, [c for c in self._commands if c.step >= start.step]
+
+    def world_at(self, step: int) -> tuple[World, float]:
+        """A new ``World`` exactly as it was after ``step`` steps (before that boundary's
+        commands), and the physics rate then: the checkpoint at or before it, re-run."""
+        start, commands = self.checkpoint_at(step)
         world = start.world()
         hz = run_log(world, start.hz, start.step, step, commands)
         return world, hz

@@ -15,7 +15,7 @@ from app.app_state import AppState
 from app.panel import Panel
 from app.render.camera import OrbitCamera
 from app.resources import asset_path
-from app.video.clip import start_clip
+from app.video.clip import clip_order
 from physics.replay import Schedule, load_replay
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
@@ -81,14 +81,16 @@ def test_the_history_length_is_set_by_its_slider(ui, fbo, tmp_path):
 
 
 def test_a_span_chosen_on_the_timeline_is_saved_at_60_fps_with_a_progress_bar(ui, fbo,
-                                                                            tmp_path):
+                                                                            tmp_path,
+                                                                            clip_worker):
     state, panel = bounce(tmp_path)
     state.sim.run_steps(3 * 240)
     jobs = []
 
     def save_clip(t0, t1, fps):  # what the window does, at a small size
-        jobs.append(start_clip(state.sim.history, t0, t1, fps, (320, 180), tmp_path, "bounce",
-                               state.bodies, OrbitCamera(), state.gizmos))
+        jobs.append(clip_worker.submit(clip_order(state.sim.history, t0, t1, fps, (320, 180),
+                                                  tmp_path, "bounce", state.bodies,
+                                                  OrbitCamera(), state.gizmos)))
         state.recording.clip = jobs[-1]
     state.recording.save_clip = save_clip
     frame(ui, fbo, panel)
@@ -122,11 +124,12 @@ def test_a_span_chosen_on_the_timeline_is_saved_at_60_fps_with_a_progress_bar(ui
 
 
 @pytest.mark.parametrize("t0, t1, fps", [(0.3, 1.234, 30), (0.01, 0.99, 60)])
-def test_a_clip_of_t0_t1_has_round_t1_minus_t0_times_fps_frames(tmp_path, t0, t1, fps):
+def test_a_clip_of_t0_t1_has_round_t1_minus_t0_times_fps_frames(tmp_path, t0, t1, fps,
+                                                                clip_worker):
     state, _ = bounce(tmp_path)
     state.sim.run_steps(300)
-    job = start_clip(state.sim.history, t0, t1, fps, (160, 96), tmp_path, "span", state.bodies,
-                     OrbitCamera(), state.gizmos)
+    job = clip_worker.submit(clip_order(state.sim.history, t0, t1, fps, (160, 96), tmp_path,
+                                        "span", state.bodies, OrbitCamera(), state.gizmos))
     deadline = time.monotonic() + 300
     while not job.done:
         assert time.monotonic() < deadline

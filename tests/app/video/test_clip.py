@@ -1,21 +1,25 @@
-"""Clips (app/video/clip.py): frame k of a clip of the history is the frame ``tumble record``
-makes of the same run at t0 + k/fps (the same world, bit for bit, and the same pixels); and
-F10 in the running app under Xvfb: the last 10 s of the history saved as a video in the
-background while the window keeps drawing, at its lower pace meanwhile (app/frame_pace.py)."""
+"""Clips (app/video/clip.py, app/video/clip_worker.py): frame k of a clip of the history is the
+frame ``tumble record`` makes of the same run at t0 + k/fps (the same world, bit for bit, and
+the same pixels); a clip renders in the clip process, which ends when closed, and one that dies
+fails its clip with a message while the next clip starts a new one; and F10 in the running app
+under Xvfb: the last 10 s of the history saved as a video in the clip process while the window
+keeps drawing, at its lower pace meanwhile (app/frame_pace.py), the process ending with the
+app, and a clip process killed mid-clip leaving the app running with the error shown."""
 
 import itertools
-import sys
+import os
+import signal
 import time
 
 import av
 import numpy as np
 
 from app.frame_pace import CLIP_FRAME_INTERVAL, FRAME_INTERVAL
-from app.gil import GIL_HANDOFF
 from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import gizmo_options
 from app.resources import asset_path
-from app.video.clip import ClipRequest, clip_views, start_clip
+from app.video.clip import ClipRequest, clip_order, clip_span, clip_views
+from app.video.clip_worker import CLIP_NICENESS, ClipWorker
 from app.video.offline import make_camera, offscreen_context, sim_time_views
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
@@ -47,7 +51,8 @@ def test_clip_frame_k_is_the_tumble_record_frame_at_t0_plus_k_over_fps(tmp_path)
     sim.run_steps(round(2.5 * scene.hz))
     fps, first = 30, 30                        # the clip starts at frame 30 of the run: 1 s
     request = ClipRequest(first / fps, 2.0, fps, SIZE, tmp_path / "clip.mp4")
-    clip = list(clip_views(sim.history, request, {r.body_id: r for r in records}))
+    clip = list(clip_views(clip_span(sim.history, request.t0), request,
+                           {r.body_id: r for r in records}))
     assert len(clip) == round((request.t1 - request.t0) * fps) == 30
     recorded = list(itertools.islice(sim_time_views(scene, fps, first + len(clip)), first, None))
     for k, (ours, theirs) in enumerate(zip(clip, recorded)):
@@ -62,25 +67,84 @@ def test_clip_frame_k_is_the_tumble_record_frame_at_t0_plus_k_over_fps(tmp_path)
     assert not np.array_equal(ours[0], ours[1]), "the balls do not move"
 
 
-def test_a_clip_renders_with_the_gil_handed_back_promptly_then_the_interval_returns(tmp_path):
-    """While a clip renders, Python's switch interval is GIL_HANDOFF (app/gil.py): its thread
-    takes the GIL back after each draw and wait without waiting out the window's 5 ms."""
+def bounce_history(seconds: float):
+    """A Simulation of the bounce scene run ``seconds`` s, with its records and camera."""
     scene = load_scene(asset_path("scenes/bounce.toml"))
     world, records = build_world(scene)
     sim = Simulation(world, hz=scene.hz)
-    sim.run_steps(round(1.5 * scene.hz))
-    before = sys.getswitchinterval()
-    assert before > GIL_HANDOFF  # Python's default: the clip changes it
+    sim.run_steps(round(seconds * scene.hz))
     camera = make_camera(None, SIZE, scene.container_size, [b.position for b in scene.bodies])
-    job = start_clip(sim.history, 0.5, 1.5, 30, SIZE, tmp_path, "bounce",
-                     {r.body_id: r for r in records}, camera, gizmo_options(["L"]))
-    seen = set()
+    return sim, {r.body_id: r for r in records}, camera
+
+
+def wait_done(job, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
     while not job.done:
-        seen.add(sys.getswitchinterval())
-        time.sleep(0.001)
-    assert job.error is None and job.frames_done == 30
-    assert GIL_HANDOFF in seen
-    assert sys.getswitchinterval() == before
+        assert time.monotonic() < deadline, "the clip did not finish"
+        time.sleep(0.02)
+
+
+def ended(pid: int) -> bool:
+    """The process ``pid`` has exited (gone, or a zombie nobody has reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_clip_renders_in_the_clip_process_which_ends_when_closed(tmp_path):
+    sim, records, camera = bounce_history(1.5)
+    worker = ClipWorker()
+    try:
+        assert worker.start() and not worker.start()  # once
+        pid = worker.pid
+        assert pid != os.getpid()
+        job = worker.submit(clip_order(sim.history, 0.5, 1.5, 30, SIZE, tmp_path, "bounce",
+                                       records, camera, gizmo_options(["L"])))
+        progress = set()
+        deadline = time.monotonic() + 300
+        while not job.done:
+            progress.add(job.frames_done)
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        assert job.error is None and job.frames_done == job.count == 30
+        assert job.seconds > 0 and worker.ready and worker.pid == pid
+        # it yields to the app when the cores are short
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(
+            os.getpriority(os.PRIO_PROCESS, 0) + CLIP_NICENESS, 19)
+        assert len(progress) > 2, "the progress did not move"
+        with av.open(str(job.request.path)) as container:
+            assert sum(1 for _ in container.decode(video=0)) == 30
+    finally:
+        worker.close()
+    assert ended(pid) and not worker.alive
+
+
+def test_a_dead_clip_process_fails_its_clip_with_a_message_and_the_next_starts_anew(tmp_path):
+    sim, records, camera = bounce_history(4.0)
+    worker = ClipWorker()
+    try:
+        def order():  # 120 frames at 1280×720: a few seconds, long enough to be killed in
+            return clip_order(sim.history, 0.0, 4.0, 30, (1280, 720), tmp_path, "bounce",
+                              records, camera, gizmo_options(["L"]))
+        job = worker.submit(order())  # not started: the order starts it
+        first = worker.pid
+        deadline = time.monotonic() + 300
+        while job.frames_done < 3:
+            assert not job.done and time.monotonic() < deadline, job.error
+            time.sleep(0.005)
+        os.kill(first, signal.SIGKILL)
+        wait_done(job, timeout=10)
+        assert job.result is None
+        assert job.error.startswith("the clip process ended unexpectedly (exit status -9)")
+        assert not worker.alive
+        again = worker.submit(order())
+        wait_done(again)
+        assert again.error is None and again.frames_done == 120
+        assert worker.pid != first
+    finally:
+        worker.close()
 
 
 def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
@@ -96,6 +160,8 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
         rendering = app.wait_for("the clip under way", lambda s: (s["clip"] or 0) >= 5,
                                  timeout=60)
         rendering_at = time.monotonic()
+        worker = rendering["clip_worker"]  # started before F10, warm: F10 waits for nothing
+        assert worker["alive"] and worker["ready"] and worker["pid"] != app.process.pid
         # the window draws on while the clip renders, at most CLIP_FRAME_INTERVAL apart
         assert rendering["frame_interval"] == CLIP_FRAME_INTERVAL
         meanwhile = app.wait_for("frames drawn meanwhile", lambda s: s["frames"]
@@ -109,9 +175,13 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
         done = after["last_clip"]
         assert after["frame_interval"] == FRAME_INTERVAL  # the window's own pace again
     finally:
-        app.stop()
+        app.stop()  # killed: the clip process must notice and end by itself
         server.kill()
         server.wait(10)
+    deadline = time.monotonic() + 10
+    while not ended(worker["pid"]):
+        assert time.monotonic() < deadline, "the clip process outlived the app"
+        time.sleep(0.05)
     assert done["error"] is None, app.log()
     assert done["t1"] - done["t0"] == 10.0
     assert done["count"] == round((done["t1"] - done["t0"]) * done["fps"]) == 300
@@ -121,3 +191,31 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
     changes = [np.abs(a.astype(int) - b).mean() for a, b in zip(frames[::30], frames[30::30])]
     assert min(changes) > 0.05, "the clip does not move"
     assert "clip saved" in app.log()
+
+
+def test_a_clip_process_killed_mid_clip_is_an_error_in_the_panel_and_the_app_goes_on(tmp_path):
+    server, display = start_xvfb()
+    app = RunningApp(display, tmp_path, XDG_VIDEOS_DIR=str(tmp_path),
+                     XDG_CONFIG_HOME=str(tmp_path / "config"))
+    try:
+        app.wait_until_ready()
+        ready = app.wait_for("the clip process warm", lambda s: s["clip_worker"]["ready"]
+                             and s["time"] >= 3.0, timeout=120)
+        app.xdotool("key", "--window", app.window, "F10")  # all of the 3 s or more so far
+        app.wait_for("the clip under way", lambda s: (s["clip"] or 0) >= 5, timeout=60)
+        os.kill(ready["clip_worker"]["pid"], signal.SIGKILL)
+        failed = app.wait_for("the clip failed", lambda s: s["last_clip"] is not None,
+                              timeout=30)
+        assert failed["last_clip"]["error"].startswith("the clip process ended unexpectedly")
+        assert failed["clip"] is None and not failed["clip_worker"]["alive"]
+        app.wait_for("frames drawn after it", lambda s: s["frames"] >= failed["frames"] + 30)
+        assert "clip not saved: the clip process ended unexpectedly" in app.log()
+        app.xdotool("key", "--window", app.window, "F10")  # the next clip: a new process
+        again = app.wait_for("the next clip under way", lambda s: (s["clip"] or 0) >= 5,
+                             timeout=120)
+        assert again["clip_worker"]["pid"] != ready["clip_worker"]["pid"]
+        assert app.process.poll() is None
+    finally:
+        app.stop()
+        server.kill()
+        server.wait(10)
