@@ -669,10 +669,17 @@ class App:
 
         def capture():
             if recording is not None:
-                recording.capture(self.ctx.screen, self._shown_time, time_scale)
-                self.state.recording.seconds = recording.seconds
-                if recording.writer.error:
-                    self.stop_recording()
+                try:
+                    recording.capture(self.ctx.screen, self._shown_time, time_scale)
+                except RecordingError:
+                    if self.recording is recording:
+                        raise
+                    # stopped on another thread meanwhile (the X server gone, a signal), its
+                    # file finished: this frame comes too late for it
+                else:
+                    self.state.recording.seconds = recording.seconds
+                    if recording.writer.error:
+                        self.stop_recording()
             if self._screenshot_wanted:
                 self._screenshot_wanted = False
                 self._screenshot(size)
