@@ -333,14 +333,17 @@ def invert_small(mat, nb, out, work):
 
 
 @njit(cache=True)
-def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows):
+def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows, known):
     """Fill rows (JointRows) for the step of h s from the start poses; inv_mass (n,) 1/kg and
-    inv_iw (n, 3, 3) world inverse inertia (zero for bodies held still)."""
+    inv_iw (n, 3, 3) world inverse inertia (zero for bodies held still). known: rows' jac,
+    phi, active and nblock already hold the rows at these poses (``joint_rows``)."""
     mat, work, c = np.empty((6, 6)), np.empty((6, 12)), np.empty(6)
     for j in range(len(joints.kind)):
         a, b = joints.first[j], joints.second[j]
-        nb = joint_rows(j, joints, pos, quat, rows.jac[j], rows.phi[j], rows.active[j])
-        rows.nblock[j] = nb
+        if not known:
+            rows.nblock[j] = joint_rows(j, joints, pos, quat, rows.jac[j], rows.phi[j],
+                                        rows.active[j])
+        nb = rows.nblock[j]
         rows.block_inv[j, :, :] = 0.0
         swept = rows.active[j, LOWER] or rows.active[j, UPPER] or rows.active[j, DRIVE]
         if nb > 0 and swept:  # only the sweeps read it (``one_sided``)
