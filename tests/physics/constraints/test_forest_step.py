@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from physics.constraints.joint import WORLD, JointDef
+from physics.constraints.projection import FactorCache, all_rows
 from physics.model import WorldDef
 from physics.world import World
 from tests.physics.bodies import box_body
@@ -111,8 +112,6 @@ def test_a_joint_breaking_within_a_batch_breaks_at_the_python_paths_step(in_pyth
 
 
 def test_the_rows_kept_for_the_next_step_are_those_at_its_start_poses():
-    from physics.constraints.projection import FactorCache, all_rows
-
     world = _chain()
     world.advance(H, 30)
     jac, phi, active, nblock = world.joints.factors.rows  # the end of the last step's
