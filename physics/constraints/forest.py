@@ -68,7 +68,18 @@ def no_factors():
 def resolve(factors, rhs, x, y):
     """x (m, 6), y (n, 6) from ``factor``'s factors and rhs (m, ≥nb); False if not finite."""
     tree_resolve(factors, rhs, x, y)
-    return np.isfinite(x).all() and np.isfinite(y).all()
+    return _finite(x) and _finite(y)
+
+
+@njit(cache=True, nogil=True)
+def _finite(values):
+    """Whether every entry of values (k, l) is finite (without the (k, l) array of flags that
+    ``np.isfinite`` makes: a Newton step resolves several times)."""
+    for i in range(values.shape[0]):
+        for k in range(values.shape[1]):
+            if not np.isfinite(values[i, k]):
+                return False
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -69,7 +69,9 @@ _MARGIN = 1e-9
 class Factors(NamedTuple):
     """The joints' velocity system's tree factors kept between calls (``FactorCache``): valid
     whether they are set; pos (n, 3), quat (n, 4), inv_mass (n,), inv_inertia (n, 3) what they
-    were made from; factors ``tree.tree_factor``'s."""
+    were made from; factors ``tree.tree_factor``'s; rows the joints' rows at pos, quat (jac
+    (m, ROWS, 12), phi, active (m, ROWS), nblock (m,)), or none (0 joints long): the next step
+    starts from those poses, so its rows are these."""
 
     valid: bool
     pos: np.ndarray
@@ -77,6 +79,7 @@ class Factors(NamedTuple):
     inv_mass: np.ndarray
     inv_inertia: np.ndarray
     factors: tuple
+    rows: tuple
 
 
 class ForestStep(NamedTuple):
@@ -125,10 +128,17 @@ def advance_forest(contacts, bodies, settings, start, forced, cache, pairs, join
     restitution, friction = world_materials(bodies, settings)
     e, mu = materials(contacts.body, contacts.other, restitution, friction)
     # 3. the joints (``solve_joint_velocities``), the contacts, the joints again
-    rows = JointRows(np.zeros((m, ROWS, 12)), np.zeros((m, ROWS)), np.zeros((m, ROWS), np.bool_),
-                     np.zeros(m, np.int64), np.zeros((m, 6, 6)), np.zeros((m, ROWS)),
+    # the rows at the start poses: those the last step ended with, kept with its factors
+    known = (factors.valid and factors.rows[3].shape[0] == m and _same(factors.pos, start.pos)
+             and _same(factors.quat, start.quat))
+    if known:
+        jac, phi, active, nblock = factors.rows
+    else:
+        jac, phi = np.zeros((m, ROWS, 12)), np.zeros((m, ROWS))
+        active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
+    rows = JointRows(jac, phi, active, nblock, np.zeros((m, 6, 6)), np.zeros((m, ROWS)),
                      np.zeros(m), np.zeros((m, ROWS)))
-    prepare_rows(joints, start.pos, start.quat, inv_mass, inv_iw, h, rows)
+    prepare_rows(joints, start.pos, start.quat, inv_mass, inv_iw, h, rows, known)
     warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
     swept = _one_sided(rows)
     done, factors = _settle(swept, joints, rows, impulses, start.pos, start.quat, vel, omega,
@@ -295,8 +305,9 @@ def _same(a, b):
 def _velocities(joints, rows, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, inv_iw,
                 factors):
     """``projection.project_velocities`` without kept rows, on the tree, its factors reused
-    when made at the same poses and masses (``FactorCache``); rows (jac, phi, active, nblock).
-    Returns (False: the tree solve failed, the kept ``Factors``)."""
+    when made at the same poses and masses (``FactorCache``); rows (jac, phi, active, nblock),
+    kept with new factors (nothing may change them after). Returns (False: the tree solve
+    failed, the kept ``Factors``)."""
     if not rows[3].any():
         return True, factors
     have = (factors.valid and _same(factors.pos, pos) and _same(factors.quat, quat)
@@ -308,7 +319,7 @@ def _velocities(joints, rows, impulses, pos, quat, vel, ang_mom, inv_mass, inv_i
         return False, factors
     if not have:
         factors = Factors(True, pos.copy(), quat.copy(), inv_mass.copy(), inv_inertia.copy(),
-                          made)
+                          made, rows)
     return True, factors
 
 

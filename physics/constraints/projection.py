@@ -353,13 +353,18 @@ def resting_contacts(body, other, point, normal, tangent1, tangent2, pos, vel, o
     return KeptRows(jacs, firsts, seconds, np.zeros(len(firsts)), normals)
 
 
+# no joints' rows kept with the factors (``forest_step.Factors``): the Python path keeps none
+_NO_ROWS = (np.zeros((0, ROWS, 12)), np.zeros((0, ROWS)), np.zeros((0, ROWS), np.bool_),
+            np.zeros(0, np.int64))
+
+
 class FactorCache:
     """The tree factors of the last velocity projection and what they were made from: the end
     of a step and the start of the next solve the same J M⁻¹ Jᵀ (same joints, poses, masses),
     so the second reuses the first's factors."""
 
     def __init__(self):
-        self.key, self.factors = None, None
+        self.key, self.factors, self.rows = None, None, _NO_ROWS
 
     def get(self, joints, pos, quat, inv_mass, inv_inertia):
         key = self.key
@@ -372,7 +377,7 @@ class FactorCache:
 
     def put(self, joints, pos, quat, inv_mass, inv_inertia, factors) -> None:
         self.key = (joints, pos.copy(), quat.copy(), inv_mass.copy(), inv_inertia.copy())
-        self.factors = factors
+        self.factors, self.rows = factors, _NO_ROWS
 
     def plain(self, joints) -> tuple:
         """The factors kept for joints as a plain ``forest_step.Factors`` record (not valid
@@ -380,15 +385,15 @@ class FactorCache:
         key = self.key
         if key is None or key[0] is not joints:
             return (False, np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0), np.zeros((0, 3)),
-                    no_factors())
-        return (True, *key[1:], self.factors)
+                    no_factors(), _NO_ROWS)
+        return (True, *key[1:], self.factors, self.rows)
 
     def keep(self, joints, factors) -> None:
         """Keep the factors of a plain ``forest_step.Factors`` record made for joints."""
-        valid, pos, quat, inv_mass, inv_inertia, made = factors
+        valid, pos, quat, inv_mass, inv_inertia, made, rows = factors
         if valid:
             self.key = (joints, pos, quat, inv_mass, inv_inertia)
-            self.factors = made
+            self.factors, self.rows = made, rows
 
     def __deepcopy__(self, memo):  # a copied world starts without (factors are a cache)
         return FactorCache()

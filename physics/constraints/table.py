@@ -217,7 +217,7 @@ def solve_joint_velocities(joints: JointSet, impulses, pos, quat, vel, omega, an
     impulses lie in the rows' own span), so its sweeps were wasted work
     (docs/physics.md#joint-projection). cache: a ``FactorCache`` kept between steps."""
     rows = empty_rows(len(joints.kind))
-    prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows)
+    prepare_rows(joints, pos, quat, inv_mass, inv_iw, float(h), rows, False)
     warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
     settle_joints(one_sided(rows), joints, rows, impulses, pos, quat, vel, omega, ang_mom,
                   inv_mass, inv_iw, inv_inertia, h, iterations, None, cache)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from physics.constraints.joint import WORLD, JointDef
+from physics.constraints.projection import FactorCache, all_rows
 from physics.model import WorldDef
 from physics.world import World
 from tests.physics.bodies import box_body
@@ -110,3 +111,22 @@ def test_a_joint_breaking_within_a_batch_breaks_at_the_python_paths_step(in_pyth
     assert len(batched.joints.defs) == 11
     # the batch ran up to the breaking step, which the Python path took; batches after it
     assert _steps_of(in_python, batched) == [broke_at]
+
+
+def test_the_rows_kept_for_the_next_step_are_those_at_its_start_poses():
+    world = _chain()
+    world.advance(H, 30)
+    jac, phi, active, nblock = world.joints.factors.rows  # the end of the last step's
+    joints, state = world.joints.arrays(world.model.ids), world.state
+    for kept, fresh in zip((jac, phi, active, nblock), all_rows(joints, state.pos, state.quat)):
+        np.testing.assert_array_equal(kept, fresh)
+    # a link moved between steps: the kept rows and factors are not those of its poses, and the
+    # step goes as from none kept
+    moved, cleared = world, _chain()
+    cleared.advance(H, 30)
+    for each in (moved, cleared):
+        each.set_body_state(each.ids[5], position=each.state.pos[5] + [0.0, 1e-3, 0.0])
+    cleared.joints.factors = FactorCache()
+    moved.advance(H, 3)
+    cleared.advance(H, 3)
+    _assert_same(moved, cleared)
