@@ -10,6 +10,7 @@ import itertools
 import os
 import signal
 import time
+from contextlib import contextmanager
 
 import av
 import numpy as np
@@ -147,12 +148,23 @@ def test_a_dead_clip_process_fails_its_clip_with_a_message_and_the_next_starts_a
         worker.close()
 
 
-def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
+@contextmanager
+def running_app(tmp_path):
+    """The app under a private Xvfb, ready, saving its videos in tmp_path; killed after."""
     server, display = start_xvfb()
     app = RunningApp(display, tmp_path, XDG_VIDEOS_DIR=str(tmp_path),
                      XDG_CONFIG_HOME=str(tmp_path / "config"))
     try:
         app.wait_until_ready()
+        yield app
+    finally:
+        app.stop()
+        server.kill()
+        server.wait(10)
+
+
+def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
+    with running_app(tmp_path) as app:  # killed after: the clip process must notice and end
         # the history starts when the scene is opened
         app.wait_for("10.5 s of history", lambda s: s["time"] - s["history"][0] >= 10.5,
                      timeout=120)
@@ -174,10 +186,6 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
                              timeout=600)
         done = after["last_clip"]
         assert after["frame_interval"] == FRAME_INTERVAL  # the window's own pace again
-    finally:
-        app.stop()  # killed: the clip process must notice and end by itself
-        server.kill()
-        server.wait(10)
     deadline = time.monotonic() + 10
     while not ended(worker["pid"]):
         assert time.monotonic() < deadline, "the clip process outlived the app"
@@ -194,11 +202,7 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
 
 
 def test_a_clip_process_killed_mid_clip_is_an_error_in_the_panel_and_the_app_goes_on(tmp_path):
-    server, display = start_xvfb()
-    app = RunningApp(display, tmp_path, XDG_VIDEOS_DIR=str(tmp_path),
-                     XDG_CONFIG_HOME=str(tmp_path / "config"))
-    try:
-        app.wait_until_ready()
+    with running_app(tmp_path) as app:
         ready = app.wait_for("the clip process warm", lambda s: s["clip_worker"]["ready"]
                              and s["time"] >= 3.0, timeout=120)
         app.xdotool("key", "--window", app.window, "F10")  # all of the 3 s or more so far
@@ -215,7 +219,3 @@ def test_a_clip_process_killed_mid_clip_is_an_error_in_the_panel_and_the_app_goe
                              timeout=120)
         assert again["clip_worker"]["pid"] != ready["clip_worker"]["pid"]
         assert app.process.poll() is None
-    finally:
-        app.stop()
-        server.kill()
-        server.wait(10)
