@@ -34,6 +34,7 @@ from physics.constraints.solve import (
     UPPER,
     JointRows,
     JointSet,
+    one_sided,
     prepare_rows,
     sweep_joints,
     warm_start,
@@ -140,7 +141,7 @@ def advance_forest(contacts, bodies, settings, start, forced, cache, pairs, join
                      np.zeros(m), np.zeros((m, ROWS)))
     prepare_rows(joints, start.pos, start.quat, inv_mass, inv_iw, h, rows, known)
     warm_start(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_iw)
-    swept = _one_sided(rows)
+    swept = one_sided(rows)
     done, factors = _settle(swept, joints, rows, impulses, start.pos, start.quat, vel, omega,
                             ang_mom, inv_mass, inv_iw, inv_inertia, h, settings.iterations,
                             factors)
@@ -212,16 +213,6 @@ def _not_done(factors, cache, pairs):
     return ForestStep(False, empty, np.zeros((0, 4)), empty, empty, np.zeros((0, ROWS)), empty,
                       empty, np.zeros((0, 2)), factors[:], cache[:], pairs,
                       np.zeros(0, np.bool_))[:]
-
-
-@njit(cache=True, nogil=True)
-def _one_sided(rows):
-    """(k,) the joints with a limit, motor or spring row in use (``solve.one_sided``)."""
-    keep = np.zeros(rows.active.shape[0], np.bool_)
-    for j in range(keep.shape[0]):
-        for r in range(LOWER, ROWS):
-            keep[j] |= rows.active[j, r]
-    return np.flatnonzero(keep)
 
 
 @njit(cache=True, nogil=True)

@@ -439,11 +439,17 @@ def solve_velocities(joints, rows, impulses, vel, omega, ang_mom, inv_mass, inv_
                  inv_mass, inv_iw, h, iterations)
 
 
+@njit(cache=True, nogil=True)
 def one_sided(rows: JointRows) -> np.ndarray:
     """(k,) int64 the joints with a limit, motor or spring row in use this step: the ones the
     sweeps must visit (the equality rows alone are solved exactly by the global projection,
-    docs/physics.md#joint-projection)."""
-    return np.flatnonzero(rows.active[:, LOWER:].any(axis=1))
+    docs/physics.md#joint-projection). Compiled: the Python path and the forest step
+    (constraints/forest_step.py) both call it."""
+    keep = np.zeros(rows.active.shape[0], np.bool_)
+    for j in range(keep.shape[0]):
+        for r in range(LOWER, ROWS):
+            keep[j] |= rows.active[j, r]
+    return np.flatnonzero(keep)
 
 
 @njit(cache=True)
