@@ -65,12 +65,29 @@ def test_other_threads_run_python_while_the_bodies_are_drawn(gl_context):
     level = (np.hstack([sphere.vertices, sphere.vertex_normals]).astype(np.float32),
              sphere.faces.astype(np.uint32))
     mesh = _GpuMesh(ctx, level, False, renderer.body_prog, renderer.depth_prog)
-    count = 400
-    mesh.reserve(count)
-    instances = np.zeros((count, _GpuMesh.INSTANCE_FLOATS), np.float32)
-    instances[:, [0, 5, 10, 15]] = 0.01
-    mesh.instances.write(instances)
     target.fbo.use()
+
+    def moderngl_draw():
+        mesh.vaos[0].render(moderngl.TRIANGLES, instances=count)
+
+    def timed(draw) -> float:
+        ctx.finish()
+        start = time.perf_counter()
+        draw()
+        ctx.finish()
+        return time.perf_counter() - start
+
+    # A faster machine (more llvmpipe threads) draws 400 in well under 0.1 s: double the count
+    # until a draw is heavy enough to tell a stop from a thread's ordinary switching.
+    count = 200
+    drawn = 0.0
+    while drawn < 0.2 and count < 200 * 2 ** 8:
+        count *= 2
+        mesh.reserve(count)
+        instances = np.zeros((count, _GpuMesh.INSTANCE_FLOATS), np.float32)
+        instances[:, [0, 5, 10, 15]] = 0.01
+        mesh.instances.write(instances)
+        drawn = timed(moderngl_draw)
     stamps: list[float] = []
     stop = threading.Event()
 
@@ -92,8 +109,7 @@ def test_other_threads_run_python_while_the_bodies_are_drawn(gl_context):
     try:
         time.sleep(0.05)
         ours, ours_stop = longest_stop(lambda: draw_indexed_triangles(mesh.vaos[0], count))
-        theirs, theirs_stop = longest_stop(lambda: mesh.vaos[0].render(moderngl.TRIANGLES,
-                                                                       instances=count))
+        theirs, theirs_stop = longest_stop(moderngl_draw)
     finally:
         stop.set()
         noting.join()
