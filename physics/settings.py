@@ -164,6 +164,13 @@ CHORD_GAIN = 1e-2
 # regularisation of J M⁻¹ Jᵀ, relative to its largest diagonal: redundant rows (a closed loop of
 # joints) make it singular; this picks the least-norm impulses without changing a regular solve
 REGULARISATION = 1e-12
+# rows in a projection's general solve (a loop of joints, contacts resting in it) up to which it
+# is a dense LU: an 8-link chain lying on the floor has 20–64, where a dense solve costs
+# 20–60 µs and building scipy's sparse matrices for it had cost ~300 µs; past ~100 rows
+# OpenBLAS splits the LU between threads (4x slower than one thread here with the other core
+# busy) and the dense cost grows as rows³, so bigger systems take the sparse LU, linear in a
+# chain's links
+DENSE_SOLVE_ROWS = 96
 # joints with a limit, motor or spring: their sweeps and the exact solve of every joint's
 # equality rows take turns this many times a solve, so a limit's or motor's impulse on a body
 # other joints hold is not undone by their correction; each turn lets the held body keep about

@@ -34,6 +34,7 @@ from physics.dynamics.integrator import (
 )
 from physics.geometry.rotation import quat_conj, quat_mul, quat_to_matrix
 from physics.settings import (
+    DENSE_SOLVE_ROWS,
     JOINT_TOLERANCE,
     NEWTON_STEPS,
     REGULARISATION,
@@ -81,42 +82,144 @@ def equality_rows(joints: JointSet, jac, phi, nblock) -> EqualityRows:
                         joints.second[joint])
 
 
-def _jacobian(rows: EqualityRows, jac: np.ndarray, n: int) -> sparse.csr_matrix:
-    """(R, 6n) sparse: row k has jac[k, 0:6] at body first's six columns (v, ω) and jac[k, 6:12]
-    at second's; the world has none."""
-    count = len(rows.first)
-    cols, data, owner = [], [], []
-    for side, body in ((0, rows.first), (1, rows.second)):
-        keep = body >= 0
-        k = np.flatnonzero(keep)
-        cols.append((6 * body[keep])[:, None] + np.arange(6)[None, :])
-        data.append(jac[keep, 6 * side:6 * side + 6])
-        owner.append(np.repeat(k, 6).reshape(-1, 6))
-    return sparse.csr_matrix((np.concatenate(data).ravel(), (np.concatenate(owner).ravel(),
-                              np.concatenate(cols).ravel())), shape=(count, 6 * n))
+class RowBlock(NamedTuple):
+    """K rows on the bodies' velocities, each on one body or two: jac (K, 12) [lin A, ang A,
+    lin B, ang B]; first (K,) body rows (always a body); second (K,) body rows (< 0: the world
+    or a wall, which takes no part). The compact form of a (K, 6n) matrix whose row k has
+    jac[k, 0:6] at body first's six columns (v, ω) and jac[k, 6:12] at second's."""
+
+    jac: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
 
 
-def _inverse_mass(inv_mass, inv_iw) -> sparse.bsr_matrix:
-    """(6n, 6n) block-diagonal M⁻¹: 1/m on the velocity block, R I⁻¹ Rᵀ on the spin block."""
-    n = len(inv_mass)
-    blocks = np.zeros((n, 6, 6))
-    blocks[:, 0, 0] = blocks[:, 1, 1] = blocks[:, 2, 2] = inv_mass
-    blocks[:, 3:, 3:] = inv_iw
-    return sparse.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(6 * n, 6 * n))
+def _stacked(*blocks: RowBlock) -> RowBlock:
+    return RowBlock(*(np.concatenate(field) for field in zip(*blocks)))
 
 
-def _solve(matrix: sparse.csr_matrix, rhs: np.ndarray) -> np.ndarray | None:
-    """matrix⁻¹ rhs by sparse LU with a tiny regularisation, or None if that fails."""
+@njit(cache=True, nogil=True)
+def _gram_entries(left, right, first, second, inv_mass, inv_iw):
+    """The nonzero entries of L W Rᵀ for rows left, right (K, 12) on the same bodies first,
+    second (K,) and W the block-diagonal (1/m, inv_iw (n, 3, 3)): as (i, j, value) triplets, a
+    pair of rows meeting at each body both touch (duplicates add up). Linear in the rows where
+    each body has a few (a chain, a pile), where multiplying sparse matrices built for the
+    purpose cost ~30 scipy objects a solve."""
+    count = len(first)
+    body = np.empty(2 * count, np.int64)
+    row = np.empty(2 * count, np.int64)
+    side = np.empty(2 * count, np.int64)
+    touching = 0
+    for k in range(count):
+        if first[k] >= 0:
+            body[touching], row[touching], side[touching] = first[k], k, 0
+            touching += 1
+        if second[k] >= 0:
+            body[touching], row[touching], side[touching] = second[k], k, 1
+            touching += 1
+    order = np.argsort(body[:touching], kind="mergesort")
+    # each touch weighted once: W times its left row's six entries
+    weighted = np.empty((touching, 6))
+    for e in range(touching):
+        b, k, o = body[e], row[e], 6 * side[e]
+        for a in range(3):
+            weighted[e, a] = inv_mass[b] * left[k, o + a]
+            weighted[e, 3 + a] = (inv_iw[b, a, 0] * left[k, o + 3]
+                                  + inv_iw[b, a, 1] * left[k, o + 4]
+                                  + inv_iw[b, a, 2] * left[k, o + 5])
+    pairs = 0
+    start = 0
+    while start < touching:
+        end = start
+        while end < touching and body[order[end]] == body[order[start]]:
+            end += 1
+        pairs += (end - start) ** 2
+        start = end
+    i = np.empty(pairs, np.int64)
+    j = np.empty(pairs, np.int64)
+    value = np.empty(pairs)
+    p = 0
+    start = 0
+    while start < touching:
+        end = start
+        while end < touching and body[order[end]] == body[order[start]]:
+            end += 1
+        for x in range(start, end):
+            ex = order[x]
+            for y in range(start, end):
+                ey = order[y]
+                o = 6 * side[ey]
+                total = 0.0
+                for a in range(6):
+                    total += weighted[ex, a] * right[row[ey], o + a]
+                i[p], j[p], value[p] = row[ex], row[ey], total
+                p += 1
+        start = end
+    return i, j, value
+
+
+def _gram(left: RowBlock, right: np.ndarray, inv_mass, inv_iw):
+    """L W Rᵀ (K, K) for rows left and right (K, 12) on left's bodies: dense up to
+    DENSE_SOLVE_ROWS rows, else scipy CSR (physics/settings.py says why)."""
+    count = len(left.first)
+    i, j, value = _gram_entries(left.jac, right, left.first, left.second, inv_mass, inv_iw)
+    if count <= DENSE_SOLVE_ROWS:
+        return np.bincount(i * count + j, value, count * count).reshape(count, count)
+    return sparse.csr_matrix((value, (i, j)), shape=(count, count))
+
+
+def _solve(matrix, rhs: np.ndarray) -> np.ndarray | None:
+    """matrix⁻¹ rhs (``_gram``'s dense or sparse matrix) by LU with a tiny regularisation, or
+    None if that fails."""
     diagonal = matrix.diagonal()
     scale = float(diagonal.max()) if len(diagonal) else 0.0
     if not np.isfinite(scale) or scale <= 0.0:
         return None
-    regular = (matrix + sparse.identity(matrix.shape[0]) * (REGULARISATION * scale)).tocsc()
+    shift = REGULARISATION * scale
     try:
-        out = splu(regular).solve(rhs)
-    except RuntimeError:  # exactly singular even so
+        if isinstance(matrix, np.ndarray):
+            out = np.linalg.solve(matrix + shift * np.eye(len(matrix)), rhs)
+        else:
+            out = splu((matrix + sparse.identity(matrix.shape[0]) * shift).tocsc()).solve(rhs)
+    except (RuntimeError, np.linalg.LinAlgError):  # exactly singular even so
         return None
     return out if np.isfinite(out).all() else None
+
+
+@njit(cache=True, nogil=True)
+def _spread(rows: RowBlock, amounts: np.ndarray, n: int) -> np.ndarray:
+    """Rᵀ amounts: the (n, 6) sum over rows (K, 12) of each row's halves times its amount (K,)
+    on its bodies (linear, angular)."""
+    out = np.zeros((n, 6))
+    for k in range(len(amounts)):
+        for side, body in enumerate((rows.first[k], rows.second[k])):
+            if body >= 0:
+                for a in range(6):
+                    out[body, a] += rows.jac[k, 6 * side + a] * amounts[k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _respond(impulse: np.ndarray, inv_mass, inv_iw) -> np.ndarray:
+    """W impulse: the (n, 6) motion (linear, angular) an impulse (n, 6) gives the bodies."""
+    out = np.empty_like(impulse)
+    for i in range(len(impulse)):
+        for a in range(3):
+            out[i, a] = impulse[i, a] * inv_mass[i]
+            out[i, 3 + a] = (inv_iw[i, a, 0] * impulse[i, 3] + inv_iw[i, a, 1] * impulse[i, 4]
+                             + inv_iw[i, a, 2] * impulse[i, 5])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _rates(rows: RowBlock, motion: np.ndarray) -> np.ndarray:
+    """R motion: each row's rate (K,) for the bodies' motions (n, 6)."""
+    rate = np.zeros(len(rows.first))
+    for k in range(len(rate)):
+        for side, body in enumerate((rows.first[k], rows.second[k])):
+            if body >= 0:
+                for a in range(6):
+                    rate[k] += rows.jac[k, 6 * side + a] * motion[body, a]
+    return rate
 
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
@@ -222,7 +325,7 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         if status != NOT_SOLVED:
             return status == CLOSED, tuple(rows)
     if count:
-        contact = _jacobian(resting, resting.jac, n)                          # (k, 6n)
+        contact = RowBlock(resting.jac, resting.first, resting.second)
         depth = np.zeros(count)   # C · the moves so far, m (< 0: deeper than after the push)
         pushed = np.zeros(count)  # accumulated impulses of the rows, N·s·s (≥ 0)
         held = np.zeros(count, dtype=bool)
@@ -238,35 +341,39 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         else:
             response = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
         rows = equality_rows(joints, jac, phi, nblock)
-        inverse_mass = _inverse_mass(inv_mass, response)
-        present = _jacobian(rows, rows.jac, n)
-        along = present if not shake else _jacobian(rows, start_jac[rows.joint, rows.row], n)
         joint_rows = len(rows.phi)
+        present = RowBlock(rows.jac, rows.first, rows.second)
+        along = rows.jac if not shake else start_jac[rows.joint, rows.row]
+        # the system of the joints' rows and every resting contact's at once: each attempt of
+        # the active set solves the part of it the contacts held pick out
+        both = _stacked(present, contact) if count else present
+        kinds = both.jac if not shake else np.concatenate((along, both.jac[joint_rows:]))
+        system = _gram(both, kinds, inv_mass, response)
         for _attempt in range(2 * count + 2):  # the active set: rows in, rows out
-            lhs, rhs, kinds = present, -rows.phi, along
-            if count and held.any():
-                lhs = sparse.vstack((present, contact[held]))
-                kinds = sparse.vstack((along, contact[held]))
-                rhs = np.concatenate((rhs, -depth[held]))
-            solved = _solve((lhs @ inverse_mass @ kinds.T).tocsr(), rhs)
+            pick = np.arange(joint_rows)
+            if count:
+                pick = np.concatenate((pick, joint_rows + np.flatnonzero(held)))
+            rhs = np.concatenate((-rows.phi, -depth[held])) if count else -rows.phi
+            solved = _solve(system[pick][:, pick], rhs)
             if solved is None:
                 return False, (jac, phi, active, nblock)
-            impulse = (kinds.T @ solved).reshape(n, 6)                        # N·s·s
-            move = (inverse_mass @ impulse.ravel()).reshape(n, 6)
+            impulse = _spread(RowBlock(kinds[pick], both.first[pick], both.second[pick]),
+                              solved, n)                                      # N·s·s
+            move = _respond(impulse, inv_mass, response)
             if not count:
                 break
             pulling = np.flatnonzero(held)[pushed[held] + solved[joint_rows:] < 0.0]
             if len(pulling):
                 held[pulling] = False
                 continue
-            deeper = ~held & (depth + contact @ move.ravel() < -JOINT_TOLERANCE)
+            deeper = ~held & (depth + _rates(contact, move) < -JOINT_TOLERANCE)
             if not deeper.any():
                 pushed[held] += solved[joint_rows:]
                 break
             held |= deeper
         dlam = solved[:joint_rows]
         if count:
-            depth += contact @ move.ravel()
+            depth += _rates(contact, move)
         pos += move[:, 0:3]
         if spin:
             moved += impulse[:, 3:6] / h
@@ -428,20 +535,16 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
     omega = np.einsum("nij,nj->ni", inv_iw, ang_mom)
     rows = equality_rows(joints, jac, phi, nblock)
     count = len(rows.phi)
+    present = RowBlock(rows.jac, rows.first, rows.second)
     target = np.zeros(count)
     if kept is not None and len(kept.rate):
-        rows = EqualityRows(np.concatenate((rows.jac, kept.jac)),
-                            np.concatenate((rows.phi, np.zeros(len(kept.rate)))), rows.joint,
-                            rows.row, np.concatenate((rows.first, kept.first)),
-                            np.concatenate((rows.second, kept.second)))
+        present = _stacked(present, RowBlock(kept.jac, kept.first, kept.second))
         target = np.concatenate((target, kept.rate))
-    inverse_mass = _inverse_mass(inv_mass, inv_iw)
-    present = _jacobian(rows, rows.jac, n)
-    rate = present @ np.concatenate((vel, omega), axis=1).ravel()
-    lam = _solve((present @ inverse_mass @ present.T).tocsr(), target - rate)
+    rate = _rates(present, np.concatenate((vel, omega), axis=1))
+    lam = _solve(_gram(present, present.jac, inv_mass, inv_iw), target - rate)
     if lam is None:
         return
-    impulse = (present.T @ lam).reshape(n, 6)
+    impulse = _spread(present, lam, n)
     vel += impulse[:, 0:3] * inv_mass[:, None]
     ang_mom += impulse[:, 3:6]
     np.add.at(impulses, (rows.joint, rows.row), lam[:count])
