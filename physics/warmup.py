@@ -152,7 +152,7 @@ def _step_joints() -> None:
     """A few steps of every joint type: a chain on ball joints hung from the world (the tree
     solve), a hinge with limits and a motor and a slider with limits (the sweeps), a spring
     rope, a weld, a link resting on the floor (contacts held in the joints' solve) and a body on
-    two world joints (a loop through the world: the sparse solve); then the joints' view; then
+    two world joints (a loop through the world: the general solve); then the joints' view; then
     a chain alone (the tree's compiled projection)."""
     box, ball = _box(), _ball()
     world = World(WorldDef(container_size=[3.0, 3.0, 3.0]))
@@ -177,7 +177,7 @@ def _step_joints() -> None:
         world._step_in_python(1.0 / 240.0)
     world.joint_view()
     world.joint_errors()
-    # the loop through the world above leaves the projection to the sparse solve: a chain
+    # the loop through the world above leaves the projection to the general solve: a chain
     # alone, a forest, no contact resting, takes the tree's compiled path
     # (constraints/forest.py)
     chain = World(WorldDef(container_size=None))
@@ -187,7 +187,7 @@ def _step_joints() -> None:
     chain.add_joint(JointDef("ball", end, link, anchor=[0.15, 2.0, 0.0]))
     for _ in range(_STEPS):
         chain._step_in_python(1.0 / 240.0)
-    # the sparse solve's turns when it moves along the present rows (a step redone), and a
+    # the general solve's turns when it moves along the present rows (a step redone), and a
     # limit pushed back: rarer than a few steps of a warm-up scene
     turn(np.array([[1.0, 0.0, 0.0, 0.0]]), np.zeros((1, 3)))
 
