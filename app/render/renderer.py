@@ -526,6 +526,8 @@ def _wall_box() -> np.ndarray:
 def _rows_by_shape(shapes: tuple[Shape, ...]) -> list[tuple[Shape, np.ndarray]]:
     """(Shape, the rows (k,) of the bodies drawn with it, ascending) for each distinct Shape
     of a frame's ``shapes``, in order of their ids: one sort, without a pass per Shape."""
+    if not shapes:
+        return []
     keys = np.fromiter((id(s) for s in shapes), dtype=np.int64, count=len(shapes))
     order = np.argsort(keys, kind="stable")
     starts = np.flatnonzero(np.diff(keys[order], prepend=keys[order[0]] - 1))

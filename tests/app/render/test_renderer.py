@@ -694,3 +694,4 @@ def test_rows_by_shape_groups_each_shapes_bodies_in_order():
     rows = {id(shape): rows.tolist() for shape, rows in groups}
     assert rows == {id(ball): [0, 2, 3], id(box): [1, 4]}
     assert [rows.tolist() for _, rows in _rows_by_shape((box,))] == [[0]]
+    assert _rows_by_shape(()) == []
