@@ -59,6 +59,7 @@ MUJOCO_STATES, MUJOCO_BYTES = 2000, 100e6  # simulate's history cap: states, byt
 ROOT = Path(__file__).resolve().parents[1]
 CLIP_SECONDS, CLIP_FPS = 10.0, 60  # what F10 saves, at the panel's higher rate
 WINDOW_RATE_SECONDS = 2.0          # s: the app's frame rate is also taken over windows this long
+APP_START_TIMEOUT = 180.0          # s: the app's start on a machine other work keeps busy
 
 
 def timed_history(sim: Simulation) -> list[float]:
@@ -159,7 +160,7 @@ def clip_figures(repeats: int) -> list[dict]:
         app = RunningApp(display, folder, XDG_VIDEOS_DIR=str(folder),
                          XDG_CONFIG_HOME=str(folder / "config"))
         try:
-            app.wait_until_ready()
+            app.wait_until_ready(timeout=APP_START_TIMEOUT)
             app.wait_for(f"{CLIP_SECONDS + 0.5:g} s of history", lambda s: s["time"]
                          - s["history"][0] >= CLIP_SECONDS + 0.5, timeout=180)
             for widget in ("section After the fact", f"clip_fps_{CLIP_FPS}"):

@@ -148,21 +148,38 @@ def pieces_wireframe(pieces: tuple) -> tuple[np.ndarray, np.ndarray]:
     return cached[1], cached[2]
 
 
+_UNIFORM_TYPES = {"f": np.float32, "i": np.int32, "I": np.uint32, "d": np.float64}
+
+
 def set_uniforms(program: moderngl.Program, values: dict, **more) -> None:
     """Set the uniforms of ``values`` and ``more`` that ``program`` uses (others are skipped,
-    so one dict serves every program). Arrays of 9 or 16 numbers are written as matrices
-    (pyrr layout, see render/camera.py)."""
+    so one dict serves every program). Each value is written as the uniform's own numbers
+    (floats, ints), flattened: matrices in the pyrr layout (see render/camera.py).
+
+    A uniform whose bytes did not change since the program last got them is not written: a
+    fixed camera's uniforms (a clip, a still window) then cost a byte comparison a frame. The
+    renderer's programs get their uniforms from here only, so the bytes kept are what GL
+    holds."""
+    members = _uniform_members(program)
     for name, value in {**values, **more}.items():
-        try:  # a lookup: ``name in program`` walks all its members (Program has no __contains__)
-            member = program[name]
-        except KeyError:
+        entry = members.get(name)
+        if entry is None:
             continue
-        if isinstance(value, np.ndarray) and value.size in (9, 16):
-            member.write(np.ascontiguousarray(value, dtype=np.float32))
-        elif isinstance(value, (tuple, list, np.ndarray)):
-            member.value = tuple(float(x) for x in np.ravel(value))
-        else:
-            member.value = value
+        member, dtype = entry
+        data = np.asarray(value, dtype=dtype).tobytes()
+        if member.extra != data:
+            member.write(data)
+            member.extra = data
+
+
+def _uniform_members(program: moderngl.Program) -> dict:
+    """name → (Uniform, its numbers' dtype) of the uniforms of ``program``, kept on the
+    program (``extra``) after the first call."""
+    if program.extra is None:
+        program.extra = {name: (member, _UNIFORM_TYPES[member.fmt[-1]])
+                         for name in program
+                         if isinstance(member := program[name], moderngl.Uniform)}
+    return program.extra
 
 
 def body_radius(shape: Shape) -> float:
@@ -372,6 +389,7 @@ class Gizmos:
         self._lines = ctx.buffer(reserve=4096, dynamic=True)
         self._lines_vao = self._line_vao()
         self._line_count = 0
+        self._edges: tuple | None = None  # (container and camera, instances by batch)
 
     def update(self, view: FrameView, camera: OrbitCamera, size: tuple[int, int],
                options: GizmoOptions) -> None:
@@ -697,10 +715,20 @@ class Gizmos:
                                            np.vstack([color, color[apart]])))
 
     def _container_edges(self, size: np.ndarray, parts) -> None:
-        """The 12 edges of the container as thin lit tubes (part of the walls, always drawn)."""
-        corners = (BOX_CORNERS + [0.0, 1.0, 0.0]) * size / 2  # the floor at y = 0
-        start, end = corners[BOX_EDGES[:, 0]], corners[BOX_EDGES[:, 1]]
-        self._tubes(start, end - start, 0.0025, EDGE_COLOR, parts)
+        """The 12 edges of the container as thin lit tubes (part of the walls, always drawn);
+        their instances depend on the container and the camera alone, so they are kept from
+        the frame before while neither moves (a clip's frames, a still window)."""
+        cam = self._camera
+        key = (size.tobytes(), cam.target.tobytes(), cam.yaw, cam.pitch, cam.distance,
+               cam.fov_y, self._height)
+        if self._edges is None or self._edges[0] != key:
+            corners = (BOX_CORNERS + [0.0, 1.0, 0.0]) * size / 2  # the floor at y = 0
+            start, end = corners[BOX_EDGES[:, 0]], corners[BOX_EDGES[:, 1]]
+            edges = {"thin_tubes": [], "shafts": []}
+            self._tubes(start, end - start, 0.0025, EDGE_COLOR, edges)
+            self._edges = (key, edges)
+        for name, rows in self._edges[1].items():
+            parts[name] += rows
 
     # ---- drawing ------------------------------------------------------------------------------
 

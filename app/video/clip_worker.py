@@ -39,6 +39,11 @@ CLOSE_TIMEOUT = 2.0      # s the process may take to end after its pipe closed, 
 # cores the window leaves free (it redraws at most 24 times a second during a clip) the clip
 # runs as fast as it would without it
 CLIP_NICENESS = 5
+# llvmpipe's rasteriser threads in the clip process (Mesa's LP_NUM_THREADS; a GPU driver
+# ignores it): one is enough for a frame's ~4 ms of shading, as the process's other threads
+# (drawing, re-run, encoder) overlap it, and it spends less CPU than two in hand-overs —
+# measured on the default scene's 1280x720 clip frames: ~18.5 -> ~17.3 ms of CPU a frame
+CLIP_RASTER_THREADS = 1
 
 
 def serve(orders: Connection, reports: Connection) -> None:
@@ -48,6 +53,7 @@ def serve(orders: Connection, reports: Connection) -> None:
     # pipe) when it ends itself, with no traceback of an interrupted import here
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(CLIP_NICENESS)
+    os.environ.setdefault("LP_NUM_THREADS", str(CLIP_RASTER_THREADS))  # read at EGL's start
     from app.video.clip import render_clip, warm_up
 
     try:

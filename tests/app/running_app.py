@@ -73,11 +73,12 @@ class RunningApp:
                                         stdout=subprocess.DEVNULL, stderr=self.log_file)
         self.window = None
 
-    def wait_until_ready(self, bodies: int = DEFAULT_BODIES) -> None:
-        """Wait for the scene given (``bodies`` in it; the default scene's by default) and
-        find the window."""
+    def wait_until_ready(self, bodies: int = DEFAULT_BODIES,
+                         timeout: float = START_TIMEOUT) -> None:
+        """Wait up to ``timeout`` s for the scene given (``bodies`` in it; the default scene's
+        by default) and find the window."""
         self.wait_for("the scene", lambda s: s["bodies"] == bodies and s["loading"] == 0,
-                      timeout=START_TIMEOUT)
+                      timeout=timeout)
         # the app is up, so its window is the one on screen (a probe window for the GL
         # configuration may have come and gone before)
         found = self.xdotool("search", "--onlyvisible", "--name", "^Tumble$").split()

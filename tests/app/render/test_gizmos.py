@@ -15,8 +15,10 @@ from app.render.gizmos import (
     OMEGA_REF,
     TRIAD_LENGTH,
     VELOCITY_TIME,
+    Gizmos,
     arrow_vectors,
     body_radius,
+    set_uniforms,
 )
 from app.render.view import ALL_BODIES_UP_TO, FrameView, GizmoOptions
 from physics.geometry.meshes import builtin_shape
@@ -369,3 +371,45 @@ def test_the_bounding_box_gizmo_outlines_the_box_along_the_principal_axes(gl):
     assert np.count_nonzero(cyan & changed) >= 8, rgb
     face = np.array(pos[0]) + [0.08, 0.05, 0.1]
     assert np.abs(pixels(off, CAMERA, [face]) - pixels(on, CAMERA, [face])).max() < 10
+
+
+def test_container_edges_follow_the_camera_and_the_container(gl):
+    """The edges' instances are kept while the container and the camera stay put, and made
+    again when either changes: a gizmo set made from scratch for the new pose has the same."""
+    renderer, _ = gl
+    view = make_view([box()], [[0.0, 0.5, 0.0]], container_size=(2.0, 1.0, 2.0))
+    near, far = OrbitCamera(distance=4.0), OrbitCamera(distance=40.0)
+
+    def edges(gizmos, camera, size=(2.0, 1.0, 2.0)):
+        parts = {"thin_tubes": [], "shafts": []}
+        gizmos._camera, gizmos._height = camera, SIZE[1]
+        gizmos._container_edges(np.array(size), parts)
+        return np.concatenate(parts["thin_tubes"] + parts["shafts"])
+
+    render(gl, view, near, OFF)
+    kept = edges(renderer.gizmos, near)
+    assert kept.tobytes() == edges(renderer.gizmos, near).tobytes()
+    fresh = Gizmos(renderer.ctx)
+    try:
+        for camera, size in ((far, (2.0, 1.0, 2.0)), (near, (3.0, 1.0, 2.0))):
+            moved = edges(renderer.gizmos, camera, size)
+            assert moved.tobytes() != kept.tobytes()
+            np.testing.assert_array_equal(moved, edges(fresh, camera, size))
+    finally:
+        fresh.release()
+
+
+def test_set_uniforms_writes_each_new_value_and_skips_others(gl):
+    """A value is written as the uniform's numbers; the same value again leaves it; a changed
+    one is written; names the program does not use are ignored."""
+    renderer, _ = gl
+    program = renderer.wall_prog
+    set_uniforms(program, {"u_wall_color": (0.25, 0.5, 0.75), "u_unused": 3})
+    assert program["u_wall_color"].value == (0.25, 0.5, 0.75)
+    set_uniforms(program, {}, u_wall_color=np.array([0.25, 0.5, 0.75]))
+    assert program["u_wall_color"].value == (0.25, 0.5, 0.75)
+    set_uniforms(program, {}, u_wall_color=[1.0, 0.5, 0.0])
+    assert program["u_wall_color"].value == (1.0, 0.5, 0.0)
+    matrix = np.arange(16, dtype=float).reshape(4, 4)
+    set_uniforms(program, {"u_vp": matrix})
+    assert program["u_vp"].value == tuple(matrix.ravel())

@@ -30,6 +30,7 @@ from app.render.renderer import (
     _disjoint_cover,
     _prepared,
     _prepared_lock,
+    _rows_by_shape,
     palette_color,
     prepare_mesh,
 )
@@ -681,3 +682,16 @@ def test_demo_scene_artifact(gl):
     with open(ARTIFACTS / "renderer.png", "wb") as f:
         png.Writer(960, 540, greyscale=False).write(f, image.reshape(540, -1))
     assert image.std() > 10  # a picture, not a flat fill (the pixel tests check the content)
+
+
+def test_rows_by_shape_groups_each_shapes_bodies_in_order():
+    """Each distinct Shape once, with the rows of its bodies ascending, Shapes in order of
+    their ids (the order the instance groups are drawn in)."""
+    box, ball = builtin_shape("box", (1.0, 1.0, 1.0)), builtin_shape("sphere", (0.5,))
+    shapes = (ball, box, ball, ball, box)
+    groups = _rows_by_shape(shapes)
+    assert [id(shape) for shape, _ in groups] == sorted({id(box), id(ball)})
+    rows = {id(shape): rows.tolist() for shape, rows in groups}
+    assert rows == {id(ball): [0, 2, 3], id(box): [1, 4]}
+    assert [rows.tolist() for _, rows in _rows_by_shape((box,))] == [[0]]
+    assert _rows_by_shape(()) == []

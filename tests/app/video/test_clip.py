@@ -20,7 +20,7 @@ from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import gizmo_options
 from app.resources import asset_path
 from app.video.clip import ClipRequest, clip_order, clip_span, clip_views
-from app.video.clip_worker import CLIP_NICENESS, ClipWorker
+from app.video.clip_worker import CLIP_NICENESS, CLIP_RASTER_THREADS, ClipWorker
 from app.video.offline import make_camera, offscreen_context, sim_time_views
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
@@ -114,6 +114,11 @@ def test_a_clip_renders_in_the_clip_process_which_ends_when_closed(tmp_path):
         # it yields to the app when the cores are short
         assert os.getpriority(os.PRIO_PROCESS, pid) == min(
             os.getpriority(os.PRIO_PROCESS, 0) + CLIP_NICENESS, 19)
+        # its llvmpipe shades with CLIP_RASTER_THREADS threads (unless the user chose)
+        rasterisers = [task for task in os.listdir(f"/proc/{pid}/task")
+                       if open(f"/proc/{pid}/task/{task}/comm").read().startswith("llvmpipe")]
+        wanted = int(os.environ.get("LP_NUM_THREADS", CLIP_RASTER_THREADS))
+        assert len(rasterisers) == wanted, rasterisers
         assert len(progress) > 2, "the progress did not move"
         with av.open(str(job.request.path)) as container:
             assert sum(1 for _ in container.decode(video=0)) == 30
