@@ -195,7 +195,7 @@ def _step_joints() -> None:
 PARTS = {"meshes": _compile_meshes, "stack": _step_a_stack, "floor": _step_a_floor_of_boxes,
          "compound": _step_compound_bodies, "joints": _step_joints}
 # the second process's share: the meshes, and the joints' Python path (its own stage calls
-# and sparse solve). The compiled batch, the largest compile (every stage of a step, the
+# and general solve). The compiled batch, the largest compile (every stage of a step, the
 # joints' forest step among them), is the stack part's; the floor and the pieces then find
 # theirs compiled into it. Both halves compile the contact stage, which the batch and the
 # Python path share, each on its own core
