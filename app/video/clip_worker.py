@@ -15,7 +15,10 @@ a clock the two processes share). The window reads the reports without waiting
 
 Endings: the process returns when the app's end of the orders pipe closes — ``close`` at the
 app's end, or the app killed, whose pipes the system closes — and a report it cannot send (the
-app gone) ends the clip under way; so it never outlives the app. A process that dies meanwhile
+app gone) ends the clip under way. It reads the pipe only between clips, though, and its first
+warm-up in a fresh install compiles for minutes: so a thread of its own also waits on the app's
+process and ends this one the moment the app is gone (killed, crashed) whatever it is doing;
+it never outlives the app. A process that dies meanwhile
 (killed, out of memory) fails the clip under way with a message saying so, and the next clip
 starts a new one.
 """
@@ -27,7 +30,7 @@ import os
 import signal
 import threading
 import time
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 
 from app.video.clip import ClipOrder, ClipRequest
 from app.video.recorder import RecordingResult
@@ -52,6 +55,7 @@ def serve(orders: Connection, reports: Connection) -> None:
     # Ctrl+C in a terminal reaches the whole process group: the app ends this process (its
     # pipe) when it ends itself, with no traceback of an interrupted import here
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with_the_app, name="tumble-clip-watch", daemon=True).start()
     os.nice(CLIP_NICENESS)
     os.environ.setdefault("LP_NUM_THREADS", str(CLIP_RASTER_THREADS))  # read at EGL's start
     from app.video.clip import render_clip, warm_up
@@ -77,6 +81,16 @@ def serve(orders: Connection, reports: Connection) -> None:
                 reports.send(("done", result, time.monotonic()))
     except ConnectionError:  # a report the app can no longer read: it has ended
         return
+
+
+def _end_with_the_app() -> None:
+    """Wait for the app's process to end, then end this one at once (its pipes tell only when
+    read; an unfinished clip file is the app's loss already)."""
+    app = multiprocessing.parent_process()
+    if app is None:  # not started by an app (called directly)
+        return
+    wait([app.sentinel])
+    os._exit(0)
 
 
 class ClipJob:

@@ -1,16 +1,20 @@
 """Clips (app/video/clip.py, app/video/clip_worker.py): frame k of a clip of the history is the
 frame ``tumble record`` makes of the same run at t0 + k/fps (the same world, bit for bit, and
-the same pixels); a clip renders in the clip process, which ends when closed, and one that dies
-fails its clip with a message while the next clip starts a new one; and F10 in the running app
-under Xvfb: the last 10 s of the history saved as a video in the clip process while the window
-keeps drawing, at its lower pace meanwhile (app/frame_pace.py), the process ending with the
-app, and a clip process killed mid-clip leaving the app running with the error shown."""
+the same pixels); a clip renders in the clip process, which ends when closed or when its app
+is killed (even mid warm-up), and one that dies fails its clip with a message while the next
+clip starts a new one; and F10 in the running app under Xvfb: the last 10 s of the history
+saved as a video in the clip process while the window keeps drawing, at its lower pace
+meanwhile (app/frame_pace.py), the process ending with the app, and a clip process killed
+mid-clip leaving the app running with the error shown."""
 
 import itertools
 import os
 import signal
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import av
 import numpy as np
@@ -20,7 +24,7 @@ from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import gizmo_options
 from app.resources import asset_path
 from app.video.clip import ClipRequest, clip_order, clip_span, clip_views
-from app.video.clip_worker import CLIP_NICENESS, CLIP_RASTER_THREADS, ClipWorker
+from app.video.clip_worker import CLIP_NICENESS, CLIP_RASTER_THREADS, ClipWorker, serve
 from app.video.offline import make_camera, offscreen_context, sim_time_views
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
@@ -125,6 +129,50 @@ def test_a_clip_renders_in_the_clip_process_which_ends_when_closed(tmp_path):
     finally:
         worker.close()
     assert ended(pid) and not worker.alive
+
+
+def serve_warming_up_for_minutes(orders, reports, marker: str) -> None:
+    """The clip process's ``serve`` as it runs in a fresh install, whose first warm-up compiles
+    for minutes: here it sleeps two, after touching ``marker``."""
+    import app.video.clip as clip
+
+    def warm_up():
+        Path(marker).touch()
+        time.sleep(120)
+    clip.warm_up = warm_up
+    serve(orders, reports)
+
+
+def test_a_clip_process_still_warming_up_ends_as_soon_as_its_app_is_killed(tmp_path):
+    marker = tmp_path / "warming"
+    app = subprocess.Popen([sys.executable, "-c", f"""
+import multiprocessing, time
+from tests.app.video.test_clip import serve_warming_up_for_minutes
+context = multiprocessing.get_context("spawn")
+orders, _ = context.Pipe(duplex=False)
+_, reports = context.Pipe(duplex=False)
+process = context.Process(target=serve_warming_up_for_minutes,
+                          args=(orders, reports, {str(marker)!r}), daemon=True)
+process.start()
+print(process.pid, flush=True)
+time.sleep(600)
+"""], cwd=Path(__file__).resolve().parents[3], stdout=subprocess.PIPE, text=True)
+    pid = int(app.stdout.readline())
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert time.monotonic() < deadline and app.poll() is None, "never warmed up"
+            time.sleep(0.05)
+        app.kill()  # as a crash or the OOM killer would: no ``close``, no pipe read
+        app.wait(10)
+        deadline = time.monotonic() + 10  # its warm-up alone would take 120 s
+        while not ended(pid):
+            assert time.monotonic() < deadline, "the clip process outlived its app"
+            time.sleep(0.05)
+    finally:
+        app.kill()
+        if not ended(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_dead_clip_process_fails_its_clip_with_a_message_and_the_next_starts_anew(tmp_path):
