@@ -524,7 +524,7 @@ class World:
         """Stages 3–7 of a step with joints that ``advance_forest`` cannot take, whose solve
         interleaves with the contacts' (docs/physics.md#joint-projection): the compiled stages
         of dynamics/advance.py one by one, the joints' between them, their solves falling back
-        to the sparse one where the tree's cannot serve (constraints/projection.py)."""
+        to the general one where the tree's cannot serve (constraints/projection.py)."""
         m, s = self.model, self.state
         vel, ang_mom, omega, inv_mass = forced.vel, forced.ang_mom, forced.omega, forced.inv_mass
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()

@@ -2,8 +2,8 @@
 velocities onto J v = 0, each solved by the tree factorisation (constraints/tree.py) in one
 compiled call, no Python between the steps (docs/physics.md#joint-projection).
 
-constraints/projection.py calls these first; it solves with a general sparse system only what
-they cannot (joints not a forest, resting contacts held with the joints, a solve that came out
+constraints/projection.py calls these first; it solves with its general solve only what they
+cannot (joints not a forest, resting contacts held with the joints, a solve that came out
 not finite). Each runs the arithmetic, in the order, of the step-by-step functions it replaced
 (numpy's ``einsum`` of three terms adds the first and the third first), so the bits are the same.
 """
@@ -132,7 +132,7 @@ def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later
     pos, quat, vel, ang_mom (n, …) and impulses (m, ROWS) change in place. Returns (CLOSED,
     OPEN or NOT_SOLVED, the step it ended at, the rows jac, phi, active, nblock at the poses it
     left): NOT_SOLVED when that step's tree solve failed (not a forest, or not finite), to be
-    done by the sparse solve. joints: the ``JointSet``, plain or named
+    done by the general solve. joints: the ``JointSet``, plain or named
     (docs/architecture.md#records)."""
     joints = JointSet(*joints)
     n, m = pos.shape[0], len(joints.kind)

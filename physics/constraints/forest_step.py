@@ -4,7 +4,7 @@ forest and no contact rests in their solve (docs/architecture.md#the-step).
 ``advance_forest`` runs what ``World._advance_jointed`` runs, in its order and with its
 arithmetic (so the bits are the same): the joints' velocity solve, the contacts, the joints'
 again, the move, the push apart, the energy guard, the joints' projection, reactions and
-violations, sleep. Where that step needs what only the Python path has — a sparse solve (a loop
+violations, sleep. Where that step needs what only the Python path has — the general solve (a loop
 of joints, contacts resting in the joints' solve, a tree solve that failed), a limit pushed back
 along its row, a joint that breaks — it stops and reports so before it has changed anything the
 caller owns, and the caller runs the step through the Python path from the same start.
@@ -227,7 +227,7 @@ def _joined_touched(joints, touched):
 @njit(cache=True, nogil=True)
 def _resting_any(contacts, loaded, pos, vel, omega, speed):
     """Whether a loaded contact closes or opens slower than speed m/s (within _MARGIN): one
-    the joints' solve would hold (``projection.resting_contacts``), which only the sparse
+    the joints' solve would hold (``projection.resting_contacts``), which only the general
     solve can."""
     for c in range(loaded.shape[0]):
         if not loaded[c]:

@@ -1,10 +1,13 @@
 """Joints back onto Φ = 0 after the move: Newton steps on every joint's equality rows at once,
 then the end velocities onto J v = 0 (docs/physics.md#joint-projection).
 
-Both are one sparse linear system over all the joints' equality rows together, not a sweep
-joint by joint: in a chain a Gauss–Seidel sweep carries a correction one link further per sweep,
+Both are one linear system over all the joints' equality rows together, not a sweep joint by
+joint: in a chain a Gauss–Seidel sweep carries a correction one link further per sweep,
 so a 30-link chain needs hundreds of sweeps to settle, while its system J M⁻¹ Jᵀ is
-block-tridiagonal and a sparse factorisation solves it exactly in O(links).
+block-tridiagonal and a sparse factorisation solves it exactly in O(links). Joints forming a
+forest are solved by tree elimination (constraints/forest.py); the rest — loops, contacts
+resting in the solve — by the general solve here: the system built from the rows' compact form,
+dense LU when small, scipy's sparse LU when big (docs/physics.md#joint-projection).
 """
 
 from __future__ import annotations
@@ -317,8 +320,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
     count = 0 if resting is None else len(resting.rate)
     first_step = 0
     if not count:
-        # a forest: linear time, no sparse matrices, all steps in one compiled call; the
-        # sparse solve below takes over from a step the tree could not solve
+        # a forest: linear time, all steps in one compiled call; the general solve below
+        # takes over from a step the tree could not solve
         status, first_step, *rows = newton_forest(
             tuple(joints), start_jac if shake else _NO_JACOBIAN, shake, spin, start_quat, moved,
             free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h))
@@ -521,7 +524,7 @@ def project_velocities(joints: JointSet, impulses, pos, quat, vel, ang_mom, inv_
         return
     if inv_iw is None:
         inv_iw = world_inverse_inertia(quat_to_matrix(quat), inv_inertia)
-    if kept is None or not len(kept.rate):  # a forest: linear time, no sparse matrices
+    if kept is None or not len(kept.rate):  # a forest: linear time, one compiled call
         factors = None if cache is None else cache.get(joints, pos, quat, inv_mass,
                                                          inv_inertia)
         solved, made = velocities_forest(tuple(joints), (jac, phi, active, nblock), impulses, vel,

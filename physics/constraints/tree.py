@@ -14,7 +14,7 @@ its child joints' blocks, a joint its child body's, each a 6 × 6 or smaller pro
 of 1 000 links costs 2 000 small eliminations instead of a general sparse factorisation. A
 joint to the world (or to a body held still) has only one moving body and a zero diagonal, so it
 is eliminated last, as its tree's root; a tree with two such joints, or with a closed loop of
-joints, is not a forest through the world, and the caller falls back to a general sparse
+joints, is not a forest through the world, and the caller falls back to its general
 solve. y comes out with x: for a Newton step it is each body's move, for a velocity solve its
 velocity change.
 """
