@@ -129,26 +129,20 @@ def _gram_entries(left, right, first, second, inv_mass, inv_iw):
             weighted[e, 3 + a] = (inv_iw[b, a, 0] * left[k, o + 3]
                                   + inv_iw[b, a, 1] * left[k, o + 4]
                                   + inv_iw[b, a, 2] * left[k, o + 5])
-    pairs = 0
-    start = 0
-    while start < touching:
-        end = start
-        while end < touching and body[order[end]] == body[order[start]]:
-            end += 1
-        pairs += (end - start) ** 2
-        start = end
+    # the touches on one body: order[bounds[g]:bounds[g + 1]], body by body
+    owners = body[order]
+    bounds = np.concatenate((np.zeros(1, np.int64), np.flatnonzero(owners[1:] != owners[:-1]) + 1,
+                             np.full(1, touching, np.int64)))
+    sizes = bounds[1:] - bounds[:-1]
+    pairs = int((sizes * sizes).sum())
     i = np.empty(pairs, np.int64)
     j = np.empty(pairs, np.int64)
     value = np.empty(pairs)
     p = 0
-    start = 0
-    while start < touching:
-        end = start
-        while end < touching and body[order[end]] == body[order[start]]:
-            end += 1
-        for x in range(start, end):
+    for g in range(len(sizes)):
+        for x in range(bounds[g], bounds[g + 1]):
             ex = order[x]
-            for y in range(start, end):
+            for y in range(bounds[g], bounds[g + 1]):
                 ey = order[y]
                 o = 6 * side[ey]
                 total = 0.0
@@ -156,7 +150,6 @@ def _gram_entries(left, right, first, second, inv_mass, inv_iw):
                     total += weighted[ex, a] * right[row[ey], o + a]
                 i[p], j[p], value[p] = row[ex], row[ey], total
                 p += 1
-        start = end
     return i, j, value
 
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import physics.constraints.projection as projection
 from physics.constraints.projection import RowBlock, _gram, _rates, _respond, _solve, _spread
+from tests.physics.constraints.test_forest import _inverse_mass
 from tests.physics.constraints.test_forest_step import H, _chain
 
 
@@ -18,15 +19,6 @@ def _dense_rows(rows: RowBlock, n: int) -> np.ndarray:
         out[k, 6 * a:6 * a + 6] += rows.jac[k, 0:6]
         if b >= 0:
             out[k, 6 * b:6 * b + 6] += rows.jac[k, 6:12]
-    return out
-
-
-def _dense_weights(inv_mass, inv_iw) -> np.ndarray:
-    n = len(inv_mass)
-    out = np.zeros((6 * n, 6 * n))
-    for i in range(n):
-        out[6 * i:6 * i + 3, 6 * i:6 * i + 3] = inv_mass[i] * np.eye(3)
-        out[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = inv_iw[i]
     return out
 
 
@@ -51,7 +43,7 @@ def test_the_system_and_its_products_are_those_of_the_dense_matrices(seed, n, co
     rows, right, inv_mass, inv_iw = _problem(seed, n, count)
     left_dense = _dense_rows(rows, n)
     right_dense = _dense_rows(RowBlock(right, rows.first, rows.second), n)
-    weights = _dense_weights(inv_mass, inv_iw)
+    weights = _inverse_mass(inv_mass, inv_iw)
     np.testing.assert_allclose(_gram(rows, right, inv_mass, inv_iw),
                                left_dense @ weights @ right_dense.T, rtol=1e-12, atol=1e-12)
     amounts = np.random.default_rng(seed + 1).normal(size=count)
