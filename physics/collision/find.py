@@ -107,6 +107,8 @@ def _nothing_kept(manifolds):
 def _without_held(pairs, awake, banned):
     """The candidate pairs (p, 2) of rows less those of two sleeping bodies (awake (n,) bool)
     and those two joints keep from colliding (banned, sorted keys min·n + max)."""
+    if len(pairs) == 0:
+        return pairs
     n = awake.shape[0]
     keep = np.zeros(len(pairs), dtype=np.bool_)
     for p in range(len(pairs)):
