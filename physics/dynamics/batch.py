@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from physics.collision.broadphase import SweptPairs
-from physics.collision.find import collision_set, find_contacts
+from physics.collision.find import collision_set, find_contacts, no_contacts, nothing_kept
 from physics.collision.manifolds import ManifoldCache
 from physics.constraints.forest_step import advance_forest
 from physics.constraints.solve import JointSet
@@ -104,6 +104,7 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
     work = workspace(n)  # what a step without joints writes, made once for the whole batch
     into_first = True  # whether the next such step writes its end state into work.first
     struck = np.zeros(n, dtype=np.bool_)  # woken by a strike within the step
+    none = no_contacts()
     for done in range(steps):
         # what the Python path starts from, should this step need it
         # (only a step with joints can need it: a free body's step copies nothing here)
@@ -127,9 +128,13 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
                     Forced(ends.vel, ends.ang_mom, work.omega, work.accel, work.inv_mass,
                            work.awake, work.rotm, force, torque))
             # 2. contacts: walls, then body pairs (broad phase → narrow phase)
-            contacts, swept, manifolds, piece_manifolds = find_contacts(
-                collision, pos, forced.rotm, forced.vel, forced.omega, settings.planes,
-                forced.awake, h, swept, manifolds, piece_manifolds, banned, threads)
+            if (n > 1 or settings.planes.shape[0] or not nothing_kept(manifolds)
+                    or not nothing_kept(piece_manifolds)):
+                contacts, swept, manifolds, piece_manifolds = find_contacts(
+                    collision, pos, forced.rotm, forced.vel, forced.omega, settings.planes,
+                    forced.awake, h, swept, manifolds, piece_manifolds, banned, threads)
+            else:  # a lone body without walls meets nothing (and the call's records cost)
+                contacts = none
             # the struck bodies (and the bodies joined to them) take part in this step from
             # its start
             if forced.awake.all() or not wake_struck(

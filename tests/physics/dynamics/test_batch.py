@@ -20,7 +20,7 @@ from tests.physics.bodies import box_body
 from tests.wall_clock import WALL_CLOCK
 
 H = 1.0 / 240.0
-MAX_ALLOCATIONS_PER_STEP = 13  # what a lone free body's step may allocate (13 measured)
+MAX_ALLOCATIONS_PER_STEP = 10  # what a lone free body's step may allocate (10 measured)
 
 
 def heap(n=150, seed=1) -> World:
