@@ -4,13 +4,13 @@
 woken (``wake_joined``), the forces (stage 1, ``advance.apply_forces``), the contacts (stage 2,
 ``collision/find.py``), sleeping bodies struck this step woken and the step started again
 (``wake_struck``), then impulses, motion, penetration, the energy guard, the joints' solve and
-projection and sleep (stages 3–7: ``advance.advance_without_joints`` without joints,
-``constraints/forest_step.advance_forest`` with them). The GIL is released for the whole batch;
-Python touches the world only between batches. Each stage is the compiled function the Python
-path runs, so a batch of k steps gives the bits of k single steps. A step with joints that
-``advance_forest`` leaves to the Python path (a loop of joints, contacts resting in the joints'
-solve, a pushed limit, a breaking joint) ends the batch before it: ``World`` runs that step in
-Python, then the next batch.
+projection and sleep (stages 3–7: ``advance.advance_into`` without joints, in the arrays of
+the batch's ``advance.Workspace``, ``constraints/forest_step.advance_forest`` with them). The
+GIL is released for the whole batch; Python touches the world only between batches. Each stage
+is the compiled function the Python path runs, so a batch of k steps gives the bits of k single
+steps. A step with joints that ``advance_forest`` leaves to the Python path (a loop of joints,
+contacts resting in the joints' solve, a pushed limit, a breaking joint) ends the batch before
+it: ``World`` runs that step in Python, then the next batch.
 """
 
 from __future__ import annotations
