@@ -1,6 +1,6 @@
 """Steps per second of World.step: N free bodies, and N bodies bouncing in the container.
 
-    python bench/step.py [--repeats 5] [--only free|walls] [--no-sleep]
+    python bench/step.py [--repeats 5] [--only free|walls] [--sizes N …] [--no-sleep]
 
 Same work for the peer in the same run when `mujoco` is installed (extra `bench`): free bodies
 with free joints, spread on a lattice so that they tumble without touching, and bodies with the
@@ -149,6 +149,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=("free", "walls"), help="run only these cases")
+    parser.add_argument("--sizes", type=int, nargs="+", metavar="N",
+                        help="run only the cases of these body counts (default: all)")
     parser.add_argument("--no-sleep", action="store_true",
                         help="Tumble's bodies never fall asleep (MuJoCo's do not)")
     args = parser.parse_args()
@@ -158,7 +160,8 @@ def main() -> None:
         mujoco = None
         print("mujoco not installed: peer column empty (pip install -e '.[bench]')")
     cases = [(n, False) for n in (1, 100, 1000, 10000)] + [(n, True) for n in (100, 1000)]
-    cases = [c for c in cases if args.only is None or c[1] == (args.only == "walls")]
+    cases = [c for c in cases if (args.only is None or c[1] == (args.only == "walls"))
+             and (args.sizes is None or c[0] in args.sizes)]
     print("Tumble " + ("never sleeps (--no-sleep)" if args.no_sleep
                        else "sleeps (islands at rest stop)"))
     print(f"{'case':<22}{'Tumble steps/s':>16}{'batched':>10}{'MuJoCo steps/s':>16}"

@@ -68,15 +68,16 @@ def kept_pairs_within_reach(kept, ids, pos, reach_radius, threads):
     same_bodies = n == kept.ids.shape[0]
     for i in range(n if same_bodies else 0):
         same_bodies = same_bodies and ids[i] == kept.ids[i]
-    leaving = np.zeros(0, dtype=np.int64)
+    leaving_count = 0
     if same_bodies:
         # 1 nm of slack: positions are rounded to well under that
         _outside_fat(pos, reach_radius, kept.centre, kept.fat, 1e-9, outside)
-        leaving = np.flatnonzero(outside)
-    if not same_bodies or len(leaving) > MAX_REPLACED:
+        leaving_count = np.count_nonzero(outside)
+    if not same_bodies or leaving_count > MAX_REPLACED:
         fat = reach_radius + FAT_MARGIN
         kept = SweptPairs(sweep_pairs(pos, fat, threads), ids.copy(), pos.copy(), fat)
-    elif len(leaving):
+    elif leaving_count:
+        leaving = np.flatnonzero(outside)
         centre, fat = kept.centre.copy(), kept.fat.copy()
         for e in leaving:
             centre[e] = pos[e]
@@ -86,6 +87,8 @@ def kept_pairs_within_reach(kept, ids, pos, reach_radius, threads):
         pairs = np.empty((len(kept.pairs) + len(new), 2), dtype=np.int64)
         count = _refresh_pairs(kept.pairs, outside, new, pairs)
         kept = SweptPairs(pairs[:count], kept.ids, centre, fat)
+    if kept.pairs.shape[0] == 0:  # none kept, none within reach (and nothing to allocate)
+        return kept.pairs[:0], kept
     within = np.empty_like(kept.pairs)
     count = _within_reach(kept.pairs, pos, reach_radius, within)
     return within[:count], kept

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from physics.collision.broadphase import SweptPairs, kept_pairs_within_reach, reach
-from physics.collision.contact import BodySet, join_contacts
+from physics.collision.contact import BodySet, Contacts, join_contacts
 from physics.collision.manifolds import ManifoldCache
 from physics.collision.narrowphase import find_pair_contacts
 from physics.collision.pieces import find_piece_contacts
@@ -75,7 +75,7 @@ def find_contacts(collision, pos, rotm, vel, omega, planes, awake, h, swept, man
     pairs, swept = kept_pairs_within_reach(swept, shapes.ids, pos,
                                            reach(vel, omega, shapes.bound, h), threads)
     pairs = _without_held(pairs, awake, banned)
-    if not len(pairs) and _nothing_kept(manifolds) and _nothing_kept(piece_manifolds):
+    if not len(pairs) and nothing_kept(manifolds) and nothing_kept(piece_manifolds):
         # no pair, and none last step: the narrow phase would find nothing and keep nothing
         # (a lone free body's step, whose every allocation shows)
         return walls, swept, manifolds, piece_manifolds
@@ -96,8 +96,17 @@ def find_contacts(collision, pos, rotm, vel, omega, planes, awake, h, swept, man
     return walls, swept, manifolds, piece_manifolds
 
 
+@njit(cache=True, nogil=True)
+def no_contacts():
+    """A ``Contacts`` of none, for a step whose bodies can meet nothing (a compiled batch makes
+    it once and hands it on step after step: it has no element to change)."""
+    none = np.zeros(0, dtype=np.int64)
+    return Contacts(none, none, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
+                    np.zeros((0, 3)), np.zeros((0, 3)), none)
+
+
 @njit(cache=True, inline="always")
-def _nothing_kept(manifolds):
+def nothing_kept(manifolds):
     """Whether the ``ManifoldCache`` holds no pair and no separating axis (an empty table
     holds nothing else)."""
     return manifolds.keys.shape[0] == 0 and manifolds.axis_keys.shape[0] == 0
@@ -107,6 +116,8 @@ def _nothing_kept(manifolds):
 def _without_held(pairs, awake, banned):
     """The candidate pairs (p, 2) of rows less those of two sleeping bodies (awake (n,) bool)
     and those two joints keep from colliding (banned, sorted keys min·n + max)."""
+    if len(pairs) == 0:
+        return pairs
     n = awake.shape[0]
     keep = np.zeros(len(pairs), dtype=np.bool_)
     for p in range(len(pairs)):

@@ -194,6 +194,9 @@ def wall_contacts(pos, rotm, vel, omega, ids, radius, bound, hull_points, hull_s
 def find_wall_contacts(bodies, hull_points, hull_start, planes, awake, h):
     """``wall_contacts`` of the ``BodySet`` bodies (a ``Contacts``), for compiled callers."""
     n, n_planes = bodies.pos.shape[0], planes.shape[0]
+    if n_planes == 0:  # no container: no contact, as empty views (nothing to allocate)
+        none, nowhere = bodies.ids[:0], bodies.pos[:0]
+        return Contacts(none, none, nowhere, nowhere, bodies.bound[:0], nowhere, nowhere, none)
     out = allocate_buffer(max(n * n_planes * 2 * MAX_POINTS_PER_PLANE, 1), False)
     count = 0
     if n and n_planes:

@@ -36,6 +36,7 @@ from physics.dynamics.solver import (
     _spin_back_kernel,
     contact_impulses,
     materials,
+    untouched,
 )
 from physics.dynamics.warmstart import ContactCache, cache_of, cached_impulses
 from physics.geometry.rotation import _matrix_kernel
@@ -103,6 +104,40 @@ class Forced(NamedTuple):
     torque: np.ndarray
 
 
+class Ends(NamedTuple):
+    """Arrays a step writes the end state of n bodies into: pos (n, 3) m, quat (n, 4),
+    vel (n, 3) m/s, ang_mom (n, 3) kg·m²/s world (``Start``'s first four)."""
+
+    pos: np.ndarray
+    quat: np.ndarray
+    vel: np.ndarray
+    ang_mom: np.ndarray
+
+
+class Workspace(NamedTuple):
+    """The arrays the steps of a batch without joints write, made once per batch
+    (``workspace``) instead of once per step (docs/architecture.md#batches).
+
+    first, second the ``Ends`` the steps write in turn, each reading the other's as its start
+    (the batch's first step reads the world's arrays, which no step writes); omega, accel
+    (n, 3), inv_mass (n,), awake (n,) bool, rotm (n, 3, 3) the ``Forced`` fields but vel and
+    ang_mom; rotm_end (n, 3, 3) the end orientations; untouched the ``ContactResult`` of a step
+    without contacts and alone (n,) int64 its islands, each body its own; no_cache the empty
+    ``ContactCache`` such a step hands the next. Those last three are only read."""
+
+    first: Ends
+    second: Ends
+    omega: np.ndarray
+    accel: np.ndarray
+    inv_mass: np.ndarray
+    awake: np.ndarray
+    rotm: np.ndarray
+    rotm_end: np.ndarray
+    untouched: ContactResult
+    alone: np.ndarray
+    no_cache: ContactCache
+
+
 class GrabSpring(NamedTuple):
     """The mouse grab as the forces stage reads it: row the grabbed body's (−1: none); anchor
     (3,) m body frame, pulled towards target (3,) m world with stiffness N/m and damping
@@ -140,25 +175,31 @@ def apply_forces(bodies, gravity, start, force, torque, grab, h):
     with the grab's spring (``GrabSpring``) at its anchor; a sleeping or static body is held
     still: no gravity, and infinite mass for the solver. Returns ``Forced``; bodies the
     ``BodyModel``, start the ``Start`` (both plain or named)."""
+    n = start[0].shape[0]
+    return apply_forces_into(bodies, gravity, start, force, torque, grab, h,
+                             Forced(np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                                    np.empty((n, 3)), np.empty(n), np.empty(n, dtype=np.bool_),
+                                    np.empty((n, 3, 3)), force, torque))
+
+
+@njit(cache=True, nogil=True)
+def apply_forces_into(bodies, gravity, start, force, torque, grab, h, out):
+    """``apply_forces`` written into the arrays of out, a ``Forced`` (its force and torque
+    unread), none of them start's; returns the ``Forced`` of those arrays and the loads."""
     bodies, start, grab = BodyModel(*bodies), Start(*start), GrabSpring(*grab)
-    n = start.pos.shape[0]
-    rotm = np.empty((n, 3, 3))
+    rotm, vel, ang_mom, accel = out.rotm, out.vel, out.ang_mom, out.accel
     _matrix_kernel(start.quat, rotm)
     force, torque = grab_loads(bodies, start, rotm, force, torque, grab)
-    awake = ~(start.asleep | bodies.static)
-    accel, inv_mass = np.zeros((n, 3)), np.zeros(n)
-    vel, ang_mom = np.empty((n, 3)), np.empty((n, 3))
-    for i in range(n):
-        if awake[i]:
-            inv_mass[i] = bodies.inv_mass[i]
-            for a in range(3):
-                accel[i, a] = gravity[a] + force[i, a] * bodies.inv_mass[i]
+    for i in range(start.pos.shape[0]):
+        awake = not (start.asleep[i] or bodies.static[i])
+        out.awake[i] = awake
+        out.inv_mass[i] = bodies.inv_mass[i] if awake else 0.0
         for a in range(3):
+            accel[i, a] = gravity[a] + force[i, a] * bodies.inv_mass[i] if awake else 0.0
             vel[i, a] = start.vel[i, a] + accel[i, a] * h
-            ang_mom[i, a] = start.ang_mom[i, a] + (torque[i, a] if awake[i] else 0.0) * h
-    omega = np.empty((n, 3))
-    _world_omega_kernel(rotm, bodies.inv_inertia, ang_mom, omega)
-    return Forced(vel, ang_mom, omega, accel, inv_mass, awake, rotm, force, torque)
+            ang_mom[i, a] = start.ang_mom[i, a] + (torque[i, a] if awake else 0.0) * h
+    _world_omega_kernel(rotm, bodies.inv_inertia, ang_mom, out.omega)
+    return Forced(vel, ang_mom, out.omega, accel, out.inv_mass, out.awake, rotm, force, torque)
 
 
 @njit(cache=True, nogil=True)
@@ -191,25 +232,56 @@ def _cross(a, b):
 
 
 @njit(cache=True, nogil=True)
+def workspace(n):
+    """A ``Workspace`` for a batch of steps of n bodies."""
+    return Workspace(_ends(n), _ends(n), np.empty((n, 3)), np.empty((n, 3)), np.empty(n),
+                     np.empty(n, dtype=np.bool_), np.empty((n, 3, 3)), np.empty((n, 3, 3)),
+                     untouched(n), np.arange(n), ContactCache(np.zeros(0, dtype=np.int64),
+                                                              np.zeros((0, 3)),
+                                                              np.zeros(0, dtype=np.bool_)))
+
+
+@njit(cache=True, nogil=True)
+def _ends(n):
+    return Ends(np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3)))
+
+
+@njit(cache=True, nogil=True)
 def advance_without_joints(contacts, bodies, settings, start, forced, cache, pairs, h):
     """Stages 3–7 of a step of h s for a world without joints, from its ``Contacts``: the
     records above (plain tuples from Python), cache the last step's ``ContactCache``, pairs
     (first, second) the pressing ids kept so far. Returns ``Advanced``; start's asleep and
     slow_time change in place, and so do forced's vel and ang_mom."""
+    work = workspace(start[0].shape[0])
+    return advance_into(contacts, bodies, settings, start, forced, cache, pairs, h, work,
+                        work.first)
+
+
+@njit(cache=True, nogil=True)
+def advance_into(contacts, bodies, settings, start, forced, cache, pairs, h, work, ends):
+    """``advance_without_joints`` with the arrays of work (a ``Workspace``): the end
+    positions and orientations written into ends (``Ends``, whose vel and ang_mom are
+    forced's), and a step no contact touches allocating nothing the next does not keep."""
     contacts, bodies, settings = Contacts(*contacts), BodyModel(*bodies), StepSettings(*settings)
     start, forced, cache = Start(*start), Forced(*forced), ContactCache(*cache)
+    touching = contacts.body.shape[0] > 0
     vel, ang_mom = forced.vel, forced.ang_mom
-    vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
+    # before any contact: the energy guard's reference, which only a step with contacts reads
+    vel_free, ang_mom_free = (vel.copy(), ang_mom.copy()) if touching else (vel, ang_mom)
     # 3. impulses
-    result = solve(contacts, bodies, settings, start.pos, forced, cache, h)
+    result = (solve(contacts, bodies, settings, start.pos, forced, cache, h) if touching
+              else work.untouched)
     # 4. motion: positions by the contact regime, orientations by the rotation step
-    pos, quat, rotm_end = move(start.pos, start.vel, vel, forced.accel, result.touched,
-                               result.impact_fraction, start.quat, ang_mom, bodies.inv_inertia,
-                               h)
+    pos, quat, rotm_end = ends.pos, ends.quat, work.rotm_end
+    move_into(start.pos, start.vel, vel, forced.accel, result.touched, result.impact_fraction,
+              start.quat, ang_mom, bodies.inv_inertia, h, pos, quat, rotm_end)
     acted = result.acted
-    first, second = links(bodies.static, contacts.body[acted], contacts.other[acted])
-    island = islands(bodies.ids.shape[0], first, second)
-    if contacts.body.shape[0]:
+    if acted.any():
+        first, second = links(bodies.static, contacts.body[acted], contacts.other[acted])
+        island = islands(bodies.ids.shape[0], first, second)
+    else:  # no link: each body its own island
+        island = work.alone
+    if touching:
         # 5. penetration projected out (bodies apart, then out of the walls)
         pushed, lifted = separate(contacts, bodies, settings.planes, start.pos, pos, rotm_end,
                                   vel, forced.omega, forced.inv_mass, ang_mom, h)
@@ -221,8 +293,9 @@ def advance_without_joints(contacts, bodies, settings, start, forced, cache, pai
     pairs = update_sleep(contacts, acted, island, bodies, start.asleep, start.slow_time, vel,
                          ang_mom, rotm_end, forced.force, forced.torque, pairs, h,
                          settings.sleep)
-    return Advanced(pos, quat, vel, ang_mom,
-                    cache_of(contacts.key, result.impulses, result.loaded), pairs, acted)
+    cache = (cache_of(contacts.key, result.impulses, result.loaded) if touching
+             else work.no_cache)
+    return Advanced(pos, quat, vel, ang_mom, cache, pairs, acted)
 
 
 @njit(cache=True, nogil=True)
@@ -276,13 +349,21 @@ def move(pos, vel_start, vel_end, accel, touched, impact_fraction, quat, ang_mom
          h):
     """Stage 4: the centres (n, 3) by ``drift``, the orientations (n, 4) by ``rotate_free``
     and their matrices (n, 3, 3) (dynamics/integrator.py, geometry/rotation.py)."""
-    new_pos = np.empty_like(pos)
-    _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, h, new_pos)
-    new_quat = np.empty_like(quat)
-    _rotate_free_kernel(quat, ang_mom, inv_inertia, h, new_quat)
+    new_pos, new_quat = np.empty_like(pos), np.empty_like(quat)
     rotm = np.empty((quat.shape[0], 3, 3))
-    _matrix_kernel(new_quat, rotm)
+    move_into(pos, vel_start, vel_end, accel, touched, impact_fraction, quat, ang_mom,
+              inv_inertia, h, new_pos, new_quat, rotm)
     return new_pos, new_quat, rotm
+
+
+@njit(cache=True, nogil=True)
+def move_into(pos, vel_start, vel_end, accel, touched, impact_fraction, quat, ang_mom,
+              inv_inertia, h, new_pos, new_quat, rotm):
+    """``move`` written into new_pos (n, 3), new_quat (n, 4) and rotm (n, 3, 3), none of
+    them an array it reads."""
+    _drift_kernel(pos, vel_start, vel_end, accel, touched, impact_fraction, h, new_pos)
+    _rotate_free_kernel(quat, ang_mom, inv_inertia, h, new_quat)
+    _matrix_kernel(new_quat, rotm)
 
 
 @njit(cache=True, nogil=True)
@@ -421,7 +502,26 @@ def update_sleep(contacts, acted, island, bodies, asleep, slow_time, vel, ang_mo
     contacts (acted (k,) bool, not with scenery) after those of the earlier pairs both of
     whose bodies now sleep (sleeping pairs find no contacts: they are remembered)."""
     contacts, bodies = Contacts(*contacts), BodyModel(*bodies)
-    _wake_kernel(contacts.body, contacts.other, acted, asleep.copy(), asleep, slow_time)
+    if contacts.body.shape[0] or pairs[0].shape[0]:  # else none pressed, then or now
+        _wake_kernel(contacts.body, contacts.other, acted, asleep.copy(), asleep, slow_time)
+        pairs = pressing_pairs(contacts, acted, bodies, asleep, pairs)
+    # a static body counts as loaded, so it never falls asleep: it is not simulated anyway,
+    # and asleep it would be woken by every strike on it, each time starting the step again
+    loaded = bodies.static.copy()
+    for i in range(loaded.shape[0]):
+        for a in range(3):
+            loaded[i] |= force[i, a] != 0.0 or torque[i, a] != 0.0
+    omega = np.empty_like(ang_mom)
+    _world_omega_kernel(rotm, bodies.inv_inertia, ang_mom, omega)
+    _rest_kernel(vel, ang_mom, omega, loaded, island, asleep, slow_time, h, _LINEAR2, _ANGULAR2,
+                 TIME_TO_SLEEP if sleep else np.inf)
+    return pairs
+
+
+@njit(cache=True, nogil=True)
+def pressing_pairs(contacts, acted, bodies, asleep, pairs):
+    """``update_sleep``'s pairs for the next step, from contacts (a ``Contacts``), bodies (a
+    ``BodyModel``) and asleep (n,) bool after this step's wakes."""
     _, other = links(bodies.static, contacts.body, contacts.other)
     pressed = acted & (other >= 0)
     first, second = bodies.ids[contacts.body[pressed]], bodies.ids[contacts.other[pressed]]
@@ -436,15 +536,4 @@ def update_sleep(contacts, acted, island, bodies, asleep, slow_time, vel, ang_mo
     kept = np.zeros(before_a.shape[0], dtype=np.bool_)
     for c in range(before_a.shape[0]):
         kept[c] = sleeping[before_a[c]] and sleeping[before_b[c]]
-    pairs = (np.concatenate((before_a[kept], first)), np.concatenate((before_b[kept], second)))
-    # a static body counts as loaded, so it never falls asleep: it is not simulated anyway,
-    # and asleep it would be woken by every strike on it, each time starting the step again
-    loaded = bodies.static.copy()
-    for i in range(loaded.shape[0]):
-        for a in range(3):
-            loaded[i] |= force[i, a] != 0.0 or torque[i, a] != 0.0
-    omega = np.empty_like(ang_mom)
-    _world_omega_kernel(rotm, bodies.inv_inertia, ang_mom, omega)
-    _rest_kernel(vel, ang_mom, omega, loaded, island, asleep, slow_time, h, _LINEAR2, _ANGULAR2,
-                 TIME_TO_SLEEP if sleep else np.inf)
-    return pairs
+    return np.concatenate((before_a[kept], first)), np.concatenate((before_b[kept], second))

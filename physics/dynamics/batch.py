@@ -4,13 +4,13 @@
 woken (``wake_joined``), the forces (stage 1, ``advance.apply_forces``), the contacts (stage 2,
 ``collision/find.py``), sleeping bodies struck this step woken and the step started again
 (``wake_struck``), then impulses, motion, penetration, the energy guard, the joints' solve and
-projection and sleep (stages 3–7: ``advance.advance_without_joints`` without joints,
-``constraints/forest_step.advance_forest`` with them). The GIL is released for the whole batch;
-Python touches the world only between batches. Each stage is the compiled function the Python
-path runs, so a batch of k steps gives the bits of k single steps. A step with joints that
-``advance_forest`` leaves to the Python path (a loop of joints, contacts resting in the joints'
-solve, a pushed limit, a breaking joint) ends the batch before it: ``World`` runs that step in
-Python, then the next batch.
+projection and sleep (stages 3–7: ``advance.advance_into`` without joints, in the arrays of
+the batch's ``advance.Workspace``, ``constraints/forest_step.advance_forest`` with them). The
+GIL is released for the whole batch; Python touches the world only between batches. Each stage
+is the compiled function the Python path runs, so a batch of k steps gives the bits of k single
+steps. A step with joints that ``advance_forest`` leaves to the Python path (a loop of joints,
+contacts resting in the joints' solve, a pushed limit, a breaking joint) ends the batch before
+it: ``World`` runs that step in Python, then the next batch.
 """
 
 from __future__ import annotations
@@ -21,17 +21,20 @@ import numpy as np
 from numba import njit
 
 from physics.collision.broadphase import SweptPairs
-from physics.collision.find import collision_set, find_contacts
+from physics.collision.find import collision_set, find_contacts, no_contacts, nothing_kept
 from physics.collision.manifolds import ManifoldCache
 from physics.constraints.forest_step import advance_forest
 from physics.constraints.solve import JointSet
 from physics.dynamics.advance import (
+    Forced,
     GrabSpring,
     Start,
     StepSettings,
-    advance_without_joints,
+    advance_into,
     apply_forces,
+    apply_forces_into,
     links,
+    workspace,
 )
 from physics.dynamics.islands import islands
 from physics.dynamics.sleep import struck_sleepers
@@ -98,6 +101,10 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
     impulses, reaction, turning = joint_carried.impulses, joint_carried.force, joint_carried.torque
     error, factors = joint_carried.error, joint_carried.factors
     n, m = pos.shape[0], joints.kind.shape[0]
+    work = workspace(n)  # what a step without joints writes, made once for the whole batch
+    into_first = True  # whether the next such step writes its end state into work.first
+    struck = np.zeros(n, dtype=np.bool_)  # woken by a strike within the step
+    none = no_contacts()
     for done in range(steps):
         # what the Python path starts from, should this step need it
         # (only a step with joints can need it: a free body's step copies nothing here)
@@ -105,18 +112,29 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
         slow_before = slow_time.copy() if m else slow_time
         kept = (swept, manifolds, piece_manifolds)
         wake_joined(joints.first, joints.second, bodies.static, asleep, slow_time)
-        if n == 0 or (asleep | bodies.static).all():  # nothing moves (the last contacts hold)
+        if n == 0 or all_held(asleep, bodies.static):  # nothing moves (the last contacts hold)
             time += h
             continue
-        struck = np.zeros(n, dtype=np.bool_)  # woken by a strike within this step
+        struck[:] = False
+        ends = work.first if into_first else work.second
         while True:
             # 1. forces over the step
             start = Start(pos, quat, vel, ang_mom, asleep, slow_time)
-            forced = apply_forces(bodies, settings.gravity, start, force, torque, grab, h)
+            if m:
+                forced = apply_forces(bodies, settings.gravity, start, force, torque, grab, h)
+            else:  # into the workspace: its vel and ang_mom become the step's end state
+                forced = apply_forces_into(
+                    bodies, settings.gravity, start, force, torque, grab, h,
+                    Forced(ends.vel, ends.ang_mom, work.omega, work.accel, work.inv_mass,
+                           work.awake, work.rotm, force, torque))
             # 2. contacts: walls, then body pairs (broad phase → narrow phase)
-            contacts, swept, manifolds, piece_manifolds = find_contacts(
-                collision, pos, forced.rotm, forced.vel, forced.omega, settings.planes,
-                forced.awake, h, swept, manifolds, piece_manifolds, banned, threads)
+            if (n > 1 or settings.planes.shape[0] or not nothing_kept(manifolds)
+                    or not nothing_kept(piece_manifolds)):
+                contacts, swept, manifolds, piece_manifolds = find_contacts(
+                    collision, pos, forced.rotm, forced.vel, forced.omega, settings.planes,
+                    forced.awake, h, swept, manifolds, piece_manifolds, banned, threads)
+            else:  # a lone body without walls meets nothing (and the call's records cost)
+                contacts = none
             # the struck bodies (and the bodies joined to them) take part in this step from
             # its start
             if forced.awake.all() or not wake_struck(
@@ -128,11 +146,12 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
             wake_joined(joints.first, joints.second, bodies.static, asleep, slow_time)
         # 3.–7. impulses, motion, penetration, energy guard, the joints, sleep
         if m == 0:
-            advanced = advance_without_joints(contacts, bodies, settings, start, forced, cache,
-                                              pairs, h)
+            advanced = advance_into(contacts, bodies, settings, start, forced, cache, pairs, h,
+                                    work, ends)
             pos, quat, vel, ang_mom = (advanced.pos, advanced.quat, advanced.vel,
                                        advanced.ang_mom)
             cache, pairs, acted = advanced.cache, advanced.pairs, advanced.acted
+            into_first = not into_first  # the next step starts from these ends
         else:
             (stepped, pos_end, quat_end, vel_end, ang_mom_end, impulses_end, force_end,
              torque_end, error_end, factors_end, cache_end, pairs_end,
@@ -161,6 +180,8 @@ def wake_joined(first, second, static, asleep, slow_time):
     joints as there are; a static body, never asleep, wakes nothing, as the world does not.
     first, second (m,) the joints' body rows (second < 0: the world); asleep (n,) bool and
     slow_time (n,) s edited in place."""
+    if first.shape[0] == 0:
+        return
     waking = np.zeros(asleep.shape[0], dtype=np.bool_)
     for _ in range(first.shape[0]):
         found = False
@@ -179,6 +200,15 @@ def wake_joined(first, second, static, asleep, slow_time):
         for i in range(asleep.shape[0]):
             if waking[i]:
                 asleep[i], slow_time[i], waking[i] = False, 0.0, False
+
+
+@njit(cache=True, nogil=True)
+def all_held(asleep, static):
+    """Whether every body is asleep or static (asleep, static (n,) bool): none moves."""
+    for i in range(asleep.shape[0]):
+        if not (asleep[i] or static[i]):
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)

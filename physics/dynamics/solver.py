@@ -621,6 +621,15 @@ def solve_contacts(contacts: Contacts, motion: Motion, ang_mom, restitution, fri
 
 
 @njit(cache=True, nogil=True)
+def untouched(n):
+    """The ``ContactResult`` of no contact among n bodies: none touched, none walled, no
+    impact (fraction 1)."""
+    return ContactResult(np.zeros((0, 3)), np.zeros(0), np.empty(0, dtype=np.bool_),
+                         np.empty(0, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
+                         np.zeros(n, dtype=np.bool_), np.ones(n))
+
+
+@njit(cache=True, nogil=True)
 def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, iterations,
                      threshold):
     """``solve_contacts``, compiled: callable from Python with the records as plain tuples and
@@ -629,9 +638,7 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
     k = contacts.body.shape[0]
     n = motion.vel.shape[0]
     if k == 0:  # nothing touches: what the passes below give for no contact, without them
-        return ContactResult(warm.copy(), np.zeros(0), np.empty(0, dtype=np.bool_),
-                             np.empty(0, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
-                             np.zeros(n, dtype=np.bool_), np.ones(n))
+        return untouched(n)
     rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
                        np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
                        np.empty(k))

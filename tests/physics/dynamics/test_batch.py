@@ -1,9 +1,15 @@
 """A batch of steps in one compiled call (dynamics/batch.py): it holds no GIL while it runs, it
-wakes a struck sleeping island within the step as ``World.step`` always did, and it wakes the
-sleeping bodies joined to awake ones."""
+wakes a struck sleeping island within the step as ``World.step`` always did, it wakes the
+sleeping bodies joined to awake ones, it never writes an array the world handed out, and a
+lone free body's step allocates next to nothing."""
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +20,7 @@ from tests.physics.bodies import box_body
 from tests.wall_clock import WALL_CLOCK
 
 H = 1.0 / 240.0
+MAX_ALLOCATIONS_PER_STEP = 10  # what a lone free body's step may allocate (10 measured)
 
 
 def heap(n=150, seed=1) -> World:
@@ -89,3 +96,57 @@ def test_sleeping_bodies_wake_through_their_joints_from_an_awake_one():
     np.testing.assert_array_equal(asleep, [False, False, False, False, False, True, False, True,
                                            True])
     np.testing.assert_array_equal(slow_time, [0.25, 0, 0, 0, 0, 0.25, 0.25, 0.25, 0.25])
+
+
+def test_a_batch_never_writes_the_arrays_the_world_handed_out():
+    """The steps of a batch write their end state into the batch's own arrays, two sets in
+    turn (dynamics/advance.py ``Workspace``): the state arrays the world held before a batch
+    (which a snapshot or the history may hold too) keep their values through later batches of
+    every parity, while the world moves on."""
+    world = heap(n=20, seed=2)
+    world.advance(H, 3)
+    handed_out = []
+    for steps in (1, 2, 3, 4):
+        s = world.state
+        arrays = (s.pos, s.quat, s.vel, s.ang_mom)
+        handed_out.append((arrays, [a.copy() for a in arrays]))
+        world.advance(H, steps)
+    for arrays, values in handed_out:
+        for array, value in zip(arrays, values):
+            assert np.array_equal(array, value)
+    assert not np.array_equal(world.state.pos, handed_out[-1][1][0])  # the world moved
+
+
+_COUNT_ALLOCATIONS = """
+import json, sys
+sys.path.insert(0, {root!r})
+from numba.core.runtime import rtsys
+from physics.model import BodyDef, WorldDef
+from physics.runtime import configure
+from physics.world import World
+configure()
+world = World(WorldDef(gravity=[0.0, 0.0, 0.0], container_size=None))
+world.add_body(BodyDef(mass=1.0, principal_moments=[0.01, 0.02, 0.03], radius=0.1,
+                       angular_velocity=[1.0, 2.0, 3.0]))
+world.advance(1 / 240, 5)
+counts = []
+for steps in (1, 101):
+    before = rtsys.get_allocation_stats().alloc
+    world.advance(1 / 240, steps)
+    counts.append(rtsys.get_allocation_stats().alloc - before)
+print(json.dumps(counts))
+"""
+
+
+def test_a_lone_free_bodys_step_allocates_next_to_nothing():
+    """A free body alone, no container: the batch's steps allocate almost no array each
+    (numba's allocation count, switched on in a fresh interpreter), the walls, the broad
+    phase and the contacts' stages having nothing to do (docs/architecture.md#batches); before
+    the batch's workspace it was 75 a step."""
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run([sys.executable, "-c", _COUNT_ALLOCATIONS.format(root=str(root))],
+                            env={**os.environ, "NUMBA_NRT_STATS": "1"}, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    one, hundred_and_one = json.loads(result.stdout)
+    assert (hundred_and_one - one) / 100 <= MAX_ALLOCATIONS_PER_STEP
