@@ -28,7 +28,9 @@ def test_a_moment_that_stays_put_is_re_run_exactly_with_its_velocities():
     clock[0] = 0.2
     assert moments.at(history, frames[41].time) is None and not moments.busy  # 0.1 s put
     clock[0] = 0.3
-    assert moments.at(history, frames[41].time) is None and moments.busy  # 0.2 s: re-run
+    assert moments.at(history, frames[41].time) is None  # 0.2 s put: the re-run starts
+    # under way, or (one body re-runs in well under a millisecond) done already
+    assert moments.busy or moments.at(history, frames[41].time) is not None
     deadline = time.monotonic() + 60
     while moments.busy:
         assert time.monotonic() < deadline
