@@ -25,6 +25,7 @@ from physics.constraints.forest import (
     newton_forest,
     no_factors,
     rows_and_error,
+    spin_of,
     turn,
     velocities_forest,
 )
@@ -196,13 +197,13 @@ def _spread(rows: RowBlock, amounts: np.ndarray, n: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _respond(impulse: np.ndarray, inv_mass, inv_iw) -> np.ndarray:
-    """W impulse: the (n, 6) motion (linear, angular) an impulse (n, 6) gives the bodies."""
+    """W impulse: the (n, 6) motion (linear, angular) an impulse (n, 6) gives the bodies (the
+    angular part ``forest.spin_of``'s I_w⁻¹ times the impulse's)."""
     out = np.empty_like(impulse)
+    out[:, 3:6] = spin_of(inv_iw, impulse[:, 3:6])
     for i in range(len(impulse)):
         for a in range(3):
             out[i, a] = impulse[i, a] * inv_mass[i]
-            out[i, 3 + a] = (inv_iw[i, a, 0] * impulse[i, 3] + inv_iw[i, a, 1] * impulse[i, 4]
-                             + inv_iw[i, a, 2] * impulse[i, 5])
     return out
 
 
