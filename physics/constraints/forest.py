@@ -37,9 +37,9 @@ def rows_and_error(joints, pos, quat, jac, phi, active, nblock):
     """Every joint's rows at poses pos (n, 3), quat (n, 4) into jac (m, ROWS, 12), phi, active
     (m, ROWS), nblock (m,) (``solve.joint_rows``); returns the largest |Φ| of the equality
     rows, m or rad."""
+    joint_rows(joints, pos, quat, jac, phi, active, nblock)
     worst = 0.0
     for j in range(len(joints.kind)):
-        nblock[j] = joint_rows(j, joints, pos, quat, jac[j], phi[j], active[j])
         for r in range(nblock[j]):
             worst = max(worst, abs(phi[j, r]))
     return worst

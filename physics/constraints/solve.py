@@ -117,11 +117,6 @@ def _rotate(q, v):
             v[2] + w * tz + (x * ty - y * tx))
 
 
-@njit(cache=True, inline='always')
-def _vec(array, j):
-    return (array[j, 0], array[j, 1], array[j, 2])
-
-
 @njit(cache=True)
 def quat_matrix(q, out):
     """out (3, 3) ← rotation matrix of the unit quaternion q (w, x, y, z)."""
@@ -146,126 +141,136 @@ def _qmul(a, b):
 
 
 @njit(cache=True, inline='always')
-def _pose(row, pos, quat):
-    """(p, q) tuples: the pose of body row (the world's identity if row < 0)."""
-    if row < 0:
-        return (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
-    return ((pos[row, 0], pos[row, 1], pos[row, 2]),
-            (quat[row, 0], quat[row, 1], quat[row, 2], quat[row, 3]))
-
-
-@njit(cache=True, inline='always')
-def _point_row(jac, r, ra, rb, d, n):
-    """Row r of jac for the separation rate n·(ṗB − ṗA) of the anchors: ra, rb their arms,
-    d = pB − pA (A's direction n turns with A, so A's arm reaches to pB)."""
+def _point_row(jac, j, r, ra, rb, d, n):
+    """Row r of joint j in jac (m, ROWS, 12) for the separation rate n·(ṗB − ṗA) of the
+    anchors: ra, rb their arms, d = pB − pA (A's direction n turns with A, so A's arm reaches to
+    pB)."""
     t = _cross(_add(ra, d), n)
     u = _cross(rb, n)
     for k in range(3):
-        jac[r, k] = -n[k]
-        jac[r, 3 + k] = -t[k]
-        jac[r, 6 + k] = n[k]
-        jac[r, 9 + k] = u[k]
+        jac[j, r, k] = -n[k]
+        jac[j, r, 3 + k] = -t[k]
+        jac[j, r, 6 + k] = n[k]
+        jac[j, r, 9 + k] = u[k]
 
 
-@njit(cache=True, inline='always')
-def joint_rows(j, joints, pos, quat, jac, phi, active):
-    """Rows of joint j at the poses pos (n, 3), quat (n, 4): fills jac (ROWS, 12), phi (ROWS,),
-    active (ROWS,) and returns the number of equality rows. Inlined into its two loops over
-    every joint (``prepare_rows``, ``forest.rows_and_error``, each Newton step): the call
-    with the joints' twenty arrays cost a quarter of the 100-link chain's row making."""
-    a, b, kind = joints.first[j], joints.second[j], joints.kind[j]
-    pa, qa = _pose(a, pos, quat)
-    pb, qb = _pose(b, pos, quat)
-    ra = _rotate(qa, _vec(joints.local_a, j))
-    rb = _rotate(qb, _vec(joints.local_b, j))
-    d = _sub(_add(pb, rb), _add(pa, ra))
-    for r in range(ROWS):
-        for c in range(12):
-            jac[r, c] = 0.0
-        phi[r] = 0.0
-        active[r] = False
-    zero = (0.0, 0.0, 0.0)
-    n = 0
-    if kind == BALL or kind == HINGE or kind == FIXED:
-        for k in range(3):  # the anchors coincide
-            axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
-            _point_row(jac, n, ra, rb, zero, axis)
-            phi[n] = d[k]
-            n += 1
-    if kind == HINGE:  # A's axis stays perpendicular to two directions of B's
-        ha = _rotate(qa, _vec(joints.axis_a, j))
-        b1 = _rotate(qb, _vec(joints.perp_b, j))
-        b2 = _cross(_rotate(qb, _vec(joints.axis_b, j)), b1)
-        for bk in (b1, b2):
-            t = _cross(ha, bk)
+@njit(cache=True, nogil=True)
+def joint_rows(joints, pos, quat, jac, phi, active, nblock):
+    """Every joint's rows at the poses pos (n, 3), quat (n, 4): fills jac (m, ROWS, 12), phi
+    (m, ROWS), active (m, ROWS) and nblock (m,), the number of equality rows of each.
+
+    One loop over the joints with the frames read in it: numba counts a reference to every
+    array an inlined helper takes, at each call, and with the joints' twenty arrays (and a
+    view of jac, phi and active per joint) the counting cost more than the rows (a 100-link
+    chain's rows went from 24 to 11 µs; docs/architecture.md#records)."""
+    for j in range(len(joints.kind)):
+        a, b, kind = joints.first[j], joints.second[j], joints.kind[j]
+        pa, qa = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)  # the world's pose
+        if a >= 0:
+            pa = (pos[a, 0], pos[a, 1], pos[a, 2])
+            qa = (quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3])
+        pb, qb = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+        if b >= 0:
+            pb = (pos[b, 0], pos[b, 1], pos[b, 2])
+            qb = (quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3])
+        # the joint's frames in its bodies, as tuples
+        local_a = (joints.local_a[j, 0], joints.local_a[j, 1], joints.local_a[j, 2])
+        local_b = (joints.local_b[j, 0], joints.local_b[j, 1], joints.local_b[j, 2])
+        axis_a = (joints.axis_a[j, 0], joints.axis_a[j, 1], joints.axis_a[j, 2])
+        perp_a = (joints.perp_a[j, 0], joints.perp_a[j, 1], joints.perp_a[j, 2])
+        axis_b = (joints.axis_b[j, 0], joints.axis_b[j, 1], joints.axis_b[j, 2])
+        perp_b = (joints.perp_b[j, 0], joints.perp_b[j, 1], joints.perp_b[j, 2])
+        ra = _rotate(qa, local_a)
+        rb = _rotate(qb, local_b)
+        d = _sub(_add(pb, rb), _add(pa, ra))
+        for r in range(ROWS):
+            for c in range(12):
+                jac[j, r, c] = 0.0
+            phi[j, r] = 0.0
+            active[j, r] = False
+        zero = (0.0, 0.0, 0.0)
+        n = 0
+        if kind == BALL or kind == HINGE or kind == FIXED:
+            for k in range(3):  # the anchors coincide
+                axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
+                _point_row(jac, j, n, ra, rb, zero, axis)
+                phi[j, n] = d[k]
+                n += 1
+        if kind == HINGE:  # A's axis stays perpendicular to two directions of B's
+            ha = _rotate(qa, axis_a)
+            b1 = _rotate(qb, perp_b)
+            b2 = _cross(_rotate(qb, axis_b), b1)
+            for bk in (b1, b2):
+                t = _cross(ha, bk)
+                for k in range(3):
+                    jac[j, n, 3 + k] = t[k]
+                    jac[j, n, 9 + k] = -t[k]
+                phi[j, n] = _dot(ha, bk)
+                n += 1
+        if kind == PRISMATIC or kind == FIXED:  # no relative rotation: θ of q_A q_rel q_B*
+            rel = (joints.rel_quat[j, 0], joints.rel_quat[j, 1], joints.rel_quat[j, 2],
+                   joints.rel_quat[j, 3])
+            qe = _qmul(_qmul(qa, rel), (qb[0], -qb[1], -qb[2], -qb[3]))
+            sign = 1.0 if qe[0] >= 0.0 else -1.0
             for k in range(3):
-                jac[n, 3 + k] = t[k]
-                jac[n, 9 + k] = -t[k]
-            phi[n] = _dot(ha, bk)
-            n += 1
-    if kind == PRISMATIC or kind == FIXED:  # no relative rotation: θ of q_A q_rel q_B*
-        rel = (joints.rel_quat[j, 0], joints.rel_quat[j, 1], joints.rel_quat[j, 2],
-               joints.rel_quat[j, 3])
-        qe = _qmul(_qmul(qa, rel), (qb[0], -qb[1], -qb[2], -qb[3]))
-        sign = 1.0 if qe[0] >= 0.0 else -1.0
-        for k in range(3):
-            jac[n, 3 + k] = 1.0
-            jac[n, 9 + k] = -1.0
-            phi[n] = 2.0 * sign * qe[1 + k]
-            n += 1
-    if kind == PRISMATIC:  # the anchors stay on A's axis
-        ha = _rotate(qa, _vec(joints.axis_a, j))
-        n1 = _rotate(qa, _vec(joints.perp_a, j))
-        n2 = _cross(ha, n1)
-        for nk in (n1, n2):
-            _point_row(jac, n, ra, rb, d, nk)
-            phi[n] = _dot(nk, d)
-            n += 1
-    drive = -1.0  # position of the driven coordinate along its row, or none
-    if kind == HINGE:
-        ha = _rotate(qa, _vec(joints.axis_a, j))
-        pa_w = _rotate(qa, _vec(joints.perp_a, j))
-        pb_w = _rotate(qb, _vec(joints.perp_b, j))
-        angle = np.arctan2(_dot(ha, _cross(pa_w, pb_w)), _dot(pa_w, pb_w))
-        for k in range(3):
-            jac[DRIVE, 3 + k] = -ha[k]
-            jac[DRIVE, 9 + k] = ha[k]
-        drive = angle
-    elif kind == PRISMATIC:
-        ha = _rotate(qa, _vec(joints.axis_a, j))
-        _point_row(jac, DRIVE, ra, rb, d, ha)
-        drive = _dot(ha, d)
-    elif kind == DISTANCE:
-        length = np.sqrt(_dot(d, d))
-        u = (d[0] / length, d[1] / length, d[2] / length) if length > 1e-12 else (0.0, 1.0, 0.0)
-        _point_row(jac, DRIVE, ra, rb, zero, u)
-        drive = length
-        equal = (joints.min_length[j] == joints.max_length[j]
-                 and joints.stiffness[j] == 0.0 and joints.damping[j] == 0.0)
-        if equal:  # a rigid rod: one equality row
-            for c in range(12):
-                jac[0, c] = jac[DRIVE, c]
-            phi[0] = length - joints.min_length[j]
-            n = 1
-    if kind == HINGE or kind == PRISMATIC or kind == DISTANCE:
-        phi[DRIVE] = drive
-        lo, hi = joints.lo[j], joints.hi[j]
-        if kind == DISTANCE:
-            lo, hi = joints.min_length[j], joints.max_length[j]
-        if (kind == DISTANCE and n == 0) or joints.limited[j]:
-            for c in range(12):
-                jac[LOWER, c] = jac[DRIVE, c]
-                jac[UPPER, c] = -jac[DRIVE, c]
-            phi[LOWER] = drive - lo
-            # a rope (min 0) has no lower row: its direction is undefined at zero length, and a
-            # speculative row there would stop the body at the anchor
-            active[LOWER] = not (kind == DISTANCE and lo <= 0.0)
-            phi[UPPER] = hi - drive
-            active[UPPER] = True
-        active[DRIVE] = (joints.motor_max[j] >= 0.0
-                         or (kind == DISTANCE and n == 0
-                             and (joints.stiffness[j] > 0.0 or joints.damping[j] > 0.0)))
-    return n
+                jac[j, n, 3 + k] = 1.0
+                jac[j, n, 9 + k] = -1.0
+                phi[j, n] = 2.0 * sign * qe[1 + k]
+                n += 1
+        if kind == PRISMATIC:  # the anchors stay on A's axis
+            ha = _rotate(qa, axis_a)
+            n1 = _rotate(qa, perp_a)
+            n2 = _cross(ha, n1)
+            for nk in (n1, n2):
+                _point_row(jac, j, n, ra, rb, d, nk)
+                phi[j, n] = _dot(nk, d)
+                n += 1
+        drive = -1.0  # position of the driven coordinate along its row, or none
+        if kind == HINGE:
+            ha = _rotate(qa, axis_a)
+            pa_w = _rotate(qa, perp_a)
+            pb_w = _rotate(qb, perp_b)
+            angle = np.arctan2(_dot(ha, _cross(pa_w, pb_w)), _dot(pa_w, pb_w))
+            for k in range(3):
+                jac[j, DRIVE, 3 + k] = -ha[k]
+                jac[j, DRIVE, 9 + k] = ha[k]
+            drive = angle
+        elif kind == PRISMATIC:
+            ha = _rotate(qa, axis_a)
+            _point_row(jac, j, DRIVE, ra, rb, d, ha)
+            drive = _dot(ha, d)
+        elif kind == DISTANCE:
+            length = np.sqrt(_dot(d, d))
+            u = ((d[0] / length, d[1] / length, d[2] / length) if length > 1e-12
+                 else (0.0, 1.0, 0.0))
+            _point_row(jac, j, DRIVE, ra, rb, zero, u)
+            drive = length
+            equal = (joints.min_length[j] == joints.max_length[j]
+                     and joints.stiffness[j] == 0.0 and joints.damping[j] == 0.0)
+            if equal:  # a rigid rod: one equality row
+                for c in range(12):
+                    jac[j, 0, c] = jac[j, DRIVE, c]
+                phi[j, 0] = length - joints.min_length[j]
+                n = 1
+        if kind == HINGE or kind == PRISMATIC or kind == DISTANCE:
+            phi[j, DRIVE] = drive
+            lo, hi = joints.lo[j], joints.hi[j]
+            if kind == DISTANCE:
+                lo, hi = joints.min_length[j], joints.max_length[j]
+            if (kind == DISTANCE and n == 0) or joints.limited[j]:
+                for c in range(12):
+                    jac[j, LOWER, c] = jac[j, DRIVE, c]
+                    jac[j, UPPER, c] = -jac[j, DRIVE, c]
+                phi[j, LOWER] = drive - lo
+                # a rope (min 0) has no lower row: its direction is undefined at zero length,
+                # and a speculative row there would stop the body at the anchor
+                active[j, LOWER] = not (kind == DISTANCE and lo <= 0.0)
+                phi[j, UPPER] = hi - drive
+                active[j, UPPER] = True
+            active[j, DRIVE] = (joints.motor_max[j] >= 0.0
+                                or (kind == DISTANCE and n == 0
+                                    and (joints.stiffness[j] > 0.0 or joints.damping[j] > 0.0)))
+        nblock[j] = n
 
 
 @njit(cache=True, inline='always')
@@ -337,12 +342,11 @@ def prepare_rows(joints, pos, quat, inv_mass, inv_iw, h, rows, known):
     """Fill rows (JointRows) for the step of h s from the start poses; inv_mass (n,) 1/kg and
     inv_iw (n, 3, 3) world inverse inertia (zero for bodies held still). known: rows' jac,
     phi, active and nblock already hold the rows at these poses (``joint_rows``)."""
+    if not known:
+        joint_rows(joints, pos, quat, rows.jac, rows.phi, rows.active, rows.nblock)
     mat, work, c = np.empty((6, 6)), np.empty((6, 12)), np.empty(6)
     for j in range(len(joints.kind)):
         a, b = joints.first[j], joints.second[j]
-        if not known:
-            rows.nblock[j] = joint_rows(j, joints, pos, quat, rows.jac[j], rows.phi[j],
-                                        rows.active[j])
         nb = rows.nblock[j]
         rows.block_inv[j, :, :] = 0.0
         swept = rows.active[j, LOWER] or rows.active[j, UPPER] or rows.active[j, DRIVE]

@@ -9,7 +9,12 @@ import numpy as np
 from numba import njit
 
 from physics.constraints.joint import KIND, WORLD, JointDef
-from physics.constraints.projection import FactorCache, project_positions, project_velocities
+from physics.constraints.projection import (
+    FactorCache,
+    all_rows,
+    project_positions,
+    project_velocities,
+)
 from physics.constraints.solve import (
     LOWER,
     NO_MOTOR,
@@ -18,7 +23,6 @@ from physics.constraints.solve import (
     JointRows,
     JointSet,
     empty_rows,
-    joint_rows,
     one_sided,
     prepare_rows,
     sweep_joints,
@@ -259,9 +263,7 @@ def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom
 def violations(joints: JointSet, pos, quat) -> np.ndarray:
     """(m, 2): largest |Φ| of each joint's position rows (m) and of its angle rows (rad),
     counting violated limits."""
-    out = np.zeros((len(joints.kind), 2))
-    _violations_kernel(joints, pos, quat, out)
-    return out
+    return violations_of(all_rows(joints, pos, quat))
 
 
 def violations_of(rows) -> np.ndarray:
@@ -270,18 +272,6 @@ def violations_of(rows) -> np.ndarray:
     out = np.zeros((len(nblock), 2))
     _classify_kernel(jac, phi, active, nblock, out)
     return out
-
-
-@njit(cache=True)
-def _violations_kernel(joints, pos, quat, out):
-    jac, phi = np.zeros((1, ROWS, 12)), np.zeros((1, ROWS))
-    active, nblock = np.zeros((1, ROWS), np.bool_), np.zeros(1, np.int64)
-    row = np.zeros((1, 2))
-    for j in range(len(joints.kind)):
-        nblock[0] = joint_rows(j, joints, pos, quat, jac[0], phi[0], active[0])
-        row[0, 0], row[0, 1] = 0.0, 0.0
-        _classify_kernel(jac, phi, active, nblock, row)
-        out[j, 0], out[j, 1] = row[0, 0], row[0, 1]
 
 
 @njit(cache=True)

@@ -221,58 +221,39 @@ def tree_resolve(factors, rhs, x, y):
         if a < m:
             for s in range(dim[a]):
                 r[a, s] = rhs[a, s]
+    # the loops written here, not in inlined helpers: numba would count a reference to each
+    # array a helper takes, at every node, which cost more than these products
+    # (docs/architecture.md#records); children first: own_a = D_a⁻¹ r_a, r_p −= H[p, a] own_a
     for k in range(len(order) - 1, -1, -1):
         a = order[k]
         p = up[a]
         da, dp = dim[a], dim[p] if p >= 0 else 0
-        if da == 6 and dp == 3:       # the common sizes as constants (``tree_factor``)
-            _gather(a, p, inverse, across, r, own, 6, 3)
-        elif da == 3 and dp == 6:
-            _gather(a, p, inverse, across, r, own, 3, 6)
-        else:
-            _gather(a, p, inverse, across, r, own, da, dp)
+        for s in range(da):
+            total = 0.0
+            for q in range(da):
+                total += inverse[a, s, q] * r[a, q]
+            own[a, s] = total
+        for s in range(dp):
+            total = 0.0
+            for q in range(da):
+                total += across[a, s, q] * own[a, q]
+            r[p, s] -= total
     z = np.zeros((size, 6))
-    for k in range(len(order)):       # parents first: z_a = D_a⁻¹ r_a − D_a⁻¹ H[a, p] z_p
+    for k in range(len(order)):              # parents first: z_a = own_a − D_a⁻¹ H[a, p] z_p
         a = order[k]
         p = up[a]
         da, dp = dim[a], dim[p] if p >= 0 else 0
-        if da == 6 and dp == 3:
-            _spread(a, p, reach, own, z, 6, 3)
-        elif da == 3 and dp == 6:
-            _spread(a, p, reach, own, z, 3, 6)
-        else:
-            _spread(a, p, reach, own, z, da, dp)
+        for s in range(da):
+            total = own[a, s]
+            for t in range(dp):
+                total -= reach[a, s, t] * z[p, t]
+            z[a, s] = total
     for j in range(m):
         for s in range(6):
             x[j, s] = z[j, s]
     for i in range(n):
         for s in range(6):
             y[i, s] = z[m + i, s]
-
-
-@njit(cache=True, inline='always')
-def _gather(a, p, inverse, across, r, own, da, dp):
-    """own_a ← D_a⁻¹ r_a, then r_p −= H[p, a] own_a (p < 0, dp 0: a root)."""
-    for s in range(da):
-        total = 0.0
-        for q in range(da):
-            total += inverse[a, s, q] * r[a, q]
-        own[a, s] = total
-    for s in range(dp):
-        total = 0.0
-        for q in range(da):
-            total += across[a, s, q] * own[a, q]
-        r[p, s] -= total
-
-
-@njit(cache=True, inline='always')
-def _spread(a, p, reach, own, z, da, dp):
-    """z_a ← own_a − D_a⁻¹ H[a, p] z_p (p < 0, dp 0: a root, z_a = own_a)."""
-    for s in range(da):
-        total = own[a, s]
-        for t in range(dp):
-            total -= reach[a, s, t] * z[p, t]
-        z[a, s] = total
 
 
 @njit(cache=True)
