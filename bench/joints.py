@@ -21,9 +21,12 @@ would write it:
   (their end faces touch at the joint), the others left on.
 
 Each engine runs the chain `repeats` times from the start (the first step of each run not
-timed: first-call costs); a warm-up run comes first, and an engine slower than RUN_SECONDS a run
+timed: first-call costs), in rounds: a run of every engine a round, so that whatever else the
+machine does falls on all engines alike (on a noisy 2-core machine a peer's rate moved ±25 %
+between blocks of runs). A warm-up run comes first, and an engine slower than RUN_SECONDS a run
 runs fewer steps (the steps column says how many). Prints the median steps/s, the ratio of
-Tumble to each peer, and the worst joint violation over every step of the last run (Tumble:
+Tumble to each peer, the ratio to the best stable peer of each round and their median, and the
+worst joint violation over every step of the last run (Tumble:
 ``World.joint_errors``; PyBullet: the distance between the two anchor points of each joint),
 and where the chain's tip is at the end, so a fast but wrong engine would show. "Tumble 1T"
 holds Tumble's compiled kernels to one thread. "Tumble ×4" advances the chain FRAME_STEPS steps a
@@ -160,37 +163,57 @@ def pybullet_chain(n: int):
         lambda: "")
 
 
-def run(make, n: int, repeats: int, threads: int):
-    """Median steps/s over repeats, the steps of each run, the worst violation over every step
-    of the last run (m), the tip's position at its end and the engine's note. A warm-up run of
-    up to a tenth of the steps comes first; an engine that would take more than RUN_SECONDS a
-    run gets fewer steps, and one slower than a step a second a single run (MuJoCo at
-    N = 1 000: its mass matrix is dense for a chain)."""
+def planned_steps(make, n: int, threads: int) -> int:
+    """How many steps a run of this engine takes: ``steps_for(n)``, fewer for an engine that
+    would take more than RUN_SECONDS (measured by a warm-up run of up to a tenth of them,
+    which also pays the first-call costs)."""
     numba.set_num_threads(threads)
-    steps = steps_for(n)
     step = make(n)[0]
     t0, done = time.perf_counter(), 0
-    while done < max(steps // 10, 2) and time.perf_counter() - t0 < RUN_SECONDS / 4:
+    while done < max(steps_for(n) // 10, 2) and time.perf_counter() - t0 < RUN_SECONDS / 4:
         done += step() or 1
     guess = done / (time.perf_counter() - t0)
-    steps = int(min(steps, max(MIN_STEPS, guess * RUN_SECONDS)))
-    repeats = repeats if guess >= 1.0 else 1
-    rates, worst, tip, note = [], 0.0, None, ""
-    for run_index in range(repeats):
-        step, violation, where, says = make(n)
-        first = step() or 1  # first-call costs (this chain's arrays) are not the steady rate
-        measure = run_index == repeats - 1
-        spent, done = 0.0, first
-        while done < steps:
-            t0 = time.perf_counter()
-            done += step() or 1
-            spent += time.perf_counter() - t0
-            if measure:
-                worst = max(worst, violation())
-        rates.append((done - first) / spent)
-        tip, note = where(), says()
+    return int(min(steps_for(n), max(MIN_STEPS, guess * RUN_SECONDS)))
+
+
+def one_run(make, n: int, steps: int, threads: int, measure: bool):
+    """One run of the chain from its start: (steps/s, the worst violation over its steps if
+    measure else 0, m, the tip at its end, the engine's note); the first step not timed."""
+    numba.set_num_threads(threads)
+    step, violation, where, says = make(n)
+    first = step() or 1  # first-call costs (this chain's arrays) are not the steady rate
+    spent, done, worst = 0.0, first, 0.0
+    while done < steps:
+        t0 = time.perf_counter()
+        done += step() or 1
+        spent += time.perf_counter() - t0
+        if measure:
+            worst = max(worst, violation())
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    return statistics.median(rates), steps, worst, tip, note
+    return (done - first) / spent, worst, where(), says()
+
+
+def run_rounds(engines, n: int, repeats: int) -> list[tuple]:
+    """Every engine's runs in rounds, one run of each engine a round, so that whatever else
+    the machine does falls on all of them alike (the ratios are taken within a round). Returns
+    per engine (name, median steps/s, steps, worst violation of the last run, tip, note, the
+    rates of each round); an engine slower than a step a second runs one round (MuJoCo at
+    N = 1 000: its mass matrix is dense for a chain)."""
+    plans = [(name, make, threads, planned_steps(make, n, threads))
+             for name, make, threads in engines]
+    rates = {name: [] for name, *_ in plans}
+    last = {}
+    for index in range(repeats):
+        for name, make, threads, steps in plans:
+            if index and steps <= MIN_STEPS:
+                continue
+            rate, worst, tip, note = one_run(make, n, steps, threads, index == repeats - 1
+                                             or steps <= MIN_STEPS)
+            rates[name].append(rate)
+            if index == repeats - 1 or steps <= MIN_STEPS:
+                last[name] = (steps, worst, tip, note)
+    return [(name, statistics.median(rates[name]), *last[name], rates[name])
+            for name, *_ in plans]
 
 
 def main() -> None:
@@ -208,27 +231,36 @@ def main() -> None:
                                             ("PyBullet", "pybullet", pybullet_chain)),
                              args.only_tumble)
     engines.insert(1, ("Tumble ×4", tumble_chain_frames, threads))
-    print(f"dt 1/240 s, median of {args.repeats} run(s) per engine; Tumble on {threads} "
-          f"thread(s) (NUMBA_NUM_THREADS), 1T on one, the peers on one")
+    print(f"dt 1/240 s, median of {args.repeats} round(s) (a run of each engine a round, "
+          f"ratios within a round); Tumble on {threads} thread(s) (NUMBA_NUM_THREADS), 1T on "
+          f"one, the peers on one")
     print(f"{'N':>5} {'steps':>6} {'engine':<11}{'steps/s':>10}{'Tumble/it':>11}"
           f"{'worst viol. mm':>16}   tip at the end, m")
     for n in args.sizes:
-        results = [(name, *run(make, n, args.repeats, count)) for name, make, count in engines
-                   if not (name == "MuJoCo RK4" and n > RK4_UP_TO)]
+        results = run_rounds([row for row in engines
+                              if not (row[0] == "MuJoCo RK4" and n > RK4_UP_TO)], n,
+                             args.repeats)
         ours = results[0][1]
-        for name, rate, steps, worst, tip, note in results:
+        for name, rate, steps, worst, tip, note, _ in results:
             if name.startswith("MuJoCo"):
                 note = " (a tree: no violation by construction)" + note
             print(f"{n:>5} {steps:>6} {name:<11}{rate:10.1f}{ours / rate:10.2f}x"
                   f"{1000 * worst:16.4f}   {np.array2string(tip, precision=3)}{note}")
         # the best peer that ran the chain to its end (a reset run is not that chain's motion)
-        peers = [rate for name, rate, _, _, _, note in results
+        peers = [(rate, rounds) for name, rate, _, _, _, note, rounds in results
                  if not name.startswith("Tumble") and "unstable" not in note]
-        framed = [rate for name, rate, *_ in results if name == "Tumble ×4"]
-        if peers:
-            print(f"{n:>5} Tumble / best stable peer: {ours / max(peers):.2f} a step a call"
-                  + (f", {framed[0] / max(peers):.2f} {FRAME_STEPS} steps a call" if framed
-                     else "") + "   (target ≥ 1 at N ≥ 100, violation ≤ 1 mm)")
+        if not peers:
+            continue
+        best_rate, best_rounds = max(peers, key=lambda peer: peer[0])
+        for name, rate, *_, rounds in results:
+            if name not in ("Tumble", "Tumble ×4") or len(rounds) != len(best_rounds):
+                continue
+            ratios = [ours_one / peer_one for ours_one, peer_one in zip(rounds, best_rounds)]
+            calls = "a step a call" if name == "Tumble" else f"{FRAME_STEPS} steps a call"
+            print(f"{n:>5} {name} / best stable peer, {calls}: {rate / best_rate:.2f} "
+                  f"(median of rounds {statistics.median(ratios):.2f}, rounds "
+                  + " ".join(f"{r:.2f}" for r in ratios)
+                  + ")   (target ≥ 1 at N ≥ 100, violation ≤ 1 mm)")
         if n > RK4_UP_TO and any(name == "MuJoCo RK4" for name, _, _ in engines):
             print(f"{n:>5} MuJoCo RK4 not run: four times MuJoCo's step")
 
