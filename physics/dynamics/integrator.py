@@ -16,19 +16,17 @@ from physics.geometry.rotation import quat_conj, quat_rotate
 from physics.settings import NEWTON_MAX_ITERATIONS, NEWTON_TOLERANCE
 
 
-@njit(cache=True)
-def _solve3(a, b, x):
-    """x ← a⁻¹ b for one 3×3 matrix (Cramer's rule; a is well conditioned near E)."""
-    c0 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
-    c1 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
-    c2 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
-    inv_det = 1.0 / (a[0, 0] * c0 + a[0, 1] * c1 + a[0, 2] * c2)
-    x[0] = (b[0] * c0 + a[0, 1] * (b[2] * a[1, 2] - b[1] * a[2, 2])
-            + a[0, 2] * (b[1] * a[2, 1] - b[2] * a[1, 1])) * inv_det
-    x[1] = (a[0, 0] * (b[1] * a[2, 2] - b[2] * a[1, 2]) + b[0] * c1
-            + a[0, 2] * (b[2] * a[1, 0] - b[1] * a[2, 0])) * inv_det
-    x[2] = (a[0, 0] * (b[2] * a[1, 1] - b[1] * a[2, 1])
-            + a[0, 1] * (b[1] * a[2, 0] - b[2] * a[1, 0]) + b[0] * c2) * inv_det
+@njit(cache=True, inline='always')
+def _solve3(a00, a01, a02, a10, a11, a12, a20, a21, a22, b0, b1, b2):
+    """a⁻¹ b for one 3×3 matrix a and vector b given by their entries, as three floats
+    (Cramer's rule; a is well conditioned near E)."""
+    c0 = a11 * a22 - a12 * a21
+    c1 = a12 * a20 - a10 * a22
+    c2 = a10 * a21 - a11 * a20
+    inv_det = 1.0 / (a00 * c0 + a01 * c1 + a02 * c2)
+    return ((b0 * c0 + a01 * (b2 * a12 - b1 * a22) + a02 * (b1 * a21 - b2 * a11)) * inv_det,
+            (a00 * (b1 * a22 - b2 * a12) + b0 * c1 + a02 * (b2 * a10 - b1 * a20)) * inv_det,
+            (a00 * (b2 * a11 - b1 * a21) + a01 * (b1 * a20 - b2 * a10) + b0 * c2) * inv_det)
 
 
 @njit(cache=True, inline='always')
@@ -40,8 +38,22 @@ def to_body_frame(quat, vec, i):
 @njit(cache=True, inline='always')
 def vector_to_world_frame(quat, i, bx, by, bz):
     """R v for row i of quat (n, 4) and the body-frame vector v = (bx, by, bz), as three
-    floats: the rotation by q = (w, u), v + w t + u × t with t = 2 u × v."""
-    w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+    floats (``rotate``)."""
+    return rotate(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3], bx, by, bz)
+
+
+@njit(cache=True, inline='always')
+def vector_to_body_frame(quat, i, lx, ly, lz):
+    """Rᵀ v for row i of quat (n, 4) and the vector v = (lx, ly, lz), as three floats
+    (``rotate_back``)."""
+    return rotate_back(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3], lx, ly, lz)
+
+
+@njit(cache=True, inline='always')
+def rotate(w, x, y, z, bx, by, bz):
+    """R v for the unit quaternion (w, x, y, z) and v = (bx, by, bz), as three floats: the
+    rotation by q = (w, u), v + w t + u × t with t = 2 u × v. Floats in, floats out: a helper
+    taking arrays costs a reference count for each at every call (docs/architecture.md#records)."""
     tx = 2.0 * (y * bz - z * by)
     ty = 2.0 * (z * bx - x * bz)
     tz = 2.0 * (x * by - y * bx)
@@ -50,10 +62,9 @@ def vector_to_world_frame(quat, i, bx, by, bz):
 
 
 @njit(cache=True, inline='always')
-def vector_to_body_frame(quat, i, lx, ly, lz):
-    """Rᵀ v for row i of quat (n, 4) and the vector v = (lx, ly, lz), as three floats: the
+def rotate_back(w, x, y, z, lx, ly, lz):
+    """Rᵀ v for the unit quaternion (w, x, y, z) and v = (lx, ly, lz), as three floats: the
     rotation by the conjugate q* = (w, −u), v + w t − u × t with t = −2 u × v."""
-    w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
     tx = 2.0 * (-y * lz + z * ly)
     ty = 2.0 * (-z * lx + x * lz)
     tz = 2.0 * (-x * ly + y * lx)
@@ -63,46 +74,33 @@ def vector_to_body_frame(quat, i, lx, ly, lz):
 
 @njit(cache=True, nogil=True)
 def _rotate_free_kernel(quat, ang_mom, inv_inertia, h, out):
-    """Loop body of ``rotate_free`` (one compiled pass over all bodies; see its docstring)."""
-    jac = np.empty((3, 3))
-    lb = np.empty(3)
-    new = np.empty(3)
-    mid = np.empty(3)
-    om = np.empty(3)
-    res = np.empty(3)
-    d = np.empty(3)
+    """Loop body of ``rotate_free`` (one compiled pass over all bodies; see its docstring), on
+    floats: no scratch array, no helper taking arrays (docs/architecture.md#records)."""
     for i in range(quat.shape[0]):
         w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
-        inv = inv_inertia[i]
-        lb[0], lb[1], lb[2] = to_body_frame(quat, ang_mom, i)
-        scale = np.sqrt(lb[0] ** 2 + lb[1] ** 2 + lb[2] ** 2) + 1e-300
-        new[:] = lb
+        inv0, inv1, inv2 = inv_inertia[i, 0], inv_inertia[i, 1], inv_inertia[i, 2]
+        lb0, lb1, lb2 = rotate_back(w, x, y, z, ang_mom[i, 0], ang_mom[i, 1], ang_mom[i, 2])
+        scale = np.sqrt(lb0 ** 2 + lb1 ** 2 + lb2 ** 2) + 1e-300
+        new0, new1, new2 = lb0, lb1, lb2
         for _ in range(NEWTON_MAX_ITERATIONS):
-            for k in range(3):
-                mid[k] = 0.5 * (lb[k] + new[k])
-                om[k] = inv[k] * mid[k]
-            res[0] = new[0] - lb[0] + h * (om[1] * mid[2] - om[2] * mid[1])
-            res[1] = new[1] - lb[1] + h * (om[2] * mid[0] - om[0] * mid[2])
-            res[2] = new[2] - lb[2] + h * (om[0] * mid[1] - om[1] * mid[0])
+            mid0, mid1, mid2 = 0.5 * (lb0 + new0), 0.5 * (lb1 + new1), 0.5 * (lb2 + new2)
+            om0, om1, om2 = inv0 * mid0, inv1 * mid1, inv2 * mid2
+            res0 = new0 - lb0 + h * (om1 * mid2 - om2 * mid1)
+            res1 = new1 - lb1 + h * (om2 * mid0 - om0 * mid2)
+            res2 = new2 - lb2 + h * (om0 * mid1 - om1 * mid0)
             # Jacobian E + (h/2)([ω_m]× − [L_m]× I⁻¹)  (docs/physics.md#free-rotation)
             g = 0.5 * h
-            jac[0, 0] = 1.0
-            jac[0, 1] = g * (-om[2] + mid[2] * inv[1])
-            jac[0, 2] = g * (om[1] - mid[1] * inv[2])
-            jac[1, 0] = g * (om[2] - mid[2] * inv[0])
-            jac[1, 1] = 1.0
-            jac[1, 2] = g * (-om[0] + mid[0] * inv[2])
-            jac[2, 0] = g * (-om[1] + mid[1] * inv[0])
-            jac[2, 1] = g * (om[0] - mid[0] * inv[1])
-            jac[2, 2] = 1.0
-            _solve3(jac, res, d)
-            new -= d
-            if np.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2) <= NEWTON_TOLERANCE * scale:
+            d0, d1, d2 = _solve3(1.0, g * (-om2 + mid2 * inv1), g * (om1 - mid1 * inv2),
+                                 g * (om2 - mid2 * inv0), 1.0, g * (-om0 + mid0 * inv2),
+                                 g * (-om1 + mid1 * inv0), g * (om0 - mid0 * inv1), 1.0,
+                                 res0, res1, res2)
+            new0, new1, new2 = new0 - d0, new1 - d1, new2 - d2
+            if np.sqrt(d0 ** 2 + d1 ** 2 + d2 ** 2) <= NEWTON_TOLERANCE * scale:
                 break
         # q' = q ⊗ cay((h/2) ω_m), with ω_m from the converged midpoint
-        ax = 0.5 * h * inv[0] * 0.5 * (lb[0] + new[0])
-        ay = 0.5 * h * inv[1] * 0.5 * (lb[1] + new[1])
-        az = 0.5 * h * inv[2] * 0.5 * (lb[2] + new[2])
+        ax = 0.5 * h * inv0 * 0.5 * (lb0 + new0)
+        ay = 0.5 * h * inv1 * 0.5 * (lb1 + new1)
+        az = 0.5 * h * inv2 * 0.5 * (lb2 + new2)
         nw = w - x * ax - y * ay - z * az
         nx = x + w * ax + y * az - z * ay
         ny = y + w * ay - x * az + z * ax
@@ -151,65 +149,63 @@ def rotation_response(quat, quat_end, ang_mom, inv_inertia, h) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _response_kernel(quat, quat_end, ang_mom, inv_inertia, h, out):
-    # one scratch for all bodies: numba puts every small array on the heap, and five of them
-    # per body cost more than the arithmetic (the joints' Newton steps ask for every body's)
+    """out (n, 3, 3) ← W of each body (see ``rotation_response``). The step's midpoint L_m is
+    (Rᵀ L + R'ᵀ L) / 2, since the free step keeps the world L; differentiating its defining
+    equation gives δω_m = I⁻¹ A⁻¹ Rᵀ δL with A = E + (h/2)([ω_m]× − [L_m]× I⁻¹), the Newton
+    Jacobian of ``rotate_free``, and the Cayley update q ⊗ cay(u), u = (h/2) ω_m, turns by
+    δθ_b = 2 (E + [u]×) δu / (1 + |u|²) in the start frame. One scratch for all bodies, and
+    the loop passes no array to a helper: numba puts every small array on the heap and counts
+    a reference to each array a helper takes, which cost more than the arithmetic (the joints'
+    Newton steps ask for every body's; docs/architecture.md#records)."""
     work = np.empty((5, 3, 3))
-    for i in range(quat.shape[0]):
-        body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out[i], work)
-
-
-@njit(cache=True, nogil=True)
-def body_response(quat, quat_end, ang_mom, inv_inertia, h, i, out, work):
-    """out (3, 3) ← W of body row i (see ``rotation_response``; work (5, 3, 3) scratch). The
-    step's midpoint L_m is (Rᵀ L + R'ᵀ L) / 2, since the free step keeps the world L;
-    differentiating its defining equation gives δω_m = I⁻¹ A⁻¹ Rᵀ δL with
-    A = E + (h/2)([ω_m]× − [L_m]× I⁻¹), the Newton Jacobian of ``rotate_free``, and the Cayley
-    update q ⊗ cay(u), u = (h/2) ω_m, turns by δθ_b = 2 (E + [u]×) δu / (1 + |u|²) in the start
-    frame."""
-    inv = inv_inertia[i]
-    a0, a1, a2 = to_body_frame(quat, ang_mom, i)
-    b0, b1, b2 = to_body_frame(quat_end, ang_mom, i)
-    m0, m1, m2 = 0.5 * (a0 + b0), 0.5 * (a1 + b1), 0.5 * (a2 + b2)
-    o0, o1, o2 = inv[0] * m0, inv[1] * m1, inv[2] * m2
-    g = 0.5 * h
     jac, adj, cay, body, rot = work[0], work[1], work[2], work[3], work[4]
-    jac[0, 0] = 1.0
-    jac[0, 1] = g * (-o2 + m2 * inv[1])
-    jac[0, 2] = g * (o1 - m1 * inv[2])
-    jac[1, 0] = g * (o2 - m2 * inv[0])
-    jac[1, 1] = 1.0
-    jac[1, 2] = g * (-o0 + m0 * inv[2])
-    jac[2, 0] = g * (-o1 + m1 * inv[0])
-    jac[2, 1] = g * (o0 - m0 * inv[1])
-    jac[2, 2] = 1.0
-    # A⁻¹ by its adjugate (A is near E for slow bodies, well conditioned for any spin)
-    for r in range(3):
-        for c in range(3):
-            r1, r2, c1, c2 = (c + 1) % 3, (c + 2) % 3, (r + 1) % 3, (r + 2) % 3
-            adj[r, c] = jac[r1, c1] * jac[r2, c2] - jac[r1, c2] * jac[r2, c1]
-    det = jac[0, 0] * adj[0, 0] + jac[0, 1] * adj[1, 0] + jac[0, 2] * adj[2, 0]
-    u0, u1, u2 = g * o0, g * o1, g * o2
-    turn = 1.0 / (1.0 + u0 * u0 + u1 * u1 + u2 * u2)
-    # cay: (E + [u]×) / (1 + |u|²)
-    cay[0, 0], cay[0, 1], cay[0, 2] = turn, -u2 * turn, u1 * turn
-    cay[1, 0], cay[1, 1], cay[1, 2] = u2 * turn, turn, -u0 * turn
-    cay[2, 0], cay[2, 1], cay[2, 2] = -u1 * turn, u0 * turn, turn
-    # body: (E + [u]×)/(1 + |u|²) I⁻¹ A⁻¹
-    for r in range(3):
-        for c in range(3):
-            body[r, c] = (cay[r, 0] * inv[0] * adj[0, c] + cay[r, 1] * inv[1] * adj[1, c]
-                          + cay[r, 2] * inv[2] * adj[2, c]) / det
-    # rot: R of the start, column k = R e_k
-    for k in range(3):
-        rot[0, k], rot[1, k], rot[2, k] = vector_to_world_frame(
-            quat, i, 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
-    for r in range(3):
-        for c in range(3):
-            total = 0.0
-            for p in range(3):
-                for q in range(3):
-                    total += rot[r, p] * body[p, q] * rot[c, q]
-            out[r, c] = total
+    g = 0.5 * h
+    for i in range(quat.shape[0]):
+        inv = (inv_inertia[i, 0], inv_inertia[i, 1], inv_inertia[i, 2])
+        w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+        a0, a1, a2 = rotate_back(w, x, y, z, ang_mom[i, 0], ang_mom[i, 1], ang_mom[i, 2])
+        b0, b1, b2 = rotate_back(quat_end[i, 0], quat_end[i, 1], quat_end[i, 2],
+                                 quat_end[i, 3], ang_mom[i, 0], ang_mom[i, 1], ang_mom[i, 2])
+        m0, m1, m2 = 0.5 * (a0 + b0), 0.5 * (a1 + b1), 0.5 * (a2 + b2)
+        o0, o1, o2 = inv[0] * m0, inv[1] * m1, inv[2] * m2
+        jac[0, 0] = 1.0
+        jac[0, 1] = g * (-o2 + m2 * inv[1])
+        jac[0, 2] = g * (o1 - m1 * inv[2])
+        jac[1, 0] = g * (o2 - m2 * inv[0])
+        jac[1, 1] = 1.0
+        jac[1, 2] = g * (-o0 + m0 * inv[2])
+        jac[2, 0] = g * (-o1 + m1 * inv[0])
+        jac[2, 1] = g * (o0 - m0 * inv[1])
+        jac[2, 2] = 1.0
+        # A⁻¹ by its adjugate (A is near E for slow bodies, well conditioned for any spin)
+        for r in range(3):
+            for c in range(3):
+                r1, r2, c1, c2 = (c + 1) % 3, (c + 2) % 3, (r + 1) % 3, (r + 2) % 3
+                adj[r, c] = jac[r1, c1] * jac[r2, c2] - jac[r1, c2] * jac[r2, c1]
+        det = jac[0, 0] * adj[0, 0] + jac[0, 1] * adj[1, 0] + jac[0, 2] * adj[2, 0]
+        u0, u1, u2 = g * o0, g * o1, g * o2
+        turn = 1.0 / (1.0 + u0 * u0 + u1 * u1 + u2 * u2)
+        # cay: (E + [u]×) / (1 + |u|²)
+        cay[0, 0], cay[0, 1], cay[0, 2] = turn, -u2 * turn, u1 * turn
+        cay[1, 0], cay[1, 1], cay[1, 2] = u2 * turn, turn, -u0 * turn
+        cay[2, 0], cay[2, 1], cay[2, 2] = -u1 * turn, u0 * turn, turn
+        # body: (E + [u]×)/(1 + |u|²) I⁻¹ A⁻¹
+        for r in range(3):
+            for c in range(3):
+                body[r, c] = (cay[r, 0] * inv[0] * adj[0, c] + cay[r, 1] * inv[1] * adj[1, c]
+                              + cay[r, 2] * inv[2] * adj[2, c]) / det
+        # rot: R of the start, column k = R e_k
+        for k in range(3):
+            rot[0, k], rot[1, k], rot[2, k] = rotate(
+                w, x, y, z, 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
+                1.0 if k == 2 else 0.0)
+        for r in range(3):
+            for c in range(3):
+                total = 0.0
+                for p in range(3):
+                    for q in range(3):
+                        total += rot[r, p] * body[p, q] * rot[c, q]
+                out[i, r, c] = total
 
 
 def body_angular_velocity(
