@@ -21,7 +21,7 @@ CLIP_FRAME_INTERVAL = 1.0 / 24.0
 # while a clip renders, the window's 3D view is drawn into an offscreen image of this fraction
 # of its resolution and copied onto the screen (app/render/scaled_view.py): at 1, the same
 # picture (a few dozen pixels apart where bodies meet the floor: the image's depth has the 24
-# bits a clip's has, the screen's 32) for ~6 ms less CPU a frame on llvmpipe, since the image
+# bits a clip's has, the screen's 32) for ~5 ms less CPU a frame on llvmpipe, since the image
 # takes the cached floor's depth by a copy where the screen draws it again. Half the
 # resolution saved no more: stretching the image (linear filtering) costs llvmpipe about what
 # the pixels not drawn would (docs/architecture.md, clips)
