@@ -47,7 +47,8 @@ body's ω in it, or null when it shows none; ``history``:
 its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``: the
 last one saved, with the wall seconds it took; ``clip_worker``: the clip process's pid, and
 whether it is warm and alive; ``frame_interval``: s between redraws, longer
-while a clip renders, app/frame_pace.py) and
+while a clip renders, app/frame_pace.py; ``view_scale``: null while the 3D view is drawn on
+the screen, else the fraction of the window's resolution it is drawn at offscreen) and
 the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
@@ -76,7 +77,7 @@ from imgui_bundle import imgui
 
 from app.app_state import AppState
 from app.endings import watch_endings
-from app.frame_pace import CLIP_FRAME_INTERVAL, FRAME_INTERVAL, FramePace
+from app.frame_pace import CLIP_FRAME_INTERVAL, CLIP_VIEW_SCALE, FRAME_INTERVAL, FramePace
 from app.joints import new_draft
 from app.keys import KEY_BINDINGS
 from app.loader import Loader
@@ -90,6 +91,7 @@ from app.render.interpolate import RENDER_DELAY, interpolate
 from app.render.picking import pick
 from app.render.polhode import PolhodeTrail
 from app.render.renderer import Renderer, palette_color
+from app.render.scaled_view import ScaledView
 from app.render.view import FrameView, frame_view
 from app.resources import asset_path
 from app.video.clip import clip_order, last_seconds
@@ -261,6 +263,7 @@ class App:
         self.state.request_files = self.loader.request
         self.camera = OrbitCamera()
         self.renderer = Renderer(self.ctx)
+        self.scaled_view = ScaledView(self.ctx)  # the 3D view while a clip renders
         self.ui = ImGuiRenderer(self.ctx)
         imgui.get_io().config_error_recovery_enable_assert = False  # recover at the frame end
         self.panel = Panel(self.state)
@@ -288,6 +291,7 @@ class App:
         self._moments = ExactMoments()            # the timeline's moment, re-run exactly
         self._scrub_exact = False                 # this frame shows it (the status file's)
         self._screenshot_wanted = False
+        self._view_scale: float | None = None     # this frame's _scale_of_view
         self._dropped_at: float | None = None     # time.monotonic() of the last file drop
         self._gap_since_drop = 0.0                # s: longest frame interval since that drop
         self.state.recording.toggle = self.toggle_recording
@@ -350,8 +354,13 @@ class App:
             self._release_unused_meshes(view)
             width, height = self.window.get_framebuffer_size()
             self._cache_background_while_still((width, height))
-            self.renderer.render(view, self.camera, size=(width, height),
-                                 gizmos=self.state.gizmos)
+            self._view_scale = scale = self._scale_of_view()
+            if scale is None:
+                self.renderer.render(view, self.camera, size=(width, height),
+                                     gizmos=self.state.gizmos)
+            else:
+                self.scaled_view.render(self.renderer, view, self.camera, (width, height),
+                                        scale, gizmos=self.state.gizmos)
             capture = self._capture_hook(new.time_scale, (width, height))
             with_panel = self.state.recording.include_panel
             if capture is not None and not with_panel:
@@ -372,6 +381,20 @@ class App:
                 except Exception as e2:
                     log.error("ImGui could not recover from the frame error", exc_info=e2)
         return pyglet.event.EVENT_HANDLED
+
+    def _scale_of_view(self) -> float | None:
+        """None: the 3D view is drawn on the screen; a number: through an offscreen image of
+        that fraction of the window's resolution (app/render/scaled_view.py). The latter while
+        a clip renders (CLIP_VIEW_SCALE, app/frame_pace.py), unless this frame is read back
+        (an F9 recording, an F12 screenshot) or, at full scale, the camera moves: the image
+        saves the screen's redrawing of the cached floor's depth, and without the cache there
+        is nothing to save."""
+        if (self.state.recording.clip is None or self.recording is not None
+                or self._screenshot_wanted):
+            return None
+        if CLIP_VIEW_SCALE == 1.0 and not self.renderer.cache_background:
+            return None
+        return CLIP_VIEW_SCALE
 
     def _cache_background_while_still(self, size) -> None:
         """While the camera stays put, the renderer starts frames from a copy of the floor and
@@ -639,6 +662,7 @@ class App:
             return
         self.state.recording.clip = None
         self.pace.set_interval(FRAME_INTERVAL)
+        self.scaled_view.release()  # the view is drawn on the screen again from the next frame
         result = clip.result
         self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
                            "count": clip.count, "t0": clip.request.t0, "t1": clip.request.t1,
@@ -824,6 +848,7 @@ class App:
         self.closed = True
         self.stop_recording("the window was closed")
         try:
+            self.scaled_view.release()
             self.renderer.release()
             self.ui.shutdown()
         except Exception as e:
@@ -879,7 +904,7 @@ class App:
             "last_clip": self._last_clip,
             "clip_worker": {"pid": self.clip_worker.pid, "ready": self.clip_worker.ready,
                             "alive": self.clip_worker.alive},
-            "frame_interval": self.pace.interval,
+            "frame_interval": self.pace.interval, "view_scale": self._view_scale,
             "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
             "inspected": self._inspected(),
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],

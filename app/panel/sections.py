@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from app.frame_pace import CLIP_FRAME_INTERVAL, CLIP_VIEW_SCALE
 from app.panel.actions import own_materials
 from app.panel.joints import joints
 from app.panel.overlays import PANEL_WIDTH
@@ -545,6 +546,12 @@ def recording(panel: Panel, s: Snapshot) -> None:
     imgui.pop_text_wrap_pos()
 
 
+# under the progress bar: the 3D view redraws less often meanwhile (and more coarsely below
+# full scale), so the user knows why (app/frame_pace.py)
+VIEW_WHILE_CLIP = (f"the view redraws at {1 / CLIP_FRAME_INTERVAL:.0f} fps meanwhile"
+                   + (f", at {CLIP_VIEW_SCALE:.0%} resolution" if CLIP_VIEW_SCALE < 1 else ""))
+
+
 def after_the_fact(panel: Panel, s: Snapshot) -> None:
     """The history kept for the timeline (its length, its memory), a span of it saved as a
     clip (with a progress bar while it renders) and the whole of it saved as a replay file."""
@@ -601,8 +608,12 @@ def after_the_fact(panel: Panel, s: Snapshot) -> None:
         imgui.progress_bar(clip.progress, (-1, 0), f"{clip.frames_done} / {clip.count} frames")
         panel._item_width = imgui.get_item_rect_size().x
         panel._remember("clip_progress")
+        imgui.text_colored(DIM, VIEW_WHILE_CLIP)
+        panel._item_width = imgui.get_item_rect_size().x
+        panel._remember("clip_view_note")
     else:
         panel.item_rects.pop("clip_progress", None)
+        panel.item_rects.pop("clip_view_note", None)
     imgui.separator_text("Replay file")
     imgui.push_text_wrap_pos(0.0)
     imgui.text_colored(DIM, "The world at the history's start as a scene, and every command "

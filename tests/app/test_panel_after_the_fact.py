@@ -111,6 +111,8 @@ def test_a_span_chosen_on_the_timeline_is_saved_at_60_fps_with_a_progress_bar(ui
     while not job.done:
         frame(ui, fbo, panel)
         seen_bar = seen_bar or "clip_progress" in panel.item_rects
+        # with the note under it that the view redraws less meanwhile
+        assert ("clip_progress" in panel.item_rects) == ("clip_view_note" in panel.item_rects)
         assert time.monotonic() < deadline
         time.sleep(0.01)
     assert job.error is None, job.error

@@ -3,9 +3,9 @@ frame ``tumble record`` makes of the same run at t0 + k/fps (the same world, bit
 the same pixels); a clip renders in the clip process, which ends when closed or when its app
 is killed (even mid warm-up), and one that dies fails its clip with a message while the next
 clip starts a new one; and F10 in the running app under Xvfb: the last 10 s of the history
-saved as a video in the clip process while the window keeps drawing, at its lower pace
-meanwhile (app/frame_pace.py), the process ending with the app, and a clip process killed
-mid-clip leaving the app running with the error shown."""
+saved as a video in the clip process while the window keeps drawing, at its lower pace and
+through an offscreen image meanwhile (app/frame_pace.py), the process ending with the app,
+and a clip process killed mid-clip leaving the app running with the error shown."""
 
 import itertools
 import os
@@ -19,7 +19,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-from app.frame_pace import CLIP_FRAME_INTERVAL, FRAME_INTERVAL
+from app.frame_pace import CLIP_FRAME_INTERVAL, CLIP_VIEW_SCALE, FRAME_INTERVAL
 from app.render.renderer import OffscreenTarget, Renderer
 from app.render.view import gizmo_options
 from app.resources import asset_path
@@ -219,8 +219,9 @@ def running_app(tmp_path):
 def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
     with running_app(tmp_path) as app:  # killed after: the clip process must notice and end
         # the history starts when the scene is opened
-        app.wait_for("10.5 s of history", lambda s: s["time"] - s["history"][0] >= 10.5,
-                     timeout=120)
+        before = app.wait_for("10.5 s of history",
+                              lambda s: s["time"] - s["history"][0] >= 10.5, timeout=120)
+        assert before["view_scale"] is None  # the 3D view drawn on the screen
         app.xdotool("key", "--window", app.window, "F10")
         rendering = app.wait_for("the clip under way", lambda s: (s["clip"] or 0) >= 5,
                                  timeout=60)
@@ -229,6 +230,8 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
         assert worker["alive"] and worker["ready"] and worker["pid"] != app.process.pid
         # the window draws on while the clip renders, at most CLIP_FRAME_INTERVAL apart
         assert rendering["frame_interval"] == CLIP_FRAME_INTERVAL
+        # …its 3D view through an offscreen image (the camera is still: the floor is cached)
+        assert rendering["view_scale"] == CLIP_VIEW_SCALE
         meanwhile = app.wait_for("frames drawn meanwhile", lambda s: s["frames"]
                                  >= rendering["frames"] + 20 and s["clip"] is not None,
                                  timeout=60)
@@ -239,6 +242,7 @@ def test_f10_saves_the_last_ten_seconds_while_the_app_keeps_drawing(tmp_path):
                              timeout=600)
         done = after["last_clip"]
         assert after["frame_interval"] == FRAME_INTERVAL  # the window's own pace again
+        assert after["view_scale"] is None                # and its view on the screen
     deadline = time.monotonic() + 10
     while not ended(worker["pid"]):
         assert time.monotonic() < deadline, "the clip process outlived the app"
