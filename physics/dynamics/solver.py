@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from physics.collision.broadphase import chunk_bounds
 from physics.collision.contact import Contacts, manifold_end
 from physics.dynamics.stacks import solve_stacks
 from physics.settings import (
@@ -541,19 +542,23 @@ def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
 
 @njit(cache=True, nogil=True)
 def _prepare_parallel(contacts, restitution, motion, h, threshold, rows):
-    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    """``_prepare_serial`` with the contacts shared out between the threads (independent), in
+    SWEEP_SLABS runs of equal length, as the sweeps share theirs out in SWEEP_SLABS slabs: a
+    call of ``_prepare_range`` per contact instead cost more than the rows themselves."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    _prepare_threads(contacts, restitution, motion, h, threshold, rows)
+    bounds = chunk_bounds(contacts.body.shape[0], SWEEP_SLABS)
+    _prepare_threads(bounds, contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_threads(contacts, restitution, motion, h, threshold, rows):
-    """``_prepare_parallel``'s loop: contact c by a call of ``_prepare_range`` of its own, so
-    the writes are out of the parfor pass's sight (numba 0.68 took a write in the loop to an
-    array that came out of a record's field for dead code unless the loop read it back;
-    tests/physics/dynamics/test_solver.py: serial = parallel)."""
-    for c in prange(contacts.body.shape[0]):
-        _prepare_range(c, c + 1, contacts, restitution, motion, h, threshold, rows)
+def _prepare_threads(bounds, contacts, restitution, motion, h, threshold, rows):
+    """``_prepare_parallel``'s loop: the contacts bounds[t] … bounds[t + 1] − 1 in one call of
+    ``_prepare_range``, so the writes are out of the parfor pass's sight (numba 0.68 took a
+    write in the loop to an array that came out of a record's field for dead code unless the
+    loop read it back; tests/physics/dynamics/test_solver.py: serial = parallel)."""
+    for t in prange(bounds.shape[0] - 1):
+        _prepare_range(bounds[t], bounds[t + 1], contacts, restitution, motion, h, threshold,
+                       rows)
 
 
 @njit(cache=True)
