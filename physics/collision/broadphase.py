@@ -148,7 +148,7 @@ def _refresh_pairs(pairs, outside, new, out):
 
 @njit(cache=True, nogil=True)
 def _within_reach(pairs, pos, radius, out):
-    """Write into out, in order, the pairs (p, 2) that pass ``_check``'s sphere test (the same
+    """Write into out, in order, the pairs (p, 2) that pass ``_sweep``'s sphere test (the same
     arithmetic, so the same answer at the boundary); returns how many."""
     count = 0
     for p in range(pairs.shape[0]):
@@ -179,25 +179,6 @@ def reach(vel, omega, bound, h):
     return out
 
 
-@njit(cache=True, inline="always")
-def _check(a, b, pos, radius, order, out, count):
-    """Record rows order[a], order[b] in out if their spheres overlap; returns the new count.
-    Inlined by numba's IR (a call per candidate cost half the sweep's time)."""
-    reach_ab = radius[a] + radius[b]
-    dy = pos[b, 1] - pos[a, 1]
-    dz = pos[b, 2] - pos[a, 2]
-    if abs(dy) > reach_ab or abs(dz) > reach_ab:
-        return count
-    dx = pos[b, 0] - pos[a, 0]
-    if dx * dx + dy * dy + dz * dz > reach_ab * reach_ab:
-        return count
-    if count < out.shape[0]:
-        i, j = order[a], order[b]
-        out[count, 0] = min(i, j)
-        out[count, 1] = max(i, j)
-    return count + 1
-
-
 @njit(cache=True, nogil=True)
 def _sweep(pos, radius, strip, order, end, wide, first_body, last_body, out):
     """Fill out (capacity, 2) with the candidate pairs (i < j rows) of the bodies first_body…
@@ -210,26 +191,40 @@ def _sweep(pos, radius, strip, order, end, wide, first_body, last_body, out):
     count = 0
     for a in range(first_body, last_body):
         hi_x = pos[a, 0] + radius[a]
-        for b in range(a + 1, end[a]):  # the rest of a's strip
-            if pos[b, 0] - radius[b] > hi_x:
-                break
-            count = _check(a, b, pos, radius, order, out, count)
+        # the rest of a's strip, then the next strip from the first body whose box can reach
+        # back to a's low end
         first = end[a]
-        if first == n or strip[first] != strip[a] + 1:
-            continue
-        # the next strip, from the first body whose box can reach back to a's low end
-        lo, hi = first, end[first]
-        low = pos[a, 0] - radius[a] - wide
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if pos[mid, 0] - radius[mid] < low:
-                lo = mid + 1
-            else:
-                hi = mid
-        for b in range(lo, end[first]):
-            if pos[b, 0] - radius[b] > hi_x:
-                break
-            count = _check(a, b, pos, radius, order, out, count)
+        ahead, ahead_end = first, first
+        if first < n and strip[first] == strip[a] + 1:
+            lo, hi = first, end[first]
+            low = pos[a, 0] - radius[a] - wide
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if pos[mid, 0] - radius[mid] < low:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            ahead, ahead_end = lo, end[first]
+        for part in range(2):
+            b, last = (a + 1, end[a]) if part == 0 else (ahead, ahead_end)
+            while b < last:
+                if pos[b, 0] - radius[b] > hi_x:
+                    break
+                # the spheres overlap: written out here rather than in a helper, which numba's
+                # inlining gave a reference count of its arrays per candidate
+                # (docs/architecture.md#records)
+                reach_ab = radius[a] + radius[b]
+                dy = pos[b, 1] - pos[a, 1]
+                dz = pos[b, 2] - pos[a, 2]
+                if abs(dy) <= reach_ab and abs(dz) <= reach_ab:
+                    dx = pos[b, 0] - pos[a, 0]
+                    if dx * dx + dy * dy + dz * dz <= reach_ab * reach_ab:
+                        if count < out.shape[0]:
+                            i, j = order[a], order[b]
+                            out[count, 0] = min(i, j)
+                            out[count, 1] = max(i, j)
+                        count += 1
+                b += 1
     return count
 
 

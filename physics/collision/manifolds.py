@@ -151,12 +151,11 @@ def _pose_distance(lo, hi, pos, rotm, pose, row):
 
 
 @njit(cache=True, inline='always')
-def reusable_entry(a, b, bodies, manifolds):
-    """Row of the stored manifold of ``manifolds`` for rows a and b of ``bodies`` (a
-    ``BodySet``) if their relative pose is still within the thresholds of the one it was found
-    at, else −1."""
-    ids, pos, rotm = bodies.ids, bodies.pos, bodies.rotm
-    keys, entry, pose = manifolds.keys, manifolds.entry, manifolds.pose
+def reusable_entry(a, b, ids, pos, rotm, keys, entry, pose):
+    """Row of the stored manifold (``ManifoldCache``'s keys, entry and pose) for rows a and b of
+    the bodies (ids (n,), pos (n, 3) m, rotm (n, 3, 3)) if their relative pose is still within
+    the thresholds of the one it was found at, else −1. The arrays, not the records: numba
+    counted a reference of each of a record's arrays per pair (docs/architecture.md#records)."""
     row = _find(body_pair_key(ids[a], ids[b]), keys, entry)
     if row < 0:
         return -1

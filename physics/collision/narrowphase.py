@@ -412,11 +412,13 @@ def _edge_axis_separation(a, pos, wpts, p0x, p0y, p0z, e1x, e1y, e1z, len1, j0, 
     return nx * (q0x - p0x) + ny * (q0y - p0y) + nz * (q0z - p0z), nx, ny, nz
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _kept_apart(a, b, ids, pos, hulls, manifolds, spec, row):
     """Whether the axis that kept rows a and b apart last step (``manifolds``' table,
     collision/axes.py) still separates their hulls by at least spec (m) at these poses; if so
-    it is written into row (3,) for the next step."""
+    it is written into row (3,) for the next step. A call, not inlined: inlined into
+    ``_pairs_in``'s loop, numba counted a reference of each of the two records' arrays per
+    pair, which cost more than the call (docs/architecture.md#records)."""
     slot = kept_axis(a, b, ids, manifolds.axis_keys, manifolds.axes)
     if slot < 0:
         return False
@@ -598,37 +600,40 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out
 
 
 @njit(cache=True, inline='always')
-def _centre_axis_gap(a, b, pos, rotm, hulls) -> float:
+def _centre_axis_gap(a, b, pos, rotm, points, start) -> float:
     """Gap (m) between hulls a and b along the line of their centres (pos (n, 3) m); negative
     if they overlap along it. Any axis's gap is a lower bound on the distance between two
     convex sets, and this one costs a pass over the vertices (the full SAT: faces × vertices
     plus edge pairs), so the many broad-phase pairs of a sparse scene whose bounding spheres
-    merely touch are dismissed here. Read from the body-frame ``HullSet`` hulls, the axis
-    turned into each body's frame (rotm (n, 3, 3) principal → world), so no hull need be
-    moved for it."""
+    merely touch are dismissed here. Read from the body-frame vertices points (m, 3) of the
+    ``HullSet`` (hull r's are start[r] … start[r + 1] − 1), the axis turned into each body's
+    frame (rotm (n, 3, 3) principal → world), so no hull need be moved for it. The arrays, not
+    the record: numba counted a reference of each of the record's arrays per pair
+    (docs/architecture.md#records)."""
     d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
     length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if length < 1e-12:
         return -np.inf
     d0, d1, d2 = d0 / length, d1 / length, d2 / length
     # a lies on the +d side of b: its lowest point along d against b's highest
-    low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + _lowest_along(a, rotm, hulls,
-                                                                          d0, d1, d2)
-    high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - _lowest_along(b, rotm, hulls,
-                                                                           -d0, -d1, -d2)
+    low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + _lowest_along(a, rotm, points,
+                                                                          start, d0, d1, d2)
+    high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - _lowest_along(b, rotm, points,
+                                                                           start, -d0, -d1,
+                                                                           -d2)
     return low - high
 
 
 @njit(cache=True, inline='always')
-def _lowest_along(r, rotm, hulls, d0, d1, d2) -> float:
-    """min over hull r's body-frame vertices v of (R v)·d, d (3,) a world direction: the
-    direction turned into the body frame (Rᵀ d) once, instead of every vertex into the world."""
+def _lowest_along(r, rotm, pts, start, d0, d1, d2) -> float:
+    """min over hull r's body-frame vertices v (pts[start[r]] … pts[start[r + 1] − 1]) of
+    (R v)·d, d (3,) a world direction: the direction turned into the body frame (Rᵀ d) once,
+    instead of every vertex into the world."""
     e0 = rotm[r, 0, 0] * d0 + rotm[r, 1, 0] * d1 + rotm[r, 2, 0] * d2
     e1 = rotm[r, 0, 1] * d0 + rotm[r, 1, 1] * d1 + rotm[r, 2, 1] * d2
     e2 = rotm[r, 0, 2] * d0 + rotm[r, 1, 2] * d1 + rotm[r, 2, 2] * d2
-    pts = hulls.hull_points
     low = np.inf
-    for v in range(hulls.hull_start[r], hulls.hull_start[r + 1]):
+    for v in range(start[r], start[r + 1]):
         low = min(low, pts[v, 0] * e0 + pts[v, 1] * e1 + pts[v, 2] * e2)
     return low
 
@@ -698,12 +703,18 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
     their hulls (faces above all) are never moved. Such a pair's kept separating axis, if it
     has one, is written into its row of apart (p, 3) as it was, to be tried when the gap no
     longer suffices: only which axis to try comes from an earlier step (collision/axes.py)."""
-    radius, face_start = bodies.radius, hulls.face_start
-    paired = np.zeros(bodies.pos.shape[0], dtype=np.bool_)
+    # the records' arrays taken out once: handed to the helpers inlined below as records,
+    # numba counted a reference of each of their arrays per pair (docs/architecture.md#records)
+    ids, pos, rotm, vel, omega = bodies.ids, bodies.pos, bodies.rotm, bodies.vel, bodies.omega
+    radius, bound = bodies.radius, bodies.bound
+    face_start, points, start = hulls.face_start, hulls.hull_points, hulls.hull_start
+    keys, entry, pose = manifolds.keys, manifolds.entry, manifolds.pose
+    axis_keys, axes = manifolds.axis_keys, manifolds.axes
+    paired = np.zeros(pos.shape[0], dtype=np.bool_)
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        reach[p] = _speculative_distance(a, b, bodies, h)
-        verdict[p] = reusable_entry(a, b, bodies, manifolds)
+        reach[p] = _speculative_distance(a, b, vel, omega, bound, h)
+        verdict[p] = reusable_entry(a, b, ids, pos, rotm, keys, entry, pose)
         if verdict[p] >= 0:  # barely moved against each other since their manifold was found
             continue
         verdict[p] = _NARROW
@@ -713,21 +724,22 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
             paired[b if radius[a] > 0.0 else a] = True
         elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
             verdict[p] = _APART  # a point or segment hull has no faces: walls only
-        elif _centre_axis_gap(a, b, bodies.pos, bodies.rotm, hulls) >= reach[p]:
+        elif _centre_axis_gap(a, b, pos, rotm, points, start) >= reach[p]:
             verdict[p] = _APART  # farther apart than the step can close: no contact at all
-            slot = kept_axis(a, b, bodies.ids, manifolds.axis_keys, manifolds.axes)
+            slot = kept_axis(a, b, ids, axis_keys, axes)
             if slot >= 0:
-                apart[p, :] = manifolds.axes[slot]
+                for i in range(3):
+                    apart[p, i] = axes[slot, i]
         else:
             paired[a] = paired[b] = True
     return paired
 
 
 @njit(cache=True, inline='always')
-def _speculative_distance(a, b, bodies, h):
-    """The gap (m) within which rows a and b of ``bodies`` make (speculative) contacts this
-    step of h s: the margin plus ``REACH_STEPS`` steps of their fastest points' approach."""
-    vel, omega, bound = bodies.vel, bodies.omega, bodies.bound
+def _speculative_distance(a, b, vel, omega, bound, h):
+    """The gap (m) within which rows a and b (vel (n, 3) m/s, omega (n, 3) rad/s, bounding radii
+    bound (n,) m) make (speculative) contacts this step of h s: the margin plus
+    ``REACH_STEPS`` steps of their fastest points' approach."""
     rel = np.sqrt((vel[a, 0] - vel[b, 0]) ** 2 + (vel[a, 1] - vel[b, 1]) ** 2
                   + (vel[a, 2] - vel[b, 2]) ** 2)
     spin = (bound[a] * np.sqrt(_dot(omega, a, omega, a))
@@ -880,26 +892,38 @@ def world_hulls(pos, rotm, model, rows) -> HullSet:
 
 @njit(cache=True, nogil=True)
 def transform_hulls(rows, pos, rotm, body, world):
-    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body."""
+    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body.
+
+    The rotation and the position are read into scalars once per body: read from their arrays
+    in the loops, they were read again after every store (the compiler cannot tell the arrays
+    apart), a dozen loads a vertex. The arithmetic is the same, term for term."""
     hull_start, hull_points, face_start = body.hull_start, body.hull_points, body.face_start
     face_normal, face_offset = body.face_normal, body.face_offset
     body_box_axes, body_box_centre = body.box_axes, body.box_centre
     points, normals, offsets = world.hull_points, world.face_normal, world.face_offset
     box_axes, box_centre = world.box_axes, world.box_centre
     for r in rows:
-        rot = rotm[r]
+        r00, r01, r02 = rotm[r, 0, 0], rotm[r, 0, 1], rotm[r, 0, 2]
+        r10, r11, r12 = rotm[r, 1, 0], rotm[r, 1, 1], rotm[r, 1, 2]
+        r20, r21, r22 = rotm[r, 2, 0], rotm[r, 2, 1], rotm[r, 2, 2]
+        p0, p1, p2 = pos[r, 0], pos[r, 1], pos[r, 2]
         for v in range(hull_start[r], hull_start[r + 1]):
-            for i in range(3):
-                points[v, i] = pos[r, i] + (rot[i, 0] * hull_points[v, 0]
-                                            + rot[i, 1] * hull_points[v, 1]
-                                            + rot[i, 2] * hull_points[v, 2])
+            x, y, z = hull_points[v, 0], hull_points[v, 1], hull_points[v, 2]
+            points[v, 0] = p0 + (r00 * x + r01 * y + r02 * z)
+            points[v, 1] = p1 + (r10 * x + r11 * y + r12 * z)
+            points[v, 2] = p2 + (r20 * x + r21 * y + r22 * z)
         for f in range(face_start[r], face_start[r + 1]):
+            x, y, z = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
+            n0 = r00 * x + r01 * y + r02 * z
+            n1 = r10 * x + r11 * y + r12 * z
+            n2 = r20 * x + r21 * y + r22 * z
+            normals[f, 0], normals[f, 1], normals[f, 2] = n0, n1, n2
             shift = 0.0
-            for i in range(3):
-                normals[f, i] = (rot[i, 0] * face_normal[f, 0] + rot[i, 1] * face_normal[f, 1]
-                                 + rot[i, 2] * face_normal[f, 2])
-                shift += normals[f, i] * pos[r, i]
+            shift += n0 * p0
+            shift += n1 * p1
+            shift += n2 * p2
             offsets[f] = face_offset[f] + shift
+        rot = rotm[r]
         for i in range(3):
             box_centre[r, i] = pos[r, i] + (rot[i, 0] * body_box_centre[r, 0]
                                             + rot[i, 1] * body_box_centre[r, 1]

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from physics.collision.broadphase import chunk_bounds
 from physics.collision.contact import Contacts, manifold_end
 from physics.dynamics.stacks import solve_stacks
 from physics.settings import (
@@ -171,60 +172,55 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
             starts[runs], ends[runs] = first, last
             runs += 1
         first = last
+    # each manifold is collided in the loop's body rather than by a helper taking the records:
+    # numba counted a reference of each of their arrays per visit (docs/architecture.md#records)
+    sep, axes, jac, mass, impact = (contacts.separation, rows.axes, rows.jac, rows.mass,
+                                    rows.tau)
+    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     for sweep in range(iterations):
         active = False
         for m in range(runs):
             first, last = starts[m], ends[m]
             b, o = body[first], other[first]
-            if (not (sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first)
-                    and _collide_manifold(first, last, b, o, contacts, rows, restitution,
-                                          threshold, collision, motion, h, target, given)):
-                changed[b] = changed[o] = sweep * k + first
-                active = True
+            if sweep > 0 and max(changed[b], changed[o]) < (sweep - 1) * k + first:
+                continue
+            # collide the approaching points first…last − 1 of b and o's manifold together:
+            # each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence
+            approaching = False
+            for c in range(first, last):
+                given[c] = 0.0
+                vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+                gap = max(sep[c], 0.0)
+                # slow, or does not close the gap this step: left out (a target it already
+                # meets)
+                if vn >= -threshold or gap > -vn * h:
+                    target[c] = -np.inf
+                    continue
+                target[c] = -restitution[c] * vn
+                if collision[c] == 0.0:
+                    impact[c] = gap / (-vn * h)
+                approaching = True
+            if not approaching:
+                continue
+            for _ in range(RESTITUTION_MAX_SWEEPS):
+                change, total = 0.0, 0.0
+                for c in range(first, last):
+                    if target[c] == -np.inf:
+                        continue
+                    vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+                    new = max(given[c] + mass[c, 0] * (target[c] - vn), 0.0)
+                    _push(c, 0, b, o, new - given[c], axes, jac, vel, omega, inv_mass)
+                    change = max(change, abs(new - given[c]))
+                    given[c] = new
+                    total = max(total, new)
+                if last - first == 1 or change <= RESTITUTION_TOLERANCE * total:
+                    break
+            for c in range(first, last):
+                collision[c] += given[c]
+            changed[b] = changed[o] = sweep * k + first
+            active = True
         if not active:
             break
-
-
-@njit(cache=True, inline='always')
-def _collide_manifold(first, last, b, o, contacts, rows, restitution, threshold, collision,
-                      motion, h, target, given):
-    """Collide the approaching points first…last − 1 of bodies b and o's manifold together:
-    each is driven to v_n' = −e·v_n with a non-negative impulse, swept to convergence. Returns
-    whether any point approached. target, given (k,): scratch per contact."""
-    sep, axes, jac, mass, impact = (contacts.separation, rows.axes, rows.jac, rows.mass,
-                                    rows.tau)
-    vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
-    approaching = False
-    for c in range(first, last):
-        given[c] = 0.0
-        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-        gap = max(sep[c], 0.0)
-        # slow, or does not close the gap this step: left out (a target it already meets)
-        if vn >= -threshold or gap > -vn * h:
-            target[c] = -np.inf
-            continue
-        target[c] = -restitution[c] * vn
-        if collision[c] == 0.0:
-            impact[c] = gap / (-vn * h)
-        approaching = True
-    if not approaching:
-        return False
-    for _ in range(RESTITUTION_MAX_SWEEPS):
-        change, total = 0.0, 0.0
-        for c in range(first, last):
-            if target[c] == -np.inf:
-                continue
-            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-            new = max(given[c] + mass[c, 0] * (target[c] - vn), 0.0)
-            _push(c, 0, b, o, new - given[c], axes, jac, vel, omega, inv_mass)
-            change = max(change, abs(new - given[c]))
-            given[c] = new
-            total = max(total, new)
-        if last - first == 1 or change <= RESTITUTION_TOLERANCE * total:
-            break
-    for c in range(first, last):
-        collision[c] += given[c]
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -458,11 +454,10 @@ def _centre(row, a, pos, vel_forces, accel, t, h):
     return pos[row, a] + t * (vel_forces[row, a] - accel[row, a] * h) + 0.5 * accel[row, a] * t * t
 
 
-@njit(cache=True, inline='always')
-def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
-    """Fill in the axes, jac and mass of ``ContactRows`` rows for contact c of ``contacts``
-    (restitution (k,) per contact, the bodies' ``Motion``, h s, threshold m/s) and return its
-    (bounce, collide, target, tau) for the caller to write.
+@njit(cache=True, nogil=True)
+def _prepare_range(first, last, contacts, restitution, motion, h, threshold, rows):
+    """Fill in the rows of ``ContactRows`` rows for contacts first … last − 1 of ``contacts``
+    (restitution (k,) per contact, the bodies' ``Motion``, h s, threshold m/s).
 
     Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
@@ -470,62 +465,71 @@ def _prepare_contact(c, contacts, restitution, motion, h, threshold, rows):
     change of the relative velocity along d (docs/physics.md#sequential-impulses); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts)."""
+    leaves with, tau (k,) when in the step it hit (see solve_contacts).
+
+    The records' arrays are taken out once, before the loop, and the loop's body calls no
+    helper taking them: a record's field, or an array handed to a helper numba inlines, taken
+    per contact cost a reference count each, a fifth of a pile's step
+    (docs/architecture.md#records)."""
     body, other, point, normal = contacts.body, contacts.other, contacts.point, contacts.normal
     tangent1, tangent2, sep = contacts.tangent1, contacts.tangent2, contacts.separation
     pos, vel, omega, accel = motion.pos, motion.vel, motion.omega, motion.accel
     inv_mass, inv_iw = motion.inv_mass, motion.inv_iw
     axes, jac, mass = rows.axes, rows.jac, rows.mass
-    b, o = body[c], other[c]
-    for a in range(3):
-        axes[c, 0, a] = normal[c, a]
-        axes[c, 1, a] = tangent1[c, a]
-        axes[c, 2, a] = tangent2[c, a]
-    an = 0.0
-    for a in range(3):
-        an += accel[b, a] * axes[c, 0, a]
-    for j in range(3):
-        mass[c, j] = inv_mass[b]
-    # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
-    for side in range(2):
-        q = b if side == 0 else o
-        row = _OTHER * side
-        if q < 0:
-            for i in range(row, row + _OTHER):
-                for a in range(3):
-                    jac[c, i, a] = 0.0
-            break
-        rx, ry, rz = point[c, 0] - pos[q, 0], point[c, 1] - pos[q, 1], point[c, 2] - pos[q, 2]
-        for j in range(3):
-            dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
-            ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
-            jac[c, row + _ARM + j, 0] = ax
-            jac[c, row + _ARM + j, 1] = ay
-            jac[c, row + _ARM + j, 2] = az
-            tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
-            ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
-            tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
-            jac[c, row + _TURN + j, 0] = tx
-            jac[c, row + _TURN + j, 1] = ty
-            jac[c, row + _TURN + j, 2] = tz
-            if side == 1:
-                mass[c, j] += inv_mass[q]
-            mass[c, j] += ax * tx + ay * ty + az * tz
-    if o >= 0:
+    bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
+    for c in range(first, last):
+        b, o = body[c], other[c]
         for a in range(3):
-            an -= accel[o, a] * axes[c, 0, a]
-    for j in range(3):
-        mass[c, j] = 1.0 / mass[c, j]
-    vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-    fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
-    e = restitution[c]
-    # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
-    bounce = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
-    collide = o >= 0 and e > 0.0
-    tau = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
-    # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
-    # the step
-    return bounce, collide, -e * v_impact + an * (1.0 - tau) * h, tau
+            axes[c, 0, a] = normal[c, a]
+            axes[c, 1, a] = tangent1[c, a]
+            axes[c, 2, a] = tangent2[c, a]
+        an = 0.0
+        for a in range(3):
+            an += accel[b, a] * axes[c, 0, a]
+        for j in range(3):
+            mass[c, j] = inv_mass[b]
+        # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
+        for side in range(2):
+            q = b if side == 0 else o
+            row = _OTHER * side
+            if q < 0:
+                for i in range(row, row + _OTHER):
+                    for a in range(3):
+                        jac[c, i, a] = 0.0
+                break
+            rx = point[c, 0] - pos[q, 0]
+            ry = point[c, 1] - pos[q, 1]
+            rz = point[c, 2] - pos[q, 2]
+            for j in range(3):
+                dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
+                ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+                jac[c, row + _ARM + j, 0] = ax
+                jac[c, row + _ARM + j, 1] = ay
+                jac[c, row + _ARM + j, 2] = az
+                tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
+                ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
+                tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
+                jac[c, row + _TURN + j, 0] = tx
+                jac[c, row + _TURN + j, 1] = ty
+                jac[c, row + _TURN + j, 2] = tz
+                if side == 1:
+                    mass[c, j] += inv_mass[q]
+                mass[c, j] += ax * tx + ay * ty + az * tz
+        if o >= 0:
+            for a in range(3):
+                an -= accel[o, a] * axes[c, 0, a]
+        for j in range(3):
+            mass[c, j] = 1.0 / mass[c, j]
+        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+        fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
+        e = restitution[c]
+        # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
+        bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+        collide[c] = o >= 0 and e > 0.0
+        tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+        # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
+        # the step
+        target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
 
 
 @njit(cache=True, nogil=True)
@@ -533,30 +537,28 @@ def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
     """The rows of every contact, on the calling thread. Records as plain tuples
     (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
-    for c in range(contacts.body.shape[0]):
-        bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
-            c, contacts, restitution, motion, h, threshold, rows)
+    _prepare_range(0, contacts.body.shape[0], contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True)
 def _prepare_parallel(contacts, restitution, motion, h, threshold, rows):
-    """``_prepare_serial`` with the contacts shared out between the threads (independent)."""
+    """``_prepare_serial`` with the contacts shared out between the threads (independent), in
+    SWEEP_SLABS runs of equal length, as the sweeps share theirs out in SWEEP_SLABS slabs: a
+    call of ``_prepare_range`` per contact instead cost more than the rows themselves."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    _prepare_threads(contacts, restitution, motion, h, threshold, rows, rows.bounce,
-                     rows.collide, rows.target, rows.tau)
+    bounds = chunk_bounds(contacts.body.shape[0], SWEEP_SLABS)
+    _prepare_threads(bounds, contacts, restitution, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_threads(contacts, restitution, motion, h, threshold, rows, bounce, collide, target,
-                     tau):
-    """``_prepare_parallel``'s loop. The rows' flags come in as arrays of their own, not as
-    fields of rows: numba's parfor pass (0.68) takes a write in the loop to an array that came
-    out of a record's field for dead code unless the loop reads it back (axes, jac and mass it
-    does) and drops it (tests/physics/dynamics/test_solver.py: serial = parallel)."""
-    for c in prange(contacts.body.shape[0]):
-        bounce[c], collide[c], target[c], tau[c] = _prepare_contact(
-            c, contacts, restitution, motion, h, threshold, rows)
+def _prepare_threads(bounds, contacts, restitution, motion, h, threshold, rows):
+    """``_prepare_parallel``'s loop: the contacts bounds[t] … bounds[t + 1] − 1 in one call of
+    ``_prepare_range``, so the writes are out of the parfor pass's sight (numba 0.68 took a
+    write in the loop to an array that came out of a record's field for dead code unless the
+    loop read it back; tests/physics/dynamics/test_solver.py: serial = parallel)."""
+    for t in prange(bounds.shape[0] - 1):
+        _prepare_range(bounds[t], bounds[t + 1], contacts, restitution, motion, h, threshold,
+                       rows)
 
 
 @njit(cache=True)

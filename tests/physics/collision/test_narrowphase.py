@@ -213,7 +213,7 @@ def test_the_gap_along_the_line_of_centres_from_body_frame_vertices_is_the_moved
                  for i in range(2)]
         d = (pos[0] - pos[1]) / np.linalg.norm(pos[0] - pos[1])
         expected = (moved[0] @ d).min() - (moved[1] @ d).max()
-        gap = _centre_axis_gap(0, 1, pos, rotm, model.hulls)
+        gap = _centre_axis_gap(0, 1, pos, rotm, model.hulls.hull_points, model.hulls.hull_start)
         assert abs(gap - expected) < 1e-12
 
 
