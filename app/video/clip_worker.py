@@ -157,11 +157,19 @@ class ClipWorker:
         context = multiprocessing.get_context("spawn")
         orders_read, self._orders = context.Pipe(duplex=False)
         self._reports, reports_write = context.Pipe(duplex=False)
-        self._process = context.Process(target=serve, args=(orders_read, reports_write),
-                                        name="tumble-clip", daemon=True)
-        self._process.start()
-        orders_read.close()  # the process's ends: its exit then closes them, which we see
-        reports_write.close()
+        process = context.Process(target=serve, args=(orders_read, reports_write),
+                                  name="tumble-clip", daemon=True)
+        try:
+            process.start()
+        except BaseException:  # e.g. Ctrl+C while it starts: the app's end must not join it
+            for end in (self._orders, self._reports):
+                end.close()
+            self._orders = self._reports = None
+            raise
+        finally:
+            orders_read.close()  # the process's ends: its exit then closes them, which we see
+            reports_write.close()
+        self._process = process  # only a started one: ``close`` joins it
         return True
 
     def submit(self, order: ClipOrder) -> ClipJob:

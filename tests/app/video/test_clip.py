@@ -175,6 +175,27 @@ time.sleep(600)
             os.kill(pid, signal.SIGKILL)
 
 
+def test_a_start_interrupted_by_ctrl_c_leaves_nothing_for_the_apps_end_to_join(monkeypatch):
+    """A SIGINT that lands while the clip process starts (the CI caught one inside
+    multiprocessing's own imports) ends the app; its end closes the worker, which must not try
+    to join a process that never started (that raised, and the app exited 1, not 130)."""
+    import multiprocessing.context
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", interrupted)
+    worker = ClipWorker()
+    try:
+        worker.start()
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the interrupt did not reach the caller")
+    assert worker.pid is None and not worker.alive
+    worker.close()  # the app's end: nothing to join, nothing raised
+    assert worker.pid is None
+
+
 def test_a_dead_clip_process_fails_its_clip_with_a_message_and_the_next_starts_anew(tmp_path):
     sim, records, camera = bounce_history(4.0)
     worker = ClipWorker()
