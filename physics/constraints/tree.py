@@ -152,65 +152,66 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
     reach = np.empty((size, 6, 6))    # D_a⁻¹ H[a, p]: how the parent's unknowns reach a's
     across = np.empty((size, 6, 6))   # H[p, a]
     down = np.zeros((6, 6))           # H[a, p]: child row, parent column
+
+    def eliminate(a, p, da, dp):
+        """Node a (da unknowns) eliminated into its parent p (dp; p < 0: a root): inverse[a] ←
+        D_a⁻¹, reach[a] ← D_a⁻¹ H[a, p], D_p −= H[p, a] D_a⁻¹ H[a, p], from down = H[a, p] and
+        across[a] = H[p, a]; False if D_a is singular. An inner function: numba writes it into
+        the loop with the loop's own arrays, where a helper taking them counted a reference to
+        each at every node (docs/architecture.md#records)."""
+        # explicit inverses: in numba a small Gauss–Jordan and products beat an LU's
+        # solves column by column (0.88 against 1.17 ms for 1 000 links)
+        if not invert_small(diag[a], da, inverse[a], work):
+            return False
+        if p < 0:
+            return True
+        for s in range(da):
+            for t in range(dp):
+                total = 0.0
+                for q in range(da):
+                    total += inverse[a, s, q] * down[q, t]
+                reach[a, s, t] = total
+        # D_p −= H[p, a] D_a⁻¹ H[a, p]
+        for s in range(dp):
+            for t in range(dp):
+                total = 0.0
+                for q in range(da):
+                    total += across[a, s, q] * reach[a, q, t]
+                diag[p, s, t] -= total
+        return True
+
     for k in range(count - 1, -1, -1):
         a = order[k]
         p = up[a]
         da, dp = dim[a], dim[p] if p >= 0 else 0
         # the coupling of a and its parent, written here, not in a helper taking arrays (see
-        # ``_eliminate``): H[joint j, body i] = J_{j,i} (nb × 6), H[body i, joint j] = −K_{j,i}ᵀ
+        # ``eliminate``): H[joint j, body i] = J_{j,i} (nb × 6), H[body i, joint j] = −K_{j,i}ᵀ
         # (6 × nb); H[a, p] into down, H[p, a] into across[a]
         if p >= 0:
             j, body = (a, p - m) if a < m else (p, a - m)
             side = 0 if first[j] == body else 6
-            for t in range(min(6, present.shape[1])):
-                for s in range(6):
-                    if a < m:
+            rows = min(6, present.shape[1])
+            if a < m:
+                for t in range(rows):
+                    for s in range(6):
                         down[t, s] = present[j, t, side + s]
                         across[a, s, t] = -along[j, t, side + s]
-                    else:
+            else:
+                for t in range(rows):
+                    for s in range(6):
                         down[s, t] = -along[j, t, side + s]
                         across[a, t, s] = present[j, t, side + s]
         # the common sizes (a body's 6 unknowns, a ball joint's 3) as constants: the compiler
         # unrolls those small products, the same arithmetic in the same order (2× faster)
         if da == 6 and dp == 3:
-            done = _eliminate(a, p, diag, inverse, reach, across, down, work, 6, 3)
+            done = eliminate(a, p, 6, 3)
         elif da == 3 and dp == 6:
-            done = _eliminate(a, p, diag, inverse, reach, across, down, work, 3, 6)
+            done = eliminate(a, p, 3, 6)
         else:
-            done = _eliminate(a, p, diag, inverse, reach, across, down, work, da, dp)
+            done = eliminate(a, p, da, dp)
         if not done:
             return _failed()
     return True, (order[:count], up, dim, inverse, reach, across)
-
-
-@njit(cache=True, inline='always')
-def _eliminate(a, p, diag, inverse, reach, across, down, work, da, dp):
-    """Node a (da unknowns) eliminated into its parent p (dp; p < 0: a root): inverse[a] ←
-    D_a⁻¹, reach[a] ← D_a⁻¹ H[a, p], D_p −= H[p, a] D_a⁻¹ H[a, p], from down = H[a, p] and
-    across[a] = H[p, a]; False if D_a is singular. It takes as few arrays as it can: numba
-    counts a reference to each array an inlined helper takes, at every node, and with the
-    coupling's arrays too that counting cost a fifth of the factorisation
-    (docs/architecture.md#records)."""
-    # explicit inverses: in numba a small Gauss–Jordan and products beat an LU's
-    # solves column by column (0.88 against 1.17 ms for 1 000 links)
-    if not invert_small(diag[a], da, inverse[a], work):
-        return False
-    if p < 0:
-        return True
-    for s in range(da):
-        for t in range(dp):
-            total = 0.0
-            for q in range(da):
-                total += inverse[a, s, q] * down[q, t]
-            reach[a, s, t] = total
-    # D_p −= H[p, a] D_a⁻¹ H[a, p]
-    for s in range(dp):
-        for t in range(dp):
-            total = 0.0
-            for q in range(da):
-                total += across[a, s, q] * reach[a, q, t]
-            diag[p, s, t] -= total
-    return True
 
 
 @njit(cache=True)
@@ -234,13 +235,13 @@ def tree_resolve(factors, rhs, x, y):
         if a < m:
             for s in range(dim[a]):
                 r[a, s] = rhs[a, s]
-    # the loops written here, not in inlined helpers: numba would count a reference to each
-    # array a helper takes, at every node, which cost more than these products
-    # (docs/architecture.md#records); children first: own_a = D_a⁻¹ r_a, r_p −= H[p, a] own_a
-    for k in range(len(order) - 1, -1, -1):
-        a = order[k]
-        p = up[a]
-        da, dp = dim[a], dim[p] if p >= 0 else 0
+    z = np.zeros((size, 6))
+
+    # inner functions, written into the loops with their arrays (no reference counted per
+    # node, docs/architecture.md#records), called with the common sizes as constants so that
+    # their small products unroll (the same arithmetic in the same order)
+    def forward(a, p, da, dp):
+        """own_a = D_a⁻¹ r_a, r_p −= H[p, a] own_a."""
         for s in range(da):
             total = 0.0
             for q in range(da):
@@ -251,16 +252,35 @@ def tree_resolve(factors, rhs, x, y):
             for q in range(da):
                 total += across[a, s, q] * own[a, q]
             r[p, s] -= total
-    z = np.zeros((size, 6))
-    for k in range(len(order)):              # parents first: z_a = own_a − D_a⁻¹ H[a, p] z_p
-        a = order[k]
-        p = up[a]
-        da, dp = dim[a], dim[p] if p >= 0 else 0
+
+    def back(a, p, da, dp):
+        """z_a = own_a − D_a⁻¹ H[a, p] z_p."""
         for s in range(da):
             total = own[a, s]
             for t in range(dp):
                 total -= reach[a, s, t] * z[p, t]
             z[a, s] = total
+
+    for k in range(len(order) - 1, -1, -1):  # children first
+        a = order[k]
+        p = up[a]
+        da, dp = dim[a], dim[p] if p >= 0 else 0
+        if da == 6 and dp == 3:
+            forward(a, p, 6, 3)
+        elif da == 3 and dp == 6:
+            forward(a, p, 3, 6)
+        else:
+            forward(a, p, da, dp)
+    for k in range(len(order)):              # parents first
+        a = order[k]
+        p = up[a]
+        da, dp = dim[a], dim[p] if p >= 0 else 0
+        if da == 6 and dp == 3:
+            back(a, p, 6, 3)
+        elif da == 3 and dp == 6:
+            back(a, p, 3, 6)
+        else:
+            back(a, p, da, dp)
     for j in range(m):
         for s in range(6):
             x[j, s] = z[j, s]
