@@ -612,9 +612,12 @@ class World:
             guard_energy(tuple(contacts), tuple(result), island, pushed, lifted, m.body_model,
                          settings.gravity, self._start(), vel_free, ang_mom_free,
                          pos, quat, vel, ang_mom, h)
+        # the velocity system's factors at the start poses, made or kept by this step's velocity
+        # solve on the tree, as the compiled step takes them (none if it was not a forest)
+        chord = self.joints.factors.get(joints, s.pos, s.quat, inv_mass, inv_inertia)
         end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
                            inv_mass, inv_inertia, h, (s.quat, turned_with), resting,
-                           self.joints.factors)
+                           self.joints.factors, chord)
         rotm_end = quat_to_matrix(quat)
         hold_static(m.static, self._start(), pos, quat, vel, ang_mom)
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom

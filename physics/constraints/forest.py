@@ -65,6 +65,26 @@ def no_factors():
 
 
 @njit(cache=True, nogil=True)
+def fits(factors, first, second, nblock, inv_mass):
+    """Whether ``factor``'s factors serve rows with nblock (m,) equality rows a joint: made for
+    as many joints and bodies, each joint in their tree with as many rows, and none outside it
+    that a fresh factorisation would take in (one with rows and a moving body, inv_mass (n,)
+    1/kg; first, second (m,) its body rows, < 0 the world)."""
+    up, dim = factors[1], factors[2]
+    m = nblock.shape[0]
+    if up.shape[0] != m + inv_mass.shape[0]:
+        return False
+    for j in range(m):
+        if up[j] != -2:
+            if dim[j] != nblock[j]:
+                return False
+        elif nblock[j] > 0 and ((first[j] >= 0 and inv_mass[first[j]] > 0.0)
+                                or (second[j] >= 0 and inv_mass[second[j]] > 0.0)):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def resolve(factors, rhs, x, y):
     """x (m, 6), y (n, 6) from ``factor``'s factors and rhs (m, ≥nb); False if not finite."""
     tree_resolve(factors, rhs, x, y)
@@ -121,9 +141,11 @@ def spin_of(inv_iw, ang_mom):
 
 @njit(cache=True, nogil=True)
 def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later, impulses,
-                  pos, quat, vel, ang_mom, inv_mass, inv_inertia, h):
+                  pos, quat, vel, ang_mom, inv_mass, inv_inertia, h, chord):
     """``projection._newton``'s Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ, each solved on the joints'
-    tree (chord steps: the factors kept while each step gains CHORD_GAIN).
+    tree (chord steps: the factors kept while each step gains CHORD_GAIN). chord: with shake,
+    the tree factors of the step's velocity system J M⁻¹ Jᵀ at its start poses, which the
+    first step takes as its chord where they fit the rows (``fits``; ``no_factors()``: none).
 
     shake: K the start rows start_jac (m, ROWS, 12) and the impulse Kᵀ Δλ / h on vel, ang_mom
     and impulses, else K = J (no velocity change); spin (with shake): a body turns by the
@@ -149,6 +171,11 @@ def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later
         if step == NEWTON_STEPS:
             return OPEN, step, jac, phi, active, nblock
         along = start_jac if shake else jac
+        if step == 0 and shake and fits(chord, joints.first, joints.second, nblock, inv_mass):
+            # J M⁻¹ Jᵀ at the start is J W Kᵀ to first order in h: a chord step on it saves a
+            # factorisation, and the gain test below refactors where it served too little
+            # (docs/physics.md#joint-projection)
+            have, factors = True, chord
         if worst > CHORD_GAIN * last_worst:  # the chord step gained too little: factor afresh
             have = False
         last_worst = worst

@@ -221,16 +221,18 @@ def _rates(rows: RowBlock, motion: np.ndarray) -> np.ndarray:
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                       inv_inertia, h, free_step=None,
-                      resting: KeptRows | None = None, cache: FactorCache | None = None):
+                      resting: KeptRows | None = None, cache: FactorCache | None = None,
+                      chord=None):
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
     for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
     L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
     resting: contact rows the velocity projections hold at rate 0 (``resting_contacts``).
-    cache: the velocity projections' factors, kept for the next step's. Returns the rows at the
-    end poses (``all_rows``' arrays), or None if a limit was pushed
-    after them.
+    cache: the velocity projections' factors, kept for the next step's. chord: the tree factors
+    of the step's velocity system at its start poses, the Newton steps' first chord on a forest
+    (``forest.newton_forest``), or None. Returns the rows at the end poses (``all_rows``'
+    arrays), or None if a limit was pushed after them.
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
     velocities taking the matching impulse, then ``project_velocities``): the correction is the
@@ -242,7 +244,7 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     converged, rows = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                              inv_inertia, h, free_step, resting)
+                              inv_inertia, h, free_step, resting, chord)
     if converged:
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
                            resting, rows, cache=cache)
@@ -283,7 +285,7 @@ def _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia):
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h, free_step=None, resting=None):
+            h, free_step=None, resting=None, chord=None):
     """NEWTON_STEPS global Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ: K the start rows with the impulse
     Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None, K = J the present rows and no
     velocity change. Returns (True if Φ reached JOINT_TOLERANCE, the rows at the poses it left,
@@ -299,7 +301,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
 
     resting: contact rows C (``resting_contacts``) the moves must not deepen, C·(move) ≥ 0,
     solved in the same system with pushing impulses only (a row that would pull is let go and
-    the step solved again) (docs/physics.md#joint-projection)."""
+    the step solved again) (docs/physics.md#joint-projection). chord: see
+    ``project_positions``."""
     n = len(pos)
     shake = start_jac is not None
     spin = shake and free_step is not None
@@ -318,7 +321,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         # takes over from a step the tree could not solve
         status, first_step, *rows = newton_forest(
             tuple(joints), start_jac if shake else _NO_JACOBIAN, shake, spin, start_quat, moved,
-            free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h))
+            free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h),
+            no_factors() if chord is None else chord)
         if status != NOT_SOLVED:
             return status == CLOSED, tuple(rows)
     if count:
