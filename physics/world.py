@@ -89,21 +89,6 @@ class Grab:
     damping: float    # N·s/m
 
 
-_NO_JOINTS: tuple | None = None
-
-
-def _no_joints(table: JointTable, ids: np.ndarray) -> tuple:
-    """(``JointSet``, unjoined keys, break forces, plain factors) of a world without joints, as
-    its empty ``JointTable`` table makes them for body ids (n,) (their arrays are empty, the same
-    whatever the bodies): made at the first call, shared after. No batch writes into them."""
-    global _NO_JOINTS
-    if _NO_JOINTS is None:
-        joints = table.arrays(ids)
-        _NO_JOINTS = (joints, table.unjoined_keys(ids), table.break_forces(ids),
-                      table.factors.plain(joints))
-    return _NO_JOINTS
-
-
 def _checked_step(dt) -> float:
     """The step dt as a float, s; ValueError unless in (0, MAX_STEP]."""
     h = float(dt)
@@ -490,12 +475,8 @@ class World:
         """Up to ``steps`` steps in one compiled call, the GIL released (dynamics/batch.py);
         returns how many it took."""
         m, s, table = self.model, self.state, self.joints
-        if table.defs:
-            joints = table.arrays(m.ids)
-            unjoined, break_forces = table.unjoined_keys(m.ids), table.break_forces(m.ids)
-            factors = table.factors.plain(joints)
-        else:  # the empty arguments of no joint, made once (a few tens of µs a batch)
-            joints, unjoined, break_forces, factors = _no_joints(table, m.ids)
+        joints, unjoined, break_forces = table.batch_arguments(m.ids)
+        factors = table.factors.plain(joints)
         # the records cross into the kernel as plain tuples (docs/architecture.md#records)
         carried = (s.time, self._start(), tuple(s.contact_cache), tuple(s.swept_pairs),
                    tuple(s.manifolds), tuple(s.piece_manifolds), self._last_pairs,

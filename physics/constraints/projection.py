@@ -473,6 +473,10 @@ class FactorCache:
 
     def __init__(self):
         self.key, self.factors, self.rows = None, None, _NO_ROWS
+        # the record of no factors kept, made once: a batch of a world without joints passes
+        # it every call (no batch writes into it)
+        self._none_kept = (False, np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0),
+                           np.zeros((0, 3)), no_factors(), _NO_ROWS)
 
     def get(self, joints, pos, quat, inv_mass, inv_inertia):
         key = self.key
@@ -492,8 +496,7 @@ class FactorCache:
         when none are, or they were made for other joints)."""
         key = self.key
         if key is None or key[0] is not joints:
-            return (False, np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0), np.zeros((0, 3)),
-                    no_factors(), _NO_ROWS)
+            return self._none_kept
         return (True, *key[1:], self.factors, self.rows)
 
     def keep(self, joints, factors) -> None:
