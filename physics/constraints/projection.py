@@ -61,12 +61,8 @@ class EqualityRows(NamedTuple):
 
 def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every joint's rows at poses pos (n, 3), quat (n, 4): jac (m, ROWS, 12), phi (m, ROWS),
-    active (m, ROWS) and nblock (m,) (see ``solve.joint_rows``)."""
-    m = len(joints.kind)
-    jac, phi = np.zeros((m, ROWS, 12)), np.zeros((m, ROWS))
-    active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
-    rows_and_error(joints, pos, quat, jac, phi, active, nblock)
-    return jac, phi, active, nblock
+    active (m, ROWS) and nblock (m,) (see ``solve.joint_rows``, which writes every entry)."""
+    return _rows_and_error(joints, pos, quat)[:4]
 
 
 def _rows_and_error(joints: JointSet, pos, quat):
