@@ -16,6 +16,7 @@ from numba import njit
 from physics.constraints.solve import ROWS, JointSet, joint_rows
 from physics.constraints.tree import (
     body_impulses,
+    fits,
     largest_diagonal,
     row_rates,
     tree_factor,
@@ -46,14 +47,15 @@ def rows_and_error(joints, pos, quat, jac, phi, active, nblock):
 
 
 @njit(cache=True, nogil=True)
-def factor(first, second, nblock, present, along, inv_mass, response):
+def factor(first, second, nblock, present, along, inv_mass, response, shape):
     """(True, ``tree.tree_factor``'s factors) of J W Kᵀ + εE, ε REGULARISATION times its
-    largest diagonal, or (False, empty factors): not a forest, or nothing to solve."""
+    largest diagonal, or (False, empty factors): not a forest, or nothing to solve. shape:
+    factors made before, whose tree serves again where it fits (``tree.fits``)."""
     scale = largest_diagonal(first, second, nblock, present, along, inv_mass, response)
     if not (np.isfinite(scale) and scale > 0.0):
         return False, no_factors()
     return tree_factor(first, second, nblock, present, along, inv_mass, response,
-                       REGULARISATION * scale)
+                       REGULARISATION * scale, shape)
 
 
 @njit(cache=True, nogil=True)
@@ -62,26 +64,6 @@ def no_factors():
     empty = np.zeros((0, 6, 6))
     return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), empty, empty,
             empty)
-
-
-@njit(cache=True, nogil=True)
-def fits(factors, first, second, nblock, inv_mass):
-    """Whether ``factor``'s factors serve rows with nblock (m,) equality rows a joint: made for
-    as many joints and bodies, each joint in their tree with as many rows, and none outside it
-    that a fresh factorisation would take in (one with rows and a moving body, inv_mass (n,)
-    1/kg; first, second (m,) its body rows, < 0 the world)."""
-    up, dim = factors[1], factors[2]
-    m = nblock.shape[0]
-    if up.shape[0] != m + inv_mass.shape[0]:
-        return False
-    for j in range(m):
-        if up[j] != -2:
-            if dim[j] != nblock[j]:
-                return False
-        elif nblock[j] > 0 and ((first[j] >= 0 and inv_mass[first[j]] > 0.0)
-                                or (second[j] >= 0 and inv_mass[second[j]] > 0.0)):
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -186,7 +168,7 @@ def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later
             else:
                 response = world_response(quat, inv_inertia)
             have, factors = factor(joints.first, joints.second, nblock, jac, along, inv_mass,
-                                   response)
+                                   response, factors)
         if not have or not resolve(factors, -phi, x, move):
             return NOT_SOLVED, step, jac, phi, active, nblock
         body_impulses(joints.first, joints.second, nblock, along, x, impulse)
@@ -235,7 +217,8 @@ def velocities_forest(joints, rows, impulses, vel, ang_mom, inv_mass, inv_iw, fa
     rate = np.zeros((m, ROWS))
     row_rates(joints.first, joints.second, nblock, jac, vel, omega, rate)
     if not have:
-        have, factors = factor(joints.first, joints.second, nblock, jac, jac, inv_mass, inv_iw)
+        have, factors = factor(joints.first, joints.second, nblock, jac, jac, inv_mass, inv_iw,
+                               factors)
     x, y = np.empty((m, 6)), np.empty((n, 6))
     if not have or not resolve(factors, -rate, x, y):
         return False, factors

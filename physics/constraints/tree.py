@@ -36,17 +36,10 @@ def _find(parent, i):
 
 
 @njit(cache=True)
-def tree_factor(first, second, nblock, present, along, inv_mass, response, regular):
-    """Factor J W Kᵀ + regular·E over all joints: (True, the factors) for ``tree_resolve``, or
-    (False, empty factors) when the joints are not a forest through the world.
-
-    first, second (m,) body rows (< 0: the world); nblock (m,) equality rows of each joint;
-    present, along (m, ≥nb, 12) J and K by joint ([lin A, ang A, lin B, ang B]); inv_mass (n,)
-    1/kg, zero for a body held still (it then counts as the world); response (n, 3, 3) the spin
-    block of W. The factors: order (count,) the nodes parents first, up (size,) each node's
-    parent (−1 a root, −2 in no tree), dim (size,), inverse (size, 6, 6) the inverse of each
-    node's block with its children in, reach (size, 6, 6) D_a⁻¹ H[a, p], across (size, 6, 6)
-    H[p, a]."""
+def _forest(first, second, nblock, inv_mass):
+    """(True, order, up) of ``tree_factor``'s factors for these rows: the joints with rows and
+    their moving bodies in tree order, parents first; (False, …) when they are not a forest
+    through the world."""
     m, n = len(first), len(inv_mass)
     size = m + n                      # nodes: joints 0 … m−1, bodies m … m+n−1
     # the forest: union–find over moving bodies, one grounded joint per tree at most
@@ -64,10 +57,10 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
         if a >= 0 and b >= 0:
             ra, rb = _find(parent_set, a), _find(parent_set, b)
             if ra == rb:
-                return _failed()            # a closed loop of joints
+                return False, parent_set[:0], parent_set[:0]  # a closed loop of joints
             gj = max(grounded[ra], grounded[rb])
             if grounded[ra] >= 0 and grounded[rb] >= 0:
-                return _failed()            # two joints to the world in one tree
+                return False, parent_set[:0], parent_set[:0]  # two joints to the world
             parent_set[ra] = rb
             grounded[rb] = gj
             degree[a] += 1
@@ -76,7 +69,7 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
             body = a if a >= 0 else b
             r = _find(parent_set, body)
             if grounded[r] >= 0:
-                return _failed()
+                return False, parent_set[:0], parent_set[:0]
             grounded[r] = j
             degree[body] += 1
     # adjacency of bodies to their joints (CSR)
@@ -125,6 +118,31 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
                         up[j] = node
                         order[count] = j
                         count += 1
+    return True, order[:count], up
+
+
+@njit(cache=True)
+def tree_factor(first, second, nblock, present, along, inv_mass, response, regular, shape):
+    """Factor J W Kᵀ + regular·E over all joints: (True, the factors) for ``tree_resolve``, or
+    (False, empty factors) when the joints are not a forest through the world.
+
+    first, second (m,) body rows (< 0: the world); nblock (m,) equality rows of each joint;
+    present, along (m, ≥nb, 12) J and K by joint ([lin A, ang A, lin B, ang B]); inv_mass (n,)
+    1/kg, zero for a body held still (it then counts as the world); response (n, 3, 3) the spin
+    block of W. The factors: order (count,) the nodes parents first, up (size,) each node's
+    parent (−1 a root, −2 in no tree), dim (size,), inverse (size, 6, 6) the inverse of each
+    node's block with its children in, reach (size, 6, 6) D_a⁻¹ H[a, p], across (size, 6, 6)
+    H[p, a]. shape: factors made before; their tree (order, up) serves when they ``fit`` these
+    rows (the forest is the same, so is its order), else it is found again."""
+    m, n = len(first), len(inv_mass)
+    size = m + n
+    if fits(shape, first, second, nblock, inv_mass):
+        order, up = shape[0], shape[1]
+    else:
+        found, order, up = _forest(first, second, nblock, inv_mass)
+        if not found:
+            return _failed()
+    count = len(order)
     # blocks: D (size, 6, 6)
     dim = np.zeros(size, np.int64)
     diag = np.empty((size, 6, 6))
@@ -211,7 +229,31 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
             done = eliminate(a, p, da, dp)
         if not done:
             return _failed()
-    return True, (order[:count], up, dim, inverse, reach, across)
+    return True, (order, up, dim, inverse, reach, across)
+
+
+@njit(cache=True)
+def fits(factors, first, second, nblock, inv_mass):
+    """Whether ``tree_factor``'s factors (or no_factors) were made over the forest these rows make:
+    nblock (m,) equality rows a joint, first, second (m,) its body rows (< 0: the world),
+    inv_mass (n,) 1/kg (0: held still). The same joints in the tree with as many rows, the same
+    bodies moving among theirs, and no joint outside it that the rows would take in."""
+    up, dim = factors[1], factors[2]
+    m = nblock.shape[0]
+    if up.shape[0] != m + inv_mass.shape[0]:
+        return False
+    for j in range(m):
+        if up[j] != -2:
+            if dim[j] != nblock[j]:
+                return False
+            for side in range(2):
+                body = first[j] if side == 0 else second[j]
+                if body >= 0 and (inv_mass[body] > 0.0) != (up[m + body] != -2):
+                    return False
+        elif nblock[j] > 0 and ((first[j] >= 0 and inv_mass[first[j]] > 0.0)
+                                or (second[j] >= 0 and inv_mass[second[j]] > 0.0)):
+            return False
+    return True
 
 
 @njit(cache=True)

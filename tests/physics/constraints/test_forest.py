@@ -137,7 +137,7 @@ def test_shake_steps_start_as_a_chord_on_the_velocity_systems_factors_where_they
     start_jac, _, _, nblock = all_rows(joints, start_pos, start_quat)
     inv_iw = world_inverse_inertia(quat_to_matrix(start_quat), inv_inertia)
     made, chord = factor(joints.first, joints.second, nblock, start_jac, start_jac, inv_mass,
-                         inv_iw)
+                         inv_iw, no_factors())
     assert made and fits(chord, joints.first, joints.second, nblock, inv_mass)
     # the end of a step's move: the centres drifted on from the start's, the bodies turned by
     # the rotation step
@@ -154,7 +154,8 @@ def test_shake_steps_start_as_a_chord_on_the_velocity_systems_factors_where_they
     # factors made for other rows (the last joint slack, as a rope's) are not taken
     slack = nblock.copy()
     slack[-1] = 0
-    other = factor(joints.first, joints.second, slack, start_jac, start_jac, inv_mass, inv_iw)[1]
+    other = factor(joints.first, joints.second, slack, start_jac, start_jac, inv_mass, inv_iw,
+                   no_factors())[1]
     assert not fits(other, joints.first, joints.second, nblock, inv_mass)
     assert not fits(no_factors(), joints.first, joints.second, nblock, inv_mass)
     for got, expected in zip(_shake(*parts, other)[1:], fresh[1:]):
