@@ -18,14 +18,17 @@ would write it:
   Only peers that ran stably count as "best peer".
 - PyBullet: N free boxes and N point-to-point constraints (`JOINT_POINT2POINT`), DIRECT mode,
   default solver settings; collisions between the two links of each joint are switched off
-  (their end faces touch at the joint), the others left on.
+  (their end faces touch at the joint), the others left on. "PyBullet ×4" is the same chain
+  stepped FRAME_STEPS steps a call by its own sub-stepping (``numSubSteps``), the peer of
+  "Tumble ×4".
 
 Each engine runs the chain `repeats` times from the start (the first step of each run not
 timed: first-call costs), in rounds: a run of every engine a round, so that whatever else the
 machine does falls on all engines alike (on a noisy 2-core machine a peer's rate moved ±25 %
 between blocks of runs). A warm-up run comes first, and an engine slower than RUN_SECONDS a run
 runs fewer steps (the steps column says how many). Prints the median steps/s, the ratio of
-Tumble to each peer, the ratio to the best stable peer of each round and their median, and the
+Tumble to each peer, the ratio to the best stable peer of each round (Tumble's a step a call
+against the peers stepped so, Tumble ×4 against them all) and their median, and the
 worst joint violation over every step of the last run (Tumble:
 ``World.joint_errors``; PyBullet: the distance between the two anchor points of each joint),
 and where the chain's tip is at the end, so a fast but wrong engine would show. "Tumble 1T"
@@ -123,12 +126,15 @@ def mujoco_rk4_chain(n: int):
     return mujoco_chain(n, "RK4")
 
 
-def pybullet_chain(n: int):
+def pybullet_chain(n: int, batch: int = 1):
     import pybullet
 
     client = pybullet.connect(pybullet.DIRECT)
     pybullet.setGravity(0, -9.81, 0, physicsClientId=client)
-    pybullet.setTimeStep(H, physicsClientId=client)
+    # batch steps of H a call: its own sub-stepping (a call of batch·H in batch sub-steps)
+    pybullet.setTimeStep(H * batch, physicsClientId=client)
+    if batch > 1:
+        pybullet.setPhysicsEngineParameter(numSubSteps=batch, physicsClientId=client)
     shape = pybullet.createCollisionShape(pybullet.GEOM_BOX,
                                           halfExtents=[LENGTH / 2, WIDTH / 2, WIDTH / 2],
                                           physicsClientId=client)
@@ -159,8 +165,16 @@ def pybullet_chain(n: int):
     def tip():
         return np.array(pybullet.getBasePositionAndOrientation(
             links[-1], physicsClientId=client)[0])
-    return (lambda: pybullet.stepSimulation(physicsClientId=client)), violation, tip, (
-        lambda: "")
+    def step() -> int:
+        pybullet.stepSimulation(physicsClientId=client)
+        return batch
+
+    return step, violation, tip, (lambda: "")
+
+
+def pybullet_chain_frames(n: int):
+    """``pybullet_chain`` advanced FRAME_STEPS steps a call, as ``tumble_chain_frames``."""
+    return pybullet_chain(n, FRAME_STEPS)
 
 
 def planned_steps(make, n: int, threads: int) -> int:
@@ -228,7 +242,8 @@ def main() -> None:
     threads = numba.config.NUMBA_NUM_THREADS
     engines = engines_to_run(tumble_chain, (("MuJoCo", "mujoco", mujoco_chain),
                                             ("MuJoCo RK4", "mujoco", mujoco_rk4_chain),
-                                            ("PyBullet", "pybullet", pybullet_chain)),
+                                            ("PyBullet", "pybullet", pybullet_chain),
+                                            ("PyBullet ×4", "pybullet", pybullet_chain_frames)),
                              args.only_tumble)
     engines.insert(1, ("Tumble ×4", tumble_chain_frames, threads))
     print(f"dt 1/240 s, median of {args.repeats} round(s) (a run of each engine a round, "
@@ -246,14 +261,18 @@ def main() -> None:
                 note = " (a tree: no violation by construction)" + note
             print(f"{n:>5} {steps:>6} {name:<11}{rate:10.1f}{ours / rate:10.2f}x"
                   f"{1000 * worst:16.4f}   {np.array2string(tip, precision=3)}{note}")
-        # the best peer that ran the chain to its end (a reset run is not that chain's motion)
-        peers = [(rate, rounds) for name, rate, _, _, _, note, rounds in results
+        # the best peer that ran the chain to its end (a reset run is not that chain's motion):
+        # for a step a call, among the peers stepped so; for FRAME_STEPS a call, among all
+        peers = [(name, rate, rounds) for name, rate, _, _, _, note, rounds in results
                  if not name.startswith("Tumble") and "unstable" not in note]
-        if not peers:
-            continue
-        best_rate, best_rounds = max(peers, key=lambda peer: peer[0])
         for name, rate, *_, rounds in results:
-            if name not in ("Tumble", "Tumble ×4") or len(rounds) != len(best_rounds):
+            if name not in ("Tumble", "Tumble ×4"):
+                continue
+            rivals = [peer for peer in peers if name == "Tumble ×4" or "×" not in peer[0]]
+            if not rivals:
+                continue
+            _, best_rate, best_rounds = max(rivals, key=lambda peer: peer[1])
+            if len(rounds) != len(best_rounds):
                 continue
             ratios = [ours_one / peer_one for ours_one, peer_one in zip(rounds, best_rounds)]
             calls = "a step a call" if name == "Tumble" else f"{FRAME_STEPS} steps a call"

@@ -89,21 +89,6 @@ class Grab:
     damping: float    # N·s/m
 
 
-_NO_JOINTS: tuple | None = None
-
-
-def _no_joints(table: JointTable, ids: np.ndarray) -> tuple:
-    """(``JointSet``, unjoined keys, break forces, plain factors) of a world without joints, as
-    its empty ``JointTable`` table makes them for body ids (n,) (their arrays are empty, the same
-    whatever the bodies): made at the first call, shared after. No batch writes into them."""
-    global _NO_JOINTS
-    if _NO_JOINTS is None:
-        joints = table.arrays(ids)
-        _NO_JOINTS = (joints, table.unjoined_keys(ids), table.break_forces(ids),
-                      table.factors.plain(joints))
-    return _NO_JOINTS
-
-
 def _checked_step(dt) -> float:
     """The step dt as a float, s; ValueError unless in (0, MAX_STEP]."""
     h = float(dt)
@@ -490,12 +475,8 @@ class World:
         """Up to ``steps`` steps in one compiled call, the GIL released (dynamics/batch.py);
         returns how many it took."""
         m, s, table = self.model, self.state, self.joints
-        if table.defs:
-            joints = table.arrays(m.ids)
-            unjoined, break_forces = table.unjoined_keys(m.ids), table.break_forces(m.ids)
-            factors = table.factors.plain(joints)
-        else:  # the empty arguments of no joint, made once (a few tens of µs a batch)
-            joints, unjoined, break_forces, factors = _no_joints(table, m.ids)
+        joints, unjoined, break_forces = table.batch_arguments(m.ids)
+        factors = table.factors.plain(joints)
         # the records cross into the kernel as plain tuples (docs/architecture.md#records)
         carried = (s.time, self._start(), tuple(s.contact_cache), tuple(s.swept_pairs),
                    tuple(s.manifolds), tuple(s.piece_manifolds), self._last_pairs,
@@ -612,9 +593,12 @@ class World:
             guard_energy(tuple(contacts), tuple(result), island, pushed, lifted, m.body_model,
                          settings.gravity, self._start(), vel_free, ang_mom_free,
                          pos, quat, vel, ang_mom, h)
+        # the velocity system's factors at the start poses, made or kept by this step's velocity
+        # solve on the tree, as the compiled step takes them (none if it was not a forest)
+        chord = self.joints.factors.get(joints, s.pos, s.quat, inv_mass, inv_inertia)
         end_rows = project(joints, joint_rows, self.joints.impulses, pos, quat, vel, ang_mom,
                            inv_mass, inv_inertia, h, (s.quat, turned_with), resting,
-                           self.joints.factors)
+                           self.joints.factors, chord)
         rotm_end = quat_to_matrix(quat)
         hold_static(m.static, self._start(), pos, quat, vel, ang_mom)
         s.pos, s.quat, s.vel, s.ang_mom = pos, quat, vel, ang_mom

@@ -16,6 +16,7 @@ from numba import njit
 from physics.constraints.solve import ROWS, JointSet, joint_rows
 from physics.constraints.tree import (
     body_impulses,
+    fits,
     largest_diagonal,
     row_rates,
     tree_factor,
@@ -46,14 +47,15 @@ def rows_and_error(joints, pos, quat, jac, phi, active, nblock):
 
 
 @njit(cache=True, nogil=True)
-def factor(first, second, nblock, present, along, inv_mass, response):
+def factor(first, second, nblock, present, along, inv_mass, response, shape):
     """(True, ``tree.tree_factor``'s factors) of J W Kᵀ + εE, ε REGULARISATION times its
-    largest diagonal, or (False, empty factors): not a forest, or nothing to solve."""
+    largest diagonal, or (False, empty factors): not a forest, or nothing to solve. shape:
+    factors made before, whose tree serves again where it fits (``tree.fits``)."""
     scale = largest_diagonal(first, second, nblock, present, along, inv_mass, response)
     if not (np.isfinite(scale) and scale > 0.0):
         return False, no_factors()
     return tree_factor(first, second, nblock, present, along, inv_mass, response,
-                       REGULARISATION * scale)
+                       REGULARISATION * scale, shape)
 
 
 @njit(cache=True, nogil=True)
@@ -121,9 +123,11 @@ def spin_of(inv_iw, ang_mom):
 
 @njit(cache=True, nogil=True)
 def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later, impulses,
-                  pos, quat, vel, ang_mom, inv_mass, inv_inertia, h):
+                  pos, quat, vel, ang_mom, inv_mass, inv_inertia, h, chord):
     """``projection._newton``'s Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ, each solved on the joints'
-    tree (chord steps: the factors kept while each step gains CHORD_GAIN).
+    tree (chord steps: the factors kept while each step gains CHORD_GAIN). chord: with shake,
+    the tree factors of the step's velocity system J M⁻¹ Jᵀ at its start poses, which the
+    first step takes as its chord where they fit the rows (``fits``; ``no_factors()``: none).
 
     shake: K the start rows start_jac (m, ROWS, 12) and the impulse Kᵀ Δλ / h on vel, ang_mom
     and impulses, else K = J (no velocity change); spin (with shake): a body turns by the
@@ -149,6 +153,11 @@ def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later
         if step == NEWTON_STEPS:
             return OPEN, step, jac, phi, active, nblock
         along = start_jac if shake else jac
+        if step == 0 and shake and fits(chord, joints.first, joints.second, nblock, inv_mass):
+            # J M⁻¹ Jᵀ at the start is J W Kᵀ to first order in h: a chord step on it saves a
+            # factorisation, and the gain test below refactors where it served too little
+            # (docs/physics.md#joint-projection)
+            have, factors = True, chord
         if worst > CHORD_GAIN * last_worst:  # the chord step gained too little: factor afresh
             have = False
         last_worst = worst
@@ -159,7 +168,7 @@ def newton_forest(joints, start_jac, shake, spin, start_quat, moved, free, later
             else:
                 response = world_response(quat, inv_inertia)
             have, factors = factor(joints.first, joints.second, nblock, jac, along, inv_mass,
-                                   response)
+                                   response, factors)
         if not have or not resolve(factors, -phi, x, move):
             return NOT_SOLVED, step, jac, phi, active, nblock
         body_impulses(joints.first, joints.second, nblock, along, x, impulse)
@@ -208,7 +217,8 @@ def velocities_forest(joints, rows, impulses, vel, ang_mom, inv_mass, inv_iw, fa
     rate = np.zeros((m, ROWS))
     row_rates(joints.first, joints.second, nblock, jac, vel, omega, rate)
     if not have:
-        have, factors = factor(joints.first, joints.second, nblock, jac, jac, inv_mass, inv_iw)
+        have, factors = factor(joints.first, joints.second, nblock, jac, jac, inv_mass, inv_iw,
+                               factors)
     x, y = np.empty((m, 6)), np.empty((n, 6))
     if not have or not resolve(factors, -rate, x, y):
         return False, factors

@@ -23,6 +23,7 @@ from physics.constraints.forest import (
     NOT_SOLVED,
     fresh_free,
     newton_forest,
+    no_factors,
     spin_of,
     velocities_forest,
     world_response,
@@ -179,8 +180,11 @@ def advance_forest(contacts, bodies, settings, start, forced, cache, pairs, join
                                   vel, omega, inv_mass, ang_mom, h)
         guard_energy(contacts, result, island, pushed, lifted, bodies, settings.gravity, start,
                      vel_free, ang_mom_free, pos, quat, vel, ang_mom, h)
+    # the velocity system's factors at the start poses: the projection's first chord
+    chord = (factors.factors if _made_at(factors, start.pos, start.quat, inv_mass, inv_inertia)
+             else no_factors())
     done, factors, end = _project(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                                  inv_inertia, h, start.quat, turned_with, factors)
+                                  inv_inertia, h, start.quat, turned_with, factors, chord)
     if not done:
         return _not_done(factors, cache, pairs)
     rotm_end = np.empty((n, 3, 3))
@@ -293,6 +297,14 @@ def _same(a, b):
 
 
 @njit(cache=True, nogil=True)
+def _made_at(factors, pos, quat, inv_mass, inv_inertia):
+    """Whether the kept ``Factors`` are the velocity system's at these poses and masses
+    (``FactorCache.get``)."""
+    return (factors.valid and _same(factors.pos, pos) and _same(factors.quat, quat)
+            and _same(factors.inv_mass, inv_mass) and _same(factors.inv_inertia, inv_inertia))
+
+
+@njit(cache=True, nogil=True)
 def _velocities(joints, rows, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, inv_iw,
                 factors):
     """``projection.project_velocities`` without kept rows, on the tree, its factors reused
@@ -301,8 +313,7 @@ def _velocities(joints, rows, impulses, pos, quat, vel, ang_mom, inv_mass, inv_i
     failed, the kept ``Factors``)."""
     if not rows[3].any():
         return True, factors
-    have = (factors.valid and _same(factors.pos, pos) and _same(factors.quat, quat)
-            and _same(factors.inv_mass, inv_mass) and _same(factors.inv_inertia, inv_inertia))
+    have = _made_at(factors, pos, quat, inv_mass, inv_inertia)
     # the joints as the plain tuple Python passes: one compiled signature for both callers
     solved, made = velocities_forest(joints[:], rows, impulses, vel, ang_mom, inv_mass, inv_iw,
                                      factors.factors, have)
@@ -334,9 +345,10 @@ def _settle(swept, joints, rows, impulses, pos, quat, vel, omega, ang_mom, inv_m
 
 @njit(cache=True, nogil=True)
 def _project(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h,
-             start_quat, turned_with, factors):
+             start_quat, turned_with, factors, chord):
     """``projection.project_positions`` on the tree, no contact held: (False where the Python
-    path must take over, the kept ``Factors``, the rows at the end poses)."""
+    path must take over, the kept ``Factors``, the rows at the end poses). chord: the velocity
+    system's factors at the start poses (``newton_forest``)."""
     n = pos.shape[0]
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia)
@@ -354,7 +366,7 @@ def _project(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv
     shake = start_jac.shape[0] == joints.kind.shape[0]  # True, as a value
     status, _, jac, phi, active, nblock = newton_forest(
         joints[:], start_jac, shake, shake, start_quat, moved, free, later, impulses, pos, quat,
-        vel, ang_mom, inv_mass, inv_inertia, h)
+        vel, ang_mom, inv_mass, inv_inertia, h, chord)
     if status == NOT_SOLVED:
         return False, factors, (jac, phi, active, nblock)
     converged = status == CLOSED
@@ -370,7 +382,7 @@ def _project(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv
         shake = not shake  # False, as a value
         status, _, jac, phi, active, nblock = newton_forest(
             joints[:], np.zeros((0, ROWS, 12)), shake, shake, quat, np.zeros((n, 3)), quat,
-            quat, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h)
+            quat, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, h, chord)
         if status == NOT_SOLVED:
             return False, factors, (jac, phi, active, nblock)
         done, factors = _velocities(joints, (jac, phi, active, nblock), impulses, pos, quat,

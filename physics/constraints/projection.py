@@ -61,12 +61,8 @@ class EqualityRows(NamedTuple):
 
 def all_rows(joints: JointSet, pos, quat) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every joint's rows at poses pos (n, 3), quat (n, 4): jac (m, ROWS, 12), phi (m, ROWS),
-    active (m, ROWS) and nblock (m,) (see ``solve.joint_rows``)."""
-    m = len(joints.kind)
-    jac, phi = np.zeros((m, ROWS, 12)), np.zeros((m, ROWS))
-    active, nblock = np.zeros((m, ROWS), np.bool_), np.zeros(m, np.int64)
-    rows_and_error(joints, pos, quat, jac, phi, active, nblock)
-    return jac, phi, active, nblock
+    active (m, ROWS) and nblock (m,) (see ``solve.joint_rows``, which writes every entry)."""
+    return _rows_and_error(joints, pos, quat)[:4]
 
 
 def _rows_and_error(joints: JointSet, pos, quat):
@@ -221,16 +217,18 @@ def _rates(rows: RowBlock, motion: np.ndarray) -> np.ndarray:
 
 def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
                       inv_inertia, h, free_step=None,
-                      resting: KeptRows | None = None, cache: FactorCache | None = None):
+                      resting: KeptRows | None = None, cache: FactorCache | None = None,
+                      chord=None):
     """Every joint's equality rows back to Φ = 0 by Newton steps over all of them at once, the
     end velocities onto J v = 0, then violated limits back along their rows. pos, quat, vel,
     ang_mom (n, …) and impulses (m, ROWS) N·s in place; inv_mass (n,), inv_inertia (n, 3) zero
     for bodies held still. free_step: the step's rotation, (start orientations (n, 4), the world
     L (n, 3) the rotation step turned them with), or None (bodies turned as if not spinning).
     resting: contact rows the velocity projections hold at rate 0 (``resting_contacts``).
-    cache: the velocity projections' factors, kept for the next step's. Returns the rows at the
-    end poses (``all_rows``' arrays), or None if a limit was pushed
-    after them.
+    cache: the velocity projections' factors, kept for the next step's. chord: the tree factors
+    of the step's velocity system at its start poses, the Newton steps' first chord on a forest
+    (``forest.newton_forest``), or None. Returns the rows at the end poses (``all_rows``'
+    arrays), or None if a limit was pushed after them.
 
     First as RATTLE does (``_newton`` along the step's start rows start_jac (m, ROWS, 12), the
     velocities taking the matching impulse, then ``project_velocities``): the correction is the
@@ -242,7 +240,7 @@ def project_positions(joints: JointSet, start_jac, impulses, pos, quat, vel, ang
     saved = (pos.copy(), quat.copy(), vel.copy(), ang_mom.copy(), impulses.copy())
     before = _kinetic(vel, ang_mom, quat, inv_mass, inv_inertia)
     converged, rows = _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                              inv_inertia, h, free_step, resting)
+                              inv_inertia, h, free_step, resting, chord)
     if converged:
         project_velocities(joints, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
                            resting, rows, cache=cache)
@@ -283,7 +281,7 @@ def _kinetic_kernel(vel, ang_mom, quat, inv_mass, inv_inertia):
 
 
 def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia,
-            h, free_step=None, resting=None):
+            h, free_step=None, resting=None, chord=None):
     """NEWTON_STEPS global Newton steps Δλ = −(J W Kᵀ)⁻¹ Φ: K the start rows with the impulse
     Kᵀ Δλ / h on the velocities (SHAKE), or, start_jac None, K = J the present rows and no
     velocity change. Returns (True if Φ reached JOINT_TOLERANCE, the rows at the poses it left,
@@ -299,7 +297,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
 
     resting: contact rows C (``resting_contacts``) the moves must not deepen, C·(move) ≥ 0,
     solved in the same system with pushing impulses only (a row that would pull is let go and
-    the step solved again) (docs/physics.md#joint-projection)."""
+    the step solved again) (docs/physics.md#joint-projection). chord: see
+    ``project_positions``."""
     n = len(pos)
     shake = start_jac is not None
     spin = shake and free_step is not None
@@ -318,7 +317,8 @@ def _newton(joints, start_jac, impulses, pos, quat, vel, ang_mom, inv_mass, inv_
         # takes over from a step the tree could not solve
         status, first_step, *rows = newton_forest(
             tuple(joints), start_jac if shake else _NO_JACOBIAN, shake, spin, start_quat, moved,
-            free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h))
+            free, later, impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, float(h),
+            no_factors() if chord is None else chord)
         if status != NOT_SOLVED:
             return status == CLOSED, tuple(rows)
     if count:
@@ -469,6 +469,10 @@ class FactorCache:
 
     def __init__(self):
         self.key, self.factors, self.rows = None, None, _NO_ROWS
+        # the record of no factors kept, made once: a batch of a world without joints passes
+        # it every call (no batch writes into it)
+        self._none_kept = (False, np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0),
+                           np.zeros((0, 3)), no_factors(), _NO_ROWS)
 
     def get(self, joints, pos, quat, inv_mass, inv_inertia):
         key = self.key
@@ -488,8 +492,7 @@ class FactorCache:
         when none are, or they were made for other joints)."""
         key = self.key
         if key is None or key[0] is not joints:
-            return (False, np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0), np.zeros((0, 3)),
-                    no_factors(), _NO_ROWS)
+            return self._none_kept
         return (True, *key[1:], self.factors, self.rows)
 
     def keep(self, joints, factors) -> None:

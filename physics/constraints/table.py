@@ -183,6 +183,15 @@ class JointTable:
                                         for d in self.defs.values()], dtype=float)
         return extras["break"]
 
+    def batch_arguments(self, ids: np.ndarray) -> tuple:
+        """(``arrays``, ``unjoined_keys``, ``break_forces``) for a batch over body ids (n,), with
+        one check of the cache a call (each of the three checks it: a batch is tens of µs)."""
+        joints = self.arrays(ids)
+        extras = self._cache[2]
+        if "batch" not in extras:
+            extras["batch"] = (joints, self.unjoined_keys(ids), self.break_forces(ids))
+        return extras["batch"]
+
     def _arrays(self, ids: np.ndarray) -> JointSet:
         defs, frames = list(self.defs.values()), list(self.frames.values())
         m = len(defs)
@@ -249,15 +258,15 @@ def settle_joints(swept, joints: JointSet, rows: JointRows, impulses, pos, quat,
 
 
 def project(joints: JointSet, rows: JointRows, impulses, pos, quat, vel, ang_mom, inv_mass,
-            inv_inertia, h, free_step=None, resting=None, cache=None):
+            inv_inertia, h, free_step=None, resting=None, cache=None, chord=None):
     """Every joint back onto Φ = 0 (Newton steps along the step's start rows ``rows``), then the
     end velocities onto J v = 0; pos, quat, vel, ang_mom and impulses (m, ROWS) in place;
     free_step (start orientations (n, 4), the world L (n, 3) the rotation step used): see
-    ``project_positions``; resting: contact rows held at rate 0
-    (docs/physics.md#joint-projection). Returns the rows at the end poses, or None (see
-    ``project_positions``)."""
+    ``project_positions``; resting: contact rows held at rate 0; cache, chord: the velocity
+    system's factors (docs/physics.md#joint-projection). Returns the rows at the end poses, or
+    None (see ``project_positions``)."""
     return project_positions(joints, rows.jac, impulses, pos, quat, vel, ang_mom, inv_mass,
-                             inv_inertia, float(h), free_step, resting, cache)
+                             inv_inertia, float(h), free_step, resting, cache, chord)
 
 
 def violations(joints: JointSet, pos, quat) -> np.ndarray:

@@ -36,17 +36,10 @@ def _find(parent, i):
 
 
 @njit(cache=True)
-def tree_factor(first, second, nblock, present, along, inv_mass, response, regular):
-    """Factor J W Kᵀ + regular·E over all joints: (True, the factors) for ``tree_resolve``, or
-    (False, empty factors) when the joints are not a forest through the world.
-
-    first, second (m,) body rows (< 0: the world); nblock (m,) equality rows of each joint;
-    present, along (m, ≥nb, 12) J and K by joint ([lin A, ang A, lin B, ang B]); inv_mass (n,)
-    1/kg, zero for a body held still (it then counts as the world); response (n, 3, 3) the spin
-    block of W. The factors: order (count,) the nodes parents first, up (size,) each node's
-    parent (−1 a root, −2 in no tree), dim (size,), inverse (size, 6, 6) the inverse of each
-    node's block with its children in, reach (size, 6, 6) D_a⁻¹ H[a, p], across (size, 6, 6)
-    H[p, a]."""
+def _forest(first, second, nblock, inv_mass):
+    """(True, order, up) of ``tree_factor``'s factors for these rows: the joints with rows and
+    their moving bodies in tree order, parents first; (False, …) when they are not a forest
+    through the world."""
     m, n = len(first), len(inv_mass)
     size = m + n                      # nodes: joints 0 … m−1, bodies m … m+n−1
     # the forest: union–find over moving bodies, one grounded joint per tree at most
@@ -64,10 +57,10 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
         if a >= 0 and b >= 0:
             ra, rb = _find(parent_set, a), _find(parent_set, b)
             if ra == rb:
-                return _failed()            # a closed loop of joints
+                return False, parent_set[:0], parent_set[:0]  # a closed loop of joints
             gj = max(grounded[ra], grounded[rb])
             if grounded[ra] >= 0 and grounded[rb] >= 0:
-                return _failed()            # two joints to the world in one tree
+                return False, parent_set[:0], parent_set[:0]  # two joints to the world
             parent_set[ra] = rb
             grounded[rb] = gj
             degree[a] += 1
@@ -76,7 +69,7 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
             body = a if a >= 0 else b
             r = _find(parent_set, body)
             if grounded[r] >= 0:
-                return _failed()
+                return False, parent_set[:0], parent_set[:0]
             grounded[r] = j
             degree[body] += 1
     # adjacency of bodies to their joints (CSR)
@@ -125,6 +118,31 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
                         up[j] = node
                         order[count] = j
                         count += 1
+    return True, order[:count], up
+
+
+@njit(cache=True)
+def tree_factor(first, second, nblock, present, along, inv_mass, response, regular, shape):
+    """Factor J W Kᵀ + regular·E over all joints: (True, the factors) for ``tree_resolve``, or
+    (False, empty factors) when the joints are not a forest through the world.
+
+    first, second (m,) body rows (< 0: the world); nblock (m,) equality rows of each joint;
+    present, along (m, ≥nb, 12) J and K by joint ([lin A, ang A, lin B, ang B]); inv_mass (n,)
+    1/kg, zero for a body held still (it then counts as the world); response (n, 3, 3) the spin
+    block of W. The factors: order (count,) the nodes parents first, up (size,) each node's
+    parent (−1 a root, −2 in no tree), dim (size,), inverse (size, 6, 6) the inverse of each
+    node's block with its children in, reach (size, 6, 6) D_a⁻¹ H[a, p], across (size, 6, 6)
+    H[p, a]. shape: factors made before; their tree (order, up) serves when they ``fit`` these
+    rows (the forest is the same, so is its order), else it is found again."""
+    m, n = len(first), len(inv_mass)
+    size = m + n
+    if fits(shape, first, second, nblock, inv_mass):
+        order, up = shape[0], shape[1]
+    else:
+        found, order, up = _forest(first, second, nblock, inv_mass)
+        if not found:
+            return _failed()
+    count = len(order)
     # blocks: D (size, 6, 6)
     dim = np.zeros(size, np.int64)
     diag = np.empty((size, 6, 6))
@@ -152,64 +170,89 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
     reach = np.empty((size, 6, 6))    # D_a⁻¹ H[a, p]: how the parent's unknowns reach a's
     across = np.empty((size, 6, 6))   # H[p, a]
     down = np.zeros((6, 6))           # H[a, p]: child row, parent column
+
+    def eliminate(a, p, da, dp):
+        """Node a (da unknowns) eliminated into its parent p (dp; p < 0: a root): inverse[a] ←
+        D_a⁻¹, reach[a] ← D_a⁻¹ H[a, p], D_p −= H[p, a] D_a⁻¹ H[a, p], from down = H[a, p] and
+        across[a] = H[p, a]; False if D_a is singular. An inner function: numba writes it into
+        the loop with the loop's own arrays, where a helper taking them counted a reference to
+        each at every node (docs/architecture.md#records)."""
+        # explicit inverses: in numba a small Gauss–Jordan and products beat an LU's
+        # solves column by column (0.88 against 1.17 ms for 1 000 links)
+        if not invert_small(diag[a], da, inverse[a], work):
+            return False
+        if p < 0:
+            return True
+        for s in range(da):
+            for t in range(dp):
+                total = 0.0
+                for q in range(da):
+                    total += inverse[a, s, q] * down[q, t]
+                reach[a, s, t] = total
+        # D_p −= H[p, a] D_a⁻¹ H[a, p]
+        for s in range(dp):
+            for t in range(dp):
+                total = 0.0
+                for q in range(da):
+                    total += across[a, s, q] * reach[a, q, t]
+                diag[p, s, t] -= total
+        return True
+
     for k in range(count - 1, -1, -1):
         a = order[k]
         p = up[a]
         da, dp = dim[a], dim[p] if p >= 0 else 0
         # the coupling of a and its parent, written here, not in a helper taking arrays (see
-        # ``_eliminate``): H[joint j, body i] = J_{j,i} (nb × 6), H[body i, joint j] = −K_{j,i}ᵀ
+        # ``eliminate``): H[joint j, body i] = J_{j,i} (nb × 6), H[body i, joint j] = −K_{j,i}ᵀ
         # (6 × nb); H[a, p] into down, H[p, a] into across[a]
         if p >= 0:
             j, body = (a, p - m) if a < m else (p, a - m)
             side = 0 if first[j] == body else 6
-            for t in range(min(6, present.shape[1])):
-                for s in range(6):
-                    if a < m:
+            rows = min(6, present.shape[1])
+            if a < m:
+                for t in range(rows):
+                    for s in range(6):
                         down[t, s] = present[j, t, side + s]
                         across[a, s, t] = -along[j, t, side + s]
-                    else:
+            else:
+                for t in range(rows):
+                    for s in range(6):
                         down[s, t] = -along[j, t, side + s]
                         across[a, t, s] = present[j, t, side + s]
         # the common sizes (a body's 6 unknowns, a ball joint's 3) as constants: the compiler
         # unrolls those small products, the same arithmetic in the same order (2× faster)
         if da == 6 and dp == 3:
-            done = _eliminate(a, p, diag, inverse, reach, across, down, work, 6, 3)
+            done = eliminate(a, p, 6, 3)
         elif da == 3 and dp == 6:
-            done = _eliminate(a, p, diag, inverse, reach, across, down, work, 3, 6)
+            done = eliminate(a, p, 3, 6)
         else:
-            done = _eliminate(a, p, diag, inverse, reach, across, down, work, da, dp)
+            done = eliminate(a, p, da, dp)
         if not done:
             return _failed()
-    return True, (order[:count], up, dim, inverse, reach, across)
+    return True, (order, up, dim, inverse, reach, across)
 
 
-@njit(cache=True, inline='always')
-def _eliminate(a, p, diag, inverse, reach, across, down, work, da, dp):
-    """Node a (da unknowns) eliminated into its parent p (dp; p < 0: a root): inverse[a] ←
-    D_a⁻¹, reach[a] ← D_a⁻¹ H[a, p], D_p −= H[p, a] D_a⁻¹ H[a, p], from down = H[a, p] and
-    across[a] = H[p, a]; False if D_a is singular. It takes as few arrays as it can: numba
-    counts a reference to each array an inlined helper takes, at every node, and with the
-    coupling's arrays too that counting cost a fifth of the factorisation
-    (docs/architecture.md#records)."""
-    # explicit inverses: in numba a small Gauss–Jordan and products beat an LU's
-    # solves column by column (0.88 against 1.17 ms for 1 000 links)
-    if not invert_small(diag[a], da, inverse[a], work):
+@njit(cache=True)
+def fits(factors, first, second, nblock, inv_mass):
+    """Whether ``tree_factor``'s factors (or no_factors) were made over the forest these rows make:
+    nblock (m,) equality rows a joint, first, second (m,) its body rows (< 0: the world),
+    inv_mass (n,) 1/kg (0: held still). The same joints in the tree with as many rows, the same
+    bodies moving among theirs, and no joint outside it that the rows would take in."""
+    up, dim = factors[1], factors[2]
+    m = nblock.shape[0]
+    if up.shape[0] != m + inv_mass.shape[0]:
         return False
-    if p < 0:
-        return True
-    for s in range(da):
-        for t in range(dp):
-            total = 0.0
-            for q in range(da):
-                total += inverse[a, s, q] * down[q, t]
-            reach[a, s, t] = total
-    # D_p −= H[p, a] D_a⁻¹ H[a, p]
-    for s in range(dp):
-        for t in range(dp):
-            total = 0.0
-            for q in range(da):
-                total += across[a, s, q] * reach[a, q, t]
-            diag[p, s, t] -= total
+    for j in range(m):
+        if up[j] != -2:
+            if dim[j] != nblock[j]:
+                return False
+            for side in range(2):
+                body = first[j] if side == 0 else second[j]
+                if body >= 0 and (inv_mass[body] > 0.0) != (up[m + body] != -2):
+                    return False
+        elif nblock[j] > 0 and ((first[j] >= 0 and inv_mass[first[j]] > 0.0)
+                                or (second[j] >= 0 and inv_mass[second[j]] > 0.0)):
+            return False
     return True
 
 
@@ -234,13 +277,13 @@ def tree_resolve(factors, rhs, x, y):
         if a < m:
             for s in range(dim[a]):
                 r[a, s] = rhs[a, s]
-    # the loops written here, not in inlined helpers: numba would count a reference to each
-    # array a helper takes, at every node, which cost more than these products
-    # (docs/architecture.md#records); children first: own_a = D_a⁻¹ r_a, r_p −= H[p, a] own_a
-    for k in range(len(order) - 1, -1, -1):
-        a = order[k]
-        p = up[a]
-        da, dp = dim[a], dim[p] if p >= 0 else 0
+    z = np.zeros((size, 6))
+
+    # inner functions, written into the loops with their arrays (no reference counted per
+    # node, docs/architecture.md#records), called with the common sizes as constants so that
+    # their small products unroll (the same arithmetic in the same order)
+    def forward(a, p, da, dp):
+        """own_a = D_a⁻¹ r_a, r_p −= H[p, a] own_a."""
         for s in range(da):
             total = 0.0
             for q in range(da):
@@ -251,16 +294,35 @@ def tree_resolve(factors, rhs, x, y):
             for q in range(da):
                 total += across[a, s, q] * own[a, q]
             r[p, s] -= total
-    z = np.zeros((size, 6))
-    for k in range(len(order)):              # parents first: z_a = own_a − D_a⁻¹ H[a, p] z_p
-        a = order[k]
-        p = up[a]
-        da, dp = dim[a], dim[p] if p >= 0 else 0
+
+    def back(a, p, da, dp):
+        """z_a = own_a − D_a⁻¹ H[a, p] z_p."""
         for s in range(da):
             total = own[a, s]
             for t in range(dp):
                 total -= reach[a, s, t] * z[p, t]
             z[a, s] = total
+
+    for k in range(len(order) - 1, -1, -1):  # children first
+        a = order[k]
+        p = up[a]
+        da, dp = dim[a], dim[p] if p >= 0 else 0
+        if da == 6 and dp == 3:
+            forward(a, p, 6, 3)
+        elif da == 3 and dp == 6:
+            forward(a, p, 3, 6)
+        else:
+            forward(a, p, da, dp)
+    for k in range(len(order)):              # parents first
+        a = order[k]
+        p = up[a]
+        da, dp = dim[a], dim[p] if p >= 0 else 0
+        if da == 6 and dp == 3:
+            back(a, p, 6, 3)
+        elif da == 3 and dp == 6:
+            back(a, p, 3, 6)
+        else:
+            back(a, p, da, dp)
     for j in range(m):
         for s in range(6):
             x[j, s] = z[j, s]

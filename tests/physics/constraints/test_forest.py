@@ -6,6 +6,8 @@ import numpy as np
 from physics.constraints.forest import (
     CLOSED,
     NOT_SOLVED,
+    factor,
+    fits,
     newton_forest,
     no_factors,
     spin_of,
@@ -14,7 +16,7 @@ from physics.constraints.forest import (
 )
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import all_rows
-from physics.dynamics.integrator import world_inverse_inertia
+from physics.dynamics.integrator import rotate_free, world_inverse_inertia
 from physics.geometry.rotation import quat_mul, quat_to_matrix
 from physics.model import BodyDef, WorldDef
 from physics.settings import JOINT_TOLERANCE
@@ -93,7 +95,7 @@ def test_newton_on_the_tree_closes_the_chain_as_dense_newton_steps_do():
     impulses = np.zeros((len(nblock), 9))
     status, _, jac, phi, _, nblock = newton_forest(
         joints, np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)), quat, quat, impulses,
-        pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240)
+        pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240, no_factors())
     assert status == CLOSED
     assert np.abs(phi[:, :3]).max() < JOINT_TOLERANCE
     # the same first step; the chord steps after it take another path onto the joints, which
@@ -110,10 +112,54 @@ def test_a_loop_of_joints_is_left_to_the_sparse_solve_unchanged():
     n, before = len(pos), (pos.copy(), quat.copy())
     status, step, *_ = newton_forest(
         joints, np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)), quat, quat,
-        np.zeros((LINKS + 1, 9)), pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240)
+        np.zeros((LINKS + 1, 9)), pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240,
+        no_factors())
     assert (status, step) == (NOT_SOLVED, 0)
     np.testing.assert_array_equal(pos, before[0])
     np.testing.assert_array_equal(quat, before[1])
+
+
+def _shake(joints, start_jac, start_quat, pos, vel, ang_mom, inv_mass, inv_inertia, chord):
+    """newton_forest's SHAKE steps along start_jac, the bodies turned by the rotation step from
+    start_quat with the L ang_mom takes on, on copies: (status, the end poses, the rows' Φ)."""
+    h = 1 / 240
+    pos, vel, moved = pos.copy(), vel.copy(), ang_mom.copy()
+    free = rotate_free(start_quat, moved, inv_inertia, h)
+    quat, later = free.copy(), np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1))
+    status, _, _, phi, _, _ = newton_forest(
+        joints, start_jac, True, True, start_quat, moved, free, later, np.zeros((LINKS, 9)),
+        pos, quat, vel, moved.copy(), inv_mass, inv_inertia, h, chord)
+    return status, pos, quat, phi
+
+
+def test_shake_steps_start_as_a_chord_on_the_velocity_systems_factors_where_they_fit():
+    joints, start_pos, start_quat, vel, ang_mom, inv_mass, inv_inertia = _parts(_chain())
+    start_jac, _, _, nblock = all_rows(joints, start_pos, start_quat)
+    inv_iw = world_inverse_inertia(quat_to_matrix(start_quat), inv_inertia)
+    made, chord = factor(joints.first, joints.second, nblock, start_jac, start_jac, inv_mass,
+                         inv_iw, no_factors())
+    assert made and fits(chord, joints.first, joints.second, nblock, inv_mass)
+    # the end of a step's move: the centres drifted on from the start's, the bodies turned by
+    # the rotation step
+    pos = start_pos + np.random.default_rng(11).normal(scale=1e-4, size=start_pos.shape)
+    parts = (joints, start_jac, start_quat, pos, vel, ang_mom, inv_mass, inv_inertia)
+    fresh, chorded = _shake(*parts, no_factors()), _shake(*parts, chord)
+    for status, _, _, phi in (fresh, chorded):
+        assert status == CLOSED and np.abs(phi[:, :3]).max() < JOINT_TOLERANCE
+    # another path onto the same joints: the same poses to the joints' tolerance, not the same
+    # bits
+    assert not np.array_equal(chorded[1], fresh[1])
+    np.testing.assert_allclose(chorded[1], fresh[1], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(chorded[2], fresh[2], rtol=0, atol=1e-8)
+    # factors made for other rows (the last joint slack, as a rope's) are not taken
+    slack = nblock.copy()
+    slack[-1] = 0
+    other = factor(joints.first, joints.second, slack, start_jac, start_jac, inv_mass, inv_iw,
+                   no_factors())[1]
+    assert not fits(other, joints.first, joints.second, nblock, inv_mass)
+    assert not fits(no_factors(), joints.first, joints.second, nblock, inv_mass)
+    for got, expected in zip(_shake(*parts, other)[1:], fresh[1:]):
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_velocities_on_the_tree_are_the_dense_mass_weighted_projection():

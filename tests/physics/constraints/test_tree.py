@@ -4,9 +4,10 @@ ball joint's 3 and back) and its general one all run."""
 
 import numpy as np
 
+from physics.constraints.forest import no_factors
 from physics.constraints.joint import WORLD, JointDef
 from physics.constraints.projection import all_rows
-from physics.constraints.tree import tree_factor, tree_resolve
+from physics.constraints.tree import fits, tree_factor, tree_resolve
 from physics.dynamics.integrator import world_inverse_inertia
 from physics.geometry.rotation import quat_to_matrix
 from physics.model import BodyDef, WorldDef
@@ -70,7 +71,7 @@ def test_the_tree_solve_of_a_branched_tree_of_every_joint_kind_is_the_dense_solv
     b = np.array([rhs[j, r] for j, r in which])
     lam = np.linalg.solve(present @ weights @ present.T + REGULAR * np.eye(len(b)), b)
     factored, factors = tree_factor(joints.first, joints.second, nblock, jac, jac, inv_mass,
-                                    inv_iw, REGULAR)
+                                    inv_iw, REGULAR, no_factors())
     assert factored
     x, y = np.full((m, 6), np.nan), np.full((n, 6), np.nan)
     tree_resolve(factors, rhs, x, y)
@@ -78,3 +79,37 @@ def test_the_tree_solve_of_a_branched_tree_of_every_joint_kind_is_the_dense_solv
     np.testing.assert_allclose(y.ravel(), weights @ present.T @ lam, rtol=1e-9, atol=1e-12)
     for j in range(m):  # the rows a joint does not have stay zero
         assert not x[j, nblock[j]:].any()
+
+
+def _solved(factors, m, n):
+    """The factors' (x, y) for a fixed right-hand side (their blocks' unused corners are
+    never read)."""
+    x, y = np.zeros((m, 6)), np.zeros((n, 6))
+    tree_resolve(factors, np.random.default_rng(9).normal(size=(m, 9)), x, y)
+    return x, y
+
+
+def test_factors_made_before_lend_their_tree_only_to_rows_of_the_same_forest():
+    joints, pos, quat, inv_mass, inv_iw = _tree()
+    n, m = len(pos), len(joints.kind)
+    jac, _, _, nblock = all_rows(joints, pos, quat)
+    args = (joints.first, joints.second, nblock, jac, jac, inv_mass, inv_iw, REGULAR)
+    fresh = tree_factor(*args, no_factors())[1]
+    assert fits(fresh, joints.first, joints.second, nblock, inv_mass)
+    again = tree_factor(*args, fresh)[1]
+    assert again[0] is fresh[0] and again[1] is fresh[1]  # the tree lent, not found again
+    for made, kept in zip(_solved(again, m, n), _solved(fresh, m, n)):
+        np.testing.assert_array_equal(made, kept)
+    # another forest: a joint gone slack, a body held still; each finds its own tree again
+    slack = nblock.copy()
+    slack[-1] = 0
+    held = inv_mass.copy()
+    held[1] = 0.0  # the ball chain's middle link: the joints below it hang from it as a root
+    for rows, masses in ((slack, inv_mass), (nblock, held)):
+        assert not fits(fresh, joints.first, joints.second, rows, masses)
+        other = (joints.first, joints.second, rows, jac, jac, masses, inv_iw, REGULAR)
+        lent, found = tree_factor(*other, fresh)[1], tree_factor(*other, no_factors())[1]
+        np.testing.assert_array_equal(lent[0], found[0])
+        np.testing.assert_array_equal(lent[1], found[1])
+        for made, kept in zip(_solved(lent, m, n), _solved(found, m, n)):
+            np.testing.assert_array_equal(made, kept)
