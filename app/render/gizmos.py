@@ -751,6 +751,9 @@ class Gizmos:
         ctx.enable(moderngl.DEPTH_TEST | moderngl.BLEND)
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         ctx.fbo.depth_mask = False
+        # drawn over the walls, as when the walls were blended passes before them: untinted
+        ellipsoid = self.programs["ellipsoid"]
+        set_uniforms(ellipsoid, {"u_container": np.zeros(4)})
         if self._line_count:
             set_uniforms(self.line_program, frame, u_viewport=self._size, u_width=LINE_PIXELS)
             self._lines_vao.render(moderngl.LINES, vertices=self._line_count)

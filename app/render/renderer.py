@@ -11,16 +11,24 @@ Per frame (``Renderer.render``):
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
    the rectangles where each body's shadow can fall, drawn as one cover that does not
    overlap), then the background gradient at the far plane;
-3. container walls, back faces then front faces, blended with depth writes off; translucent
-   gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
+3. translucent gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
+
+The translucent container walls have no pass of their own: every opaque surface (bodies, floor,
+background, opaque gizmos) tints its own colour by the walls its view ray crosses
+(``shaders/walls.glsl``: the far wall, then the near one, as blending them over it would, to
+±1 of 255 from the rounding the blends did). Their two blended passes over the container's
+footprint cost llvmpipe ~2.4 ms of a frame's ~14 in ``bench/frame.py`` at 200 bodies (one
+rasteriser thread ~3.3 of 14.2), and each opaque pixel pays only a ray–box test; the cached
+background holds the walls over the far floor and the sky with them.
 
 Where a frame's time goes, measured with ``bench/frame.py``'s scene (500 bodies, 1280×720,
 the default gizmos, the cached background; CPU of the drawing thread and llvmpipe's threads
 together, ~38 ms a frame on the 2-core development machine, noisy): the bodies ~17 ms (their
 shading ~9, of which the two shadow lookups ~5; their triangles, ~23 000 at their coarsest
-levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4, the
-rest (Python, the background copy, gizmos) ~4. Half the resolution halves the bodies' pass;
-coarser levels of detail change little (the builtin meshes are small).
+levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4 (since
+drawn by the opaque surfaces, above), the rest (Python, the background copy, gizmos) ~4.
+Half the resolution halves the bodies' pass; coarser levels of detail change little (the
+builtin meshes are small).
 
 Colours are linear RGB; the shaders light in linear space (hemisphere ambient + a directional
 sun) and encode sRGB at the end, so the target framebuffer is an ordinary (non-sRGB) one.
@@ -121,6 +129,7 @@ LIGHTING = {
 ZENITH, HORIZON, NADIR = (0.06, 0.09, 0.17), (0.4, 0.43, 0.49), (0.22, 0.23, 0.25)
 FLOOR_COLOR = (0.3, 0.3, 0.31)
 WALL_COLOR = (0.55, 0.72, 0.95)
+WALL_DISPLAY_COLOR = np.power(WALL_COLOR, 1.0 / 2.2)  # the walls blend in display space
 HIGHLIGHT_COLOR = (1.0, 0.78, 0.25)
 
 # Default body colours (sRGB hex of a muted, distinct palette → linear), picked by body id.
@@ -507,20 +516,13 @@ def floor_depth(camera: OrbitCamera, size: tuple[int, int]) -> np.ndarray:
     return np.array([a / width, b / height, 0.5 * (c - a - b) + 0.5])
 
 
-def _wall_box() -> np.ndarray:
-    """(30, 6) float32: the 4 side walls and the ceiling of a unit box (x, z ∈ ±0.5, y ∈ 0…1),
-    position + outward normal; the floor is drawn by the floor program."""
-    faces = (((1, 0, 0), (0, 0, -1), (0, 1, 0)), ((-1, 0, 0), (0, 0, 1), (0, 1, 0)),
-             ((0, 0, 1), (1, 0, 0), (0, 1, 0)), ((0, 0, -1), (-1, 0, 0), (0, 1, 0)),
-             ((0, 1, 0), (1, 0, 0), (0, 0, -1)))
-    out = []
-    for n, u, v in faces:
-        n, u, v = (np.array(a, dtype=float) for a in (n, u, v))
-        centre = 0.5 * n + (0.0, 0.5, 0.0)
-        corners = [centre + 0.5 * (su * u + sv * v) for su, sv in ((-1, -1), (1, -1), (1, 1),
-                                                                      (-1, 1))]
-        out += [np.concatenate([corners[i], n]) for i in (0, 1, 2, 0, 2, 3)]
-    return np.array(out, dtype=np.float32)
+def _container_uniform(container_size) -> np.ndarray:
+    """(4,) ``u_container`` of walls.glsl: the walls' half width, height and half depth, m,
+    and 1, or zeros without a container."""
+    if container_size is None:
+        return np.zeros(4)
+    x, y, z = np.asarray(container_size, dtype=float)
+    return np.array([0.5 * x, y, 0.5 * z, 1.0])
 
 
 def _rows_by_shape(shapes: tuple[Shape, ...]) -> list[tuple[Shape, np.ndarray]]:
@@ -559,7 +561,6 @@ class Renderer:
         self.sky_prog = load_program(ctx, "sky")
         self.floor_prog = load_program(ctx, "floor")
         self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
-        self.wall_prog = load_program(ctx, "wall")
         self.sky_vao = ctx.vertex_array(self.sky_prog, [])
         self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangles
         self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
@@ -570,9 +571,6 @@ class Renderer:
         self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
         self.floor_depth_vao = ctx.vertex_array(self.floor_depth_prog,
                                                 [(self._far_floor_vbo, "2f", "in_xz")])
-        self._wall_vbo = ctx.buffer(_wall_box())
-        self.wall_vao = ctx.vertex_array(self.wall_prog,
-                                         [(self._wall_vbo, "3f 3f", "in_position", "in_normal")])
         self.shadow_map = ctx.depth_texture((shadow_size, shadow_size))
         self.shadow_map.compare_func = "<="
         self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
@@ -671,9 +669,8 @@ class Renderer:
         self.gizmos.release()
         for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self.floor_depth_vao,
                     self.floor_depth_prog, self._floor_vbo, self._far_floor_vbo,
-                    self.wall_vao, self._wall_vbo,
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
-                    self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
+                    self.sky_prog, self.floor_prog, self.far_floor_prog):
             obj.release()
 
     # ---- frame ----------------------------------------------------------------------------
@@ -690,6 +687,8 @@ class Renderer:
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
+                 "u_container": _container_uniform(view.container_size),
+                 "u_wall_color": WALL_DISPLAY_COLOR,
                  "u_floor_depth": floor_depth(camera, size),
                  "u_light_vp": light_vp, "u_shadow_texel": texel,
                  "u_shadows": int(casting), "u_shadow_map": 0}
@@ -765,7 +764,6 @@ class Renderer:
         if background is None:
             self._draw_far_floor_and_sky(frame, floor, vp)
 
-        self._draw_walls(view, frame)
         self.gizmos.draw_translucent(frame)
         ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
         ctx.fbo.depth_mask = True
@@ -792,7 +790,8 @@ class Renderer:
         with its depth (drawn now if they changed), or None when not caching."""
         if not self.cache_background:
             return None
-        key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size]).tobytes()
+        key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size,
+                              frame["u_container"]]).tobytes()  # the walls tint it
         if self._background is not None and self._background[0] == key:
             return self._background[1]
         self._drop_background()
@@ -940,24 +939,6 @@ class Renderer:
         ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
         return True
-
-    def _draw_walls(self, view: FrameView, frame: dict) -> None:
-        """Translucent container: far (back) faces first, then near (front) faces, blended
-        over the scene with depth test on and depth writes off."""
-        if view.container_size is None:
-            return
-        ctx = self.ctx
-        ctx.enable(moderngl.BLEND | moderngl.CULL_FACE)
-        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-        ctx.fbo.depth_mask = False
-        set_uniforms(self.wall_prog, frame, u_size=np.asarray(view.container_size, dtype=float),
-                     u_wall_color=np.power(WALL_COLOR, 1.0 / 2.2))
-        for cull in ("front", "back"):
-            ctx.cull_face = cull
-            self.wall_vao.render(moderngl.TRIANGLES)
-        ctx.cull_face = "back"
-        ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
-        ctx.fbo.depth_mask = True
 
 
 class OffscreenTarget:

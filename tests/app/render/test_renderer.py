@@ -25,6 +25,7 @@ from app.render.renderer import (
     MAX_DRAWN_FACES,
     PREPARE_INLINE_FACES,
     SHADOW_SIZE,
+    WALL_COLOR,
     OffscreenTarget,
     Renderer,
     _disjoint_cover,
@@ -444,6 +445,49 @@ def test_container_walls_are_translucent(gl):
     floor = np.array([0.8, 0.0, 0.9])
     difference = np.abs(pixel(walled, cam, floor) - pixel(open_floor, cam, floor))
     assert 0 < difference.max() < 40
+
+
+def test_walls_tint_what_lies_behind_them_as_blending_would(gl):
+    """Each wall a view ray crosses before the surface it meets tints it, the far wall first,
+    then the near one, with the wall's alpha (0.06, more at grazing angles) in display space:
+    the floor behind the box through two walls, the floor inside through one, the floor beside
+    the box not at all. Expected from the five wall planes, one by one, over the same scene
+    without the container."""
+    box = builtin_shape("box", [0.2, 0.2, 0.2])
+    away = [(30.0, 0.1, 30.0)]  # a body out of sight: the floor and sky alone
+    cam = OrbitCamera(target=(0, 0.8, 0), yaw=0.5, pitch=0.35, distance=7.0)
+    size = np.array([4.0, 3.0, 4.0])
+    walled = render(gl, make_view([box], away, [RED], container=size), cam)
+    open_floor = render(gl, make_view([box], away, [RED]), cam)
+    wall = 255.0 * np.power(WALL_COLOR, 1.0 / 2.2)
+    half = np.array([0.5 * size[0], size[1], 0.5 * size[2]])
+    faces = [(axis, sign) for axis in (0, 2) for sign in (-1, 1)] + [(1, 1)]  # no floor face
+
+    def expected(point):
+        d = point - cam.eye
+        crossings = []
+        for axis, sign in faces:
+            t = (sign * half[axis] - cam.eye[axis]) / d[axis]
+            q = cam.eye + t * d
+            inside = (abs(q[0]) <= half[0] + 1e-9 and abs(q[2]) <= half[2] + 1e-9
+                      and -1e-9 <= q[1] <= half[1] + 1e-9)
+            if 0.0 < t < 1.0 and inside:
+                grazing = 1.0 - abs(d[axis]) / np.linalg.norm(d)
+                crossings.append((t, 0.06 + 0.14 * grazing ** 3))
+        color = pixel(open_floor, cam, point).astype(float)
+        for _, alpha in sorted(crossings, reverse=True):  # the far wall first
+            color = alpha * wall + (1.0 - alpha) * color
+        return color, len(crossings)
+
+    seen = set()
+    for point in ([-1.0, 0.0, -3.2], [2.6, 0.0, -3.0], [-0.5, 0.0, 0.4], [1.2, 0.0, 1.0],
+                  [3.0, 0.0, -1.0], [-2.5, 0.0, 1.0], [0.0, 0.0, -5.0]):
+        point = np.array(point)
+        want, walls = expected(point)
+        seen.add(walls)
+        got = pixel(walled, cam, point)
+        assert np.abs(got - want).max() <= 2.5, (point, walls, got, want)
+    assert seen == {0, 1, 2}  # the points test each case
 
 
 def test_without_container_the_floor_reaches_far(gl):
