@@ -2,7 +2,8 @@
 // (include after lighting.glsl): the walls the view ray from the eye to the surface point
 // crosses tint it as blending the wall over it would, the far wall first, then the near one.
 // No pass of their own: on llvmpipe the walls' two blended passes over the container's whole
-// footprint were a third of the 3D view's time (docs/architecture.md, "Rendering").
+// footprint were a third of the 3D view's time (docs/architecture.md, "From a dropped file to
+// the screen").
 uniform vec4 u_container;   // half width x, height y, half depth z of the walls, m; w 1 = walls
 uniform vec3 u_wall_color;  // display RGB
 
@@ -16,6 +17,9 @@ float wall_alpha(float along, float length_d) {
 // `c` (display colour, alpha) of the opaque surface at world point p seen through the walls.
 // The box is x, z in ±half size, y in 0…height; its bottom is the floor, not a wall.
 vec4 through_walls(vec4 c, vec3 p) {
+#ifdef NO_WALLS
+    return c;  // a variant for pixels whose rays miss the container (Renderer._wall_pixels)
+#else
     vec3 d = p - u_eye;
     vec3 inv = 1.0 / d;
     vec3 lo = vec3(-u_container.x, 0.0, -u_container.z);
@@ -37,4 +41,5 @@ vec4 through_walls(vec4 c, vec3 p) {
     float a_near = near_wall ? wall_alpha(along_near, length_d) : 0.0;
     vec3 rgb = mix(mix(c.rgb, u_wall_color, a_far), u_wall_color, a_near);
     return vec4(rgb, c.a);
+#endif
 }

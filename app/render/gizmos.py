@@ -372,8 +372,8 @@ THIN_PIXELS = 2.5  # arrows and tubes thinner than this radius on screen are imp
 
 class Gizmos:
     """Builds and draws the gizmos of a frame; owned by the Renderer, which calls ``update``
-    then ``draw_opaque`` (with the bodies) and ``draw_translucent`` (after the floor, background
-    and walls)."""
+    then ``draw_opaque`` (with the bodies) and ``draw_translucent`` (after the floor and
+    background; over the walls, which the opaque surfaces tint in: shaders/walls.glsl)."""
 
     def __init__(self, ctx: moderngl.Context):
         self.ctx = ctx

@@ -19,7 +19,8 @@ background, opaque gizmos) tints its own colour by the walls its view ray crosse
 ±1 of 255 from the rounding the blends did). Their two blended passes over the container's
 footprint cost llvmpipe ~2.4 ms of a frame's ~14 in ``bench/frame.py`` at 200 bodies (one
 rasteriser thread ~3.3 of 14.2), and each opaque pixel pays only a ray–box test; the cached
-background holds the walls over the far floor and the sky with them.
+background holds the walls over the far floor and the sky with them, and without it (a moving
+camera) the far floor and the sky test only the pixels of the container's rectangle on screen.
 
 Where a frame's time goes, measured with ``bench/frame.py``'s scene (500 bodies, 1280×720,
 the default gizmos, the cached background; CPU of the drawing thread and llvmpipe's threads
@@ -525,6 +526,42 @@ def _container_uniform(container_size) -> np.ndarray:
     return np.array([0.5 * x, y, 0.5 * z, 1.0])
 
 
+def _wall_pixels(container: np.ndarray, vp: np.ndarray,
+                 size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """(x, y, width, height) px, from the bottom left: a rectangle of the viewport of ``size``
+    holding every pixel whose view ray crosses the container (``u_container`` of walls.glsl:
+    half width, height, half depth, 1; zeros without one) seen with the view-projection ``vp``
+    (pyrr layout) — its corners' projections, grown by 2 px. None when no pixel's ray crosses
+    it, the whole viewport when a corner lies behind the eye."""
+    if container[3] < 0.5:
+        return None
+    width, height = size
+    hx, hy, hz = container[:3]
+    corners = np.array([[x, y, z, 1.0] for x in (-hx, hx) for y in (0.0, hy) for z in (-hz, hz)])
+    clip = corners @ np.asarray(vp, dtype=np.float64)
+    if (clip[:, 3] <= 1e-6).any():
+        return (0, 0, width, height)
+    ndc = clip[:, :2] / clip[:, 3:]
+    low = np.floor((ndc.min(axis=0) + 1.0) * 0.5 * (width, height)) - 2
+    high = np.ceil((ndc.max(axis=0) + 1.0) * 0.5 * (width, height)) + 2
+    x0, y0 = (int(v) for v in np.maximum(low, 0))
+    x1, y1 = int(min(high[0], width)), int(min(high[1], height))
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return (x0, y0, x1 - x0, y1 - y0)
+
+
+def _around(rect: tuple[int, int, int, int],
+            size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+    """The (at most four) rectangles (x, y, width, height) that cover the viewport of ``size``
+    but for ``rect``: the bands below and above it, then left and right of it."""
+    x, y, w, h = rect
+    width, height = size
+    bands = [(0, 0, width, y), (0, y + h, width, height - y - h), (0, y, x, h),
+             (x + w, y, width - x - w, h)]
+    return [band for band in bands if band[2] > 0 and band[3] > 0]
+
+
 def _rows_by_shape(shapes: tuple[Shape, ...]) -> list[tuple[Shape, np.ndarray]]:
     """(Shape, the rows (k,) of the bodies drawn with it, ascending) for each distinct Shape
     of a frame's ``shapes``, in order of their ids: one sort, without a pass per Shape."""
@@ -561,13 +598,19 @@ class Renderer:
         self.sky_prog = load_program(ctx, "sky")
         self.floor_prog = load_program(ctx, "floor")
         self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
+        # the background's pixels whose view ray misses the container skip the walls' test
+        self.open_sky_prog = load_program(ctx, "sky", ("NO_WALLS",))
+        self.open_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS", "NO_WALLS"))
         self.sky_vao = ctx.vertex_array(self.sky_prog, [])
+        self.open_sky_vao = ctx.vertex_array(self.open_sky_prog, [])
         self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangles
         self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
         self._far_floor_vbo = ctx.buffer(_floor_quads([(-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE,
                                                         FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)]))
         self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
                                               [(self._far_floor_vbo, "2f", "in_xz")])
+        self.open_floor_vao = ctx.vertex_array(self.open_floor_prog,
+                                               [(self._far_floor_vbo, "2f", "in_xz")])
         self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
         self.floor_depth_vao = ctx.vertex_array(self.floor_depth_prog,
                                                 [(self._far_floor_vbo, "2f", "in_xz")])
@@ -668,6 +711,8 @@ class Renderer:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self.gizmos.release()
         for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self.floor_depth_vao,
+                    self.open_sky_vao, self.open_floor_vao, self.open_sky_prog,
+                    self.open_floor_prog,
                     self.floor_depth_prog, self._floor_vbo, self._far_floor_vbo,
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
                     self.sky_prog, self.floor_prog, self.far_floor_prog):
@@ -762,27 +807,46 @@ class Renderer:
             self.floor_vao.render(moderngl.TRIANGLES, vertices=len(quads))
             ctx.polygon_offset = (0.0, 0.0)
         if background is None:
-            self._draw_far_floor_and_sky(frame, floor, vp)
+            self._draw_far_floor_and_sky(frame, floor, vp, size)
 
         self.gizmos.draw_translucent(frame)
         ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
         ctx.fbo.depth_mask = True
 
-    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
+    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray,
+                                size: tuple[int, int]) -> None:
         """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
         included: SHADOWED_FLOOR_OFFSET), then the background gradient at the far plane where
         nothing covers it. Drawn the same with or without the background
         cache, so that its depth is the same to the bit: a body touching the floor shows the
-        same pixels either way."""
+        same pixels either way.
+
+        Both are full-screen: only inside the container's rectangle on screen (``_wall_pixels``)
+        do they test their view rays against the walls; around it (up to four rectangles) they
+        are drawn by variants without the test (NO_WALLS), which it would leave unchanged."""
         ctx = self.ctx
-        set_uniforms(self.far_floor_prog, frame, **floor)
-        self.far_floor_vao.render(moderngl.TRIANGLES)
-        ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
-        set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
-                     **{k: np.power(v, 1.0 / 2.2) for k, v in
-                        (("u_zenith", ZENITH), ("u_horizon", HORIZON), ("u_nadir", NADIR))})
-        self.sky_vao.render(moderngl.TRIANGLES, vertices=3)
-        ctx.depth_func = "<"
+        sky = dict(u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
+                   **{k: np.power(v, 1.0 / 2.2) for k, v in
+                      (("u_zenith", ZENITH), ("u_horizon", HORIZON), ("u_nadir", NADIR))})
+        walled = (self.far_floor_prog, self.far_floor_vao, self.sky_prog, self.sky_vao)
+        open_ = (self.open_floor_prog, self.open_floor_vao, self.open_sky_prog,
+                 self.open_sky_vao)
+        inside = _wall_pixels(frame["u_container"], vp, size)
+        if inside is None:
+            parts = [(open_, None)]
+        elif inside == (0, 0, *size):
+            parts = [(walled, None)]
+        else:
+            parts = [(walled, inside)] + [(open_, rect) for rect in _around(inside, size)]
+        for (floor_prog, floor_vao, sky_prog, sky_vao), rect in parts:
+            ctx.scissor = rect
+            set_uniforms(floor_prog, frame, **floor)
+            floor_vao.render(moderngl.TRIANGLES)
+            ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = clear)
+            set_uniforms(sky_prog, frame, **sky)
+            sky_vao.render(moderngl.TRIANGLES, vertices=3)
+            ctx.depth_func = "<"
+        ctx.scissor = None
 
     def _cached_background(self, camera: OrbitCamera, size: tuple[int, int], frame: dict,
                            floor: dict) -> moderngl.Framebuffer | None:
@@ -803,7 +867,7 @@ class Renderer:
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
         ctx.depth_func = "<"
-        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"])
+        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"], size)
         self._background = (key, image)
         return image
 

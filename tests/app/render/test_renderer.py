@@ -28,10 +28,12 @@ from app.render.renderer import (
     WALL_COLOR,
     OffscreenTarget,
     Renderer,
+    _around,
     _disjoint_cover,
     _prepared,
     _prepared_lock,
     _rows_by_shape,
+    _wall_pixels,
     palette_color,
     prepare_mesh,
 )
@@ -488,6 +490,40 @@ def test_walls_tint_what_lies_behind_them_as_blending_would(gl):
         got = pixel(walled, cam, point)
         assert np.abs(got - want).max() <= 2.5, (point, walls, got, want)
     assert seen == {0, 1, 2}  # the points test each case
+
+
+def test_wall_pixels_hold_every_ray_through_the_container_and_the_rest_is_around():
+    """The rectangle where the background tests its rays against the walls holds every pixel
+    whose ray crosses the container (checked by rays through a grid of pixel centres), fits the
+    container closely, and the rectangles around it cover the rest of the viewport once."""
+    size = (160, 120)
+    container = np.array([2.0, 3.0, 2.0, 1.0])  # a 4 × 3 × 4 m box
+    assert _wall_pixels(np.zeros(4), np.eye(4), size) is None  # no container
+    for cam in (OrbitCamera(target=(0, 0.8, 0), yaw=0.5, pitch=0.35, distance=7.0),
+                OrbitCamera(target=(3.0, 1.0, 0), yaw=-1.2, pitch=0.1, distance=6.0),
+                OrbitCamera(target=(0, 1.0, 0), yaw=0.3, pitch=0.2, distance=1.0)):  # inside
+        vp = cam.view_projection(size[0] / size[1], np.float64)
+        rect = _wall_pixels(container, vp, size)
+        x, y, w, h = rect
+        crossing = np.zeros(size[::-1], dtype=bool)
+        for py in range(0, size[1], 3):
+            for px in range(0, size[0], 3):
+                origin, direction = cam.ray(px + 0.5, py + 0.5, *size)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t0 = (-container[:3] * (1, 0, 1) - origin) / direction
+                    t1 = (container[:3] - origin) / direction
+                enter = np.nanmax(np.minimum(t0, t1))
+                leave = np.nanmin(np.maximum(t0, t1))
+                crossing[py, px] = leave > max(enter, 0.0)
+        ys, xs = np.nonzero(crossing)
+        assert len(xs) > 0
+        assert x <= xs.min() and xs.max() < x + w and y <= ys.min() and ys.max() < y + h
+        if rect != (0, 0, *size):  # not the camera inside: a close fit
+            assert w <= xs.max() - xs.min() + 8 and h <= ys.max() - ys.min() + 8
+        cover = np.zeros(size[::-1], dtype=int)
+        for bx, by, bw, bh in [rect, *_around(rect, size)]:
+            cover[by:by + bh, bx:bx + bw] += 1
+        assert (cover == 1).all()
 
 
 def test_without_container_the_floor_reaches_far(gl):
