@@ -17,7 +17,7 @@ The translucent container walls have no pass of their own: every opaque surface 
 background, opaque gizmos) tints its own colour by the walls its view ray crosses
 (``shaders/walls.glsl``: the far wall, then the near one, as blending them over it would, to
 ±1 of 255 from the rounding the blends did). Their two blended passes over the container's
-footprint cost llvmpipe ~2.4 ms of a frame's ~14 in ``bench/frame.py`` at 200 bodies (one
+footprint cost llvmpipe ~2 ms of a frame's ~14 in ``bench/frame.py`` at 200 bodies (one
 rasteriser thread ~3.3 of 14.2), and each opaque pixel pays only a ray–box test; the cached
 background holds the walls over the far floor and the sky with them, and without it (a moving
 camera) the far floor and the sky test only the pixels of the container's rectangle on screen.
