@@ -83,7 +83,8 @@ def shader_source(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-INCLUDES = ("lighting.glsl", "shadow.glsl")  # shared GLSL pieces, pasted in by `#include "…"`
+# shared GLSL pieces, pasted in by `#include "…"`
+INCLUDES = ("lighting.glsl", "shadow.glsl", "walls.glsl")
 
 
 def load_program(ctx, name: str, defines: tuple[str, ...] = ()):

@@ -16,6 +16,7 @@ in vec3 i_scale;            // shaft radius, length, head radius (0: a tube), m
 in vec3 i_offset;           // tail, world, m
 in vec4 i_color;            // linear RGB, alpha
 out vec2 v_arrow;           // (across, along) from the tail, m
+out vec3 v_position;        // the outline's point, world, m (the walls' tint)
 flat out mat3 v_dots;       // rows: side, facing, axis; columns: · light, · half vector, · up
 flat out vec3 v_shape;      // i_scale
 flat out vec4 v_color;
@@ -35,6 +36,7 @@ void main() {
     vec3 position = i_offset + axis * v_arrow.y + side * v_arrow.x + facing * i_scale.x;
     v_dots = transpose(mat3(side, facing, axis))
            * mat3(u_light_dir, half_vector(middle), vec3(0.0, 1.0, 0.0));
+    v_position = position;
     v_shape = i_scale;
     v_color = i_color;
     gl_Position = u_vp * vec4(position, 1.0);

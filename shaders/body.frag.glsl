@@ -1,6 +1,7 @@
 #version 330 core
 #include "lighting.glsl"
 #include "shadow.glsl"
+#include "walls.glsl"
 uniform vec3 u_highlight_color;  // selection rim/tint, linear RGB
 in vec3 v_position;
 in vec3 v_normal;
@@ -18,5 +19,5 @@ void main() {
     float facing = clamp(dot(n, normalize(u_eye - v_position)), 0.0, 1.0);
     float rim = 1.0 - facing;
     vec3 selected = c * 1.15 + u_highlight_color * (1.4 * rim * rim * rim + 0.04);
-    f_color = display(v_highlight > 0.5 ? selected : c, 1.0);
+    f_color = through_walls(display(v_highlight > 0.5 ? selected : c, 1.0), v_position);
 }

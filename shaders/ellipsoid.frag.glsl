@@ -3,6 +3,7 @@
 // the unit-sphere frame the ray o + t·k meets the sphere where
 // |k|²t² + 2(o·k)t + |o|² − 1 = 0.
 #include "lighting.glsl"
+#include "walls.glsl"
 in vec3 v_position;
 flat in mat3 v_rotation;
 flat in vec3 v_scale;
@@ -22,5 +23,5 @@ void main() {
     vec3 p = u_eye + t * ray;
     // the gradient of |S⁻¹ x'|² at x' = S·u is 2 S⁻¹ u: the normal, back in world
     vec3 n = normalize(v_rotation * ((o + t * k) / v_scale));
-    f_color = gizmo_shade(v_color, n, p);
+    f_color = through_walls(gizmo_shade(v_color, n, p), p);  // opaque dots only: u_container.w
 }

@@ -3,6 +3,7 @@
 // its cells get small enough to alias) and fog towards the background's horizon colour.
 #include "lighting.glsl"
 #include "shadow.glsl"
+#include "walls.glsl"
 uniform vec3 u_floor_color;
 uniform vec3 u_horizon;      // linear RGB
 uniform vec2 u_fog;          // fog start, end distance, m
@@ -34,6 +35,6 @@ void main() {
     vec3 c = u_floor_color * (1.0 - grid)
            * (u_sky_ambient + u_light_color * (u_light_dir.y * shadow_lit(v_shadow)));
     float fog = smoothstep(u_fog.x, u_fog.y, distance(v_position, u_eye));
-    f_color = display(mix(c, u_horizon, fog), 1.0);
+    f_color = through_walls(display(mix(c, u_horizon, fog), 1.0), v_position);
 #endif
 }

@@ -372,8 +372,8 @@ THIN_PIXELS = 2.5  # arrows and tubes thinner than this radius on screen are imp
 
 class Gizmos:
     """Builds and draws the gizmos of a frame; owned by the Renderer, which calls ``update``
-    then ``draw_opaque`` (with the bodies) and ``draw_translucent`` (after the floor, background
-    and walls)."""
+    then ``draw_opaque`` (with the bodies) and ``draw_translucent`` (after the floor and
+    background; over the walls, which the opaque surfaces tint in: shaders/walls.glsl)."""
 
     def __init__(self, ctx: moderngl.Context):
         self.ctx = ctx
@@ -751,6 +751,9 @@ class Gizmos:
         ctx.enable(moderngl.DEPTH_TEST | moderngl.BLEND)
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         ctx.fbo.depth_mask = False
+        # drawn over the walls, as when the walls were blended passes before them: untinted
+        ellipsoid = self.programs["ellipsoid"]
+        set_uniforms(ellipsoid, {"u_container": np.zeros(4)})
         if self._line_count:
             set_uniforms(self.line_program, frame, u_viewport=self._size, u_width=LINE_PIXELS)
             self._lines_vao.render(moderngl.LINES, vertices=self._line_count)

@@ -11,16 +11,25 @@ Per frame (``Renderer.render``):
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
    the rectangles where each body's shadow can fall, drawn as one cover that does not
    overlap), then the background gradient at the far plane;
-3. container walls, back faces then front faces, blended with depth writes off; translucent
-   gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
+3. translucent gizmos (polhode lines, inertia ellipsoids); the centre-of-mass markers on top.
+
+The translucent container walls have no pass of their own: every opaque surface (bodies, floor,
+background, opaque gizmos) tints its own colour by the walls its view ray crosses
+(``shaders/walls.glsl``: the far wall, then the near one, as blending them over it would, to
+±1 of 255 from the rounding the blends did). Their two blended passes over the container's
+footprint cost llvmpipe ~2 ms of a frame's ~14 in ``bench/frame.py`` at 200 bodies (one
+rasteriser thread ~3.3 of 14.2), and each opaque pixel pays only a ray–box test; the cached
+background holds the walls over the far floor and the sky with them, and without it (a moving
+camera) the far floor and the sky test only the pixels of the container's rectangle on screen.
 
 Where a frame's time goes, measured with ``bench/frame.py``'s scene (500 bodies, 1280×720,
 the default gizmos, the cached background; CPU of the drawing thread and llvmpipe's threads
 together, ~38 ms a frame on the 2-core development machine, noisy): the bodies ~17 ms (their
 shading ~9, of which the two shadow lookups ~5; their triangles, ~23 000 at their coarsest
-levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4, the
-rest (Python, the background copy, gizmos) ~4. Half the resolution halves the bodies' pass;
-coarser levels of detail change little (the builtin meshes are small).
+levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4 (since
+drawn by the opaque surfaces, above), the rest (Python, the background copy, gizmos) ~4.
+Half the resolution halves the bodies' pass; coarser levels of detail change little (the
+builtin meshes are small).
 
 Colours are linear RGB; the shaders light in linear space (hemisphere ambient + a directional
 sun) and encode sRGB at the end, so the target framebuffer is an ordinary (non-sRGB) one.
@@ -121,6 +130,7 @@ LIGHTING = {
 ZENITH, HORIZON, NADIR = (0.06, 0.09, 0.17), (0.4, 0.43, 0.49), (0.22, 0.23, 0.25)
 FLOOR_COLOR = (0.3, 0.3, 0.31)
 WALL_COLOR = (0.55, 0.72, 0.95)
+WALL_DISPLAY_COLOR = np.power(WALL_COLOR, 1.0 / 2.2)  # the walls blend in display space
 HIGHLIGHT_COLOR = (1.0, 0.78, 0.25)
 
 # Default body colours (sRGB hex of a muted, distinct palette → linear), picked by body id.
@@ -507,20 +517,49 @@ def floor_depth(camera: OrbitCamera, size: tuple[int, int]) -> np.ndarray:
     return np.array([a / width, b / height, 0.5 * (c - a - b) + 0.5])
 
 
-def _wall_box() -> np.ndarray:
-    """(30, 6) float32: the 4 side walls and the ceiling of a unit box (x, z ∈ ±0.5, y ∈ 0…1),
-    position + outward normal; the floor is drawn by the floor program."""
-    faces = (((1, 0, 0), (0, 0, -1), (0, 1, 0)), ((-1, 0, 0), (0, 0, 1), (0, 1, 0)),
-             ((0, 0, 1), (1, 0, 0), (0, 1, 0)), ((0, 0, -1), (-1, 0, 0), (0, 1, 0)),
-             ((0, 1, 0), (1, 0, 0), (0, 0, -1)))
-    out = []
-    for n, u, v in faces:
-        n, u, v = (np.array(a, dtype=float) for a in (n, u, v))
-        centre = 0.5 * n + (0.0, 0.5, 0.0)
-        corners = [centre + 0.5 * (su * u + sv * v) for su, sv in ((-1, -1), (1, -1), (1, 1),
-                                                                      (-1, 1))]
-        out += [np.concatenate([corners[i], n]) for i in (0, 1, 2, 0, 2, 3)]
-    return np.array(out, dtype=np.float32)
+def _container_uniform(container_size) -> np.ndarray:
+    """(4,) ``u_container`` of walls.glsl: the walls' half width, height and half depth, m,
+    and 1, or zeros without a container."""
+    if container_size is None:
+        return np.zeros(4)
+    x, y, z = np.asarray(container_size, dtype=float)
+    return np.array([0.5 * x, y, 0.5 * z, 1.0])
+
+
+def _wall_pixels(container: np.ndarray, vp: np.ndarray,
+                 size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """(x, y, width, height) px, from the bottom left: a rectangle of the viewport of ``size``
+    holding every pixel whose view ray crosses the container (``u_container`` of walls.glsl:
+    half width, height, half depth, 1; zeros without one) seen with the view-projection ``vp``
+    (pyrr layout) — its corners' projections, grown by 2 px. None when no pixel's ray crosses
+    it, the whole viewport when a corner lies behind the eye."""
+    if container[3] < 0.5:
+        return None
+    width, height = size
+    hx, hy, hz = container[:3]
+    corners = np.array([[x, y, z, 1.0] for x in (-hx, hx) for y in (0.0, hy) for z in (-hz, hz)])
+    clip = corners @ np.asarray(vp, dtype=np.float64)
+    if (clip[:, 3] <= 1e-6).any():
+        return (0, 0, width, height)
+    ndc = clip[:, :2] / clip[:, 3:]
+    low = np.floor((ndc.min(axis=0) + 1.0) * 0.5 * (width, height)) - 2
+    high = np.ceil((ndc.max(axis=0) + 1.0) * 0.5 * (width, height)) + 2
+    x0, y0 = (int(v) for v in np.maximum(low, 0))
+    x1, y1 = int(min(high[0], width)), int(min(high[1], height))
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return (x0, y0, x1 - x0, y1 - y0)
+
+
+def _around(rect: tuple[int, int, int, int],
+            size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+    """The (at most four) rectangles (x, y, width, height) that cover the viewport of ``size``
+    but for ``rect``: the bands below and above it, then left and right of it."""
+    x, y, w, h = rect
+    width, height = size
+    bands = [(0, 0, width, y), (0, y + h, width, height - y - h), (0, y, x, h),
+             (x + w, y, width - x - w, h)]
+    return [band for band in bands if band[2] > 0 and band[3] > 0]
 
 
 def _rows_by_shape(shapes: tuple[Shape, ...]) -> list[tuple[Shape, np.ndarray]]:
@@ -559,20 +598,22 @@ class Renderer:
         self.sky_prog = load_program(ctx, "sky")
         self.floor_prog = load_program(ctx, "floor")
         self.far_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS",))
-        self.wall_prog = load_program(ctx, "wall")
+        # the background's pixels whose view ray misses the container skip the walls' test
+        self.open_sky_prog = load_program(ctx, "sky", ("NO_WALLS",))
+        self.open_floor_prog = load_program(ctx, "floor", ("NO_SHADOWS", "NO_WALLS"))
         self.sky_vao = ctx.vertex_array(self.sky_prog, [])
+        self.open_sky_vao = ctx.vertex_array(self.open_sky_prog, [])
         self._floor_vbo = ctx.buffer(reserve=6 * 8, dynamic=True)  # the shadow rectangles
         self.floor_vao = ctx.vertex_array(self.floor_prog, [(self._floor_vbo, "2f", "in_xz")])
         self._far_floor_vbo = ctx.buffer(_floor_quads([(-FLOOR_HALF_SIZE, -FLOOR_HALF_SIZE,
                                                         FLOOR_HALF_SIZE, FLOOR_HALF_SIZE)]))
         self.far_floor_vao = ctx.vertex_array(self.far_floor_prog,
                                               [(self._far_floor_vbo, "2f", "in_xz")])
+        self.open_floor_vao = ctx.vertex_array(self.open_floor_prog,
+                                               [(self._far_floor_vbo, "2f", "in_xz")])
         self.floor_depth_prog = load_program(ctx, "floor", ("NO_SHADOWS", "DEPTH_ONLY"))
         self.floor_depth_vao = ctx.vertex_array(self.floor_depth_prog,
                                                 [(self._far_floor_vbo, "2f", "in_xz")])
-        self._wall_vbo = ctx.buffer(_wall_box())
-        self.wall_vao = ctx.vertex_array(self.wall_prog,
-                                         [(self._wall_vbo, "3f 3f", "in_position", "in_normal")])
         self.shadow_map = ctx.depth_texture((shadow_size, shadow_size))
         self.shadow_map.compare_func = "<="
         self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
@@ -670,10 +711,11 @@ class Renderer:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self.gizmos.release()
         for obj in (self.sky_vao, self.floor_vao, self.far_floor_vao, self.floor_depth_vao,
+                    self.open_sky_vao, self.open_floor_vao, self.open_sky_prog,
+                    self.open_floor_prog,
                     self.floor_depth_prog, self._floor_vbo, self._far_floor_vbo,
-                    self.wall_vao, self._wall_vbo,
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
-                    self.sky_prog, self.floor_prog, self.far_floor_prog, self.wall_prog):
+                    self.sky_prog, self.floor_prog, self.far_floor_prog):
             obj.release()
 
     # ---- frame ----------------------------------------------------------------------------
@@ -690,6 +732,8 @@ class Renderer:
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
         frame = {"u_vp": vp, "u_eye": camera.eye, **LIGHTING,
+                 "u_container": _container_uniform(view.container_size),
+                 "u_wall_color": WALL_DISPLAY_COLOR,
                  "u_floor_depth": floor_depth(camera, size),
                  "u_light_vp": light_vp, "u_shadow_texel": texel,
                  "u_shadows": int(casting), "u_shadow_map": 0}
@@ -763,28 +807,46 @@ class Renderer:
             self.floor_vao.render(moderngl.TRIANGLES, vertices=len(quads))
             ctx.polygon_offset = (0.0, 0.0)
         if background is None:
-            self._draw_far_floor_and_sky(frame, floor, vp)
+            self._draw_far_floor_and_sky(frame, floor, vp, size)
 
-        self._draw_walls(view, frame)
         self.gizmos.draw_translucent(frame)
         ctx.disable(moderngl.CULL_FACE | moderngl.BLEND)
         ctx.fbo.depth_mask = True
 
-    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray) -> None:
+    def _draw_far_floor_and_sky(self, frame: dict, floor: dict, vp: np.ndarray,
+                                size: tuple[int, int]) -> None:
         """The whole floor unshadowed where nothing nearer covers it (the shadow rectangles
         included: SHADOWED_FLOOR_OFFSET), then the background gradient at the far plane where
         nothing covers it. Drawn the same with or without the background
         cache, so that its depth is the same to the bit: a body touching the floor shows the
-        same pixels either way."""
+        same pixels either way.
+
+        Both are full-screen: only inside the container's rectangle on screen (``_wall_pixels``)
+        do they test their view rays against the walls; around it (up to four rectangles) they
+        are drawn by variants without the test (NO_WALLS), which it would leave unchanged."""
         ctx = self.ctx
-        set_uniforms(self.far_floor_prog, frame, **floor)
-        self.far_floor_vao.render(moderngl.TRIANGLES)
-        ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = the clear value)
-        set_uniforms(self.sky_prog, frame, u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
-                     **{k: np.power(v, 1.0 / 2.2) for k, v in
-                        (("u_zenith", ZENITH), ("u_horizon", HORIZON), ("u_nadir", NADIR))})
-        self.sky_vao.render(moderngl.TRIANGLES, vertices=3)
-        ctx.depth_func = "<"
+        sky = dict(u_inverse_vp=np.linalg.inv(vp.astype(np.float64)),
+                   **{k: np.power(v, 1.0 / 2.2) for k, v in
+                      (("u_zenith", ZENITH), ("u_horizon", HORIZON), ("u_nadir", NADIR))})
+        walled = (self.far_floor_prog, self.far_floor_vao, self.sky_prog, self.sky_vao)
+        open_ = (self.open_floor_prog, self.open_floor_vao, self.open_sky_prog,
+                 self.open_sky_vao)
+        inside = _wall_pixels(frame["u_container"], vp, size)
+        if inside is None:
+            parts = [(open_, None)]
+        elif inside == (0, 0, *size):
+            parts = [(walled, None)]
+        else:
+            parts = [(walled, inside)] + [(open_, rect) for rect in _around(inside, size)]
+        for (floor_prog, floor_vao, sky_prog, sky_vao), rect in parts:
+            ctx.scissor = rect
+            set_uniforms(floor_prog, frame, **floor)
+            floor_vao.render(moderngl.TRIANGLES)
+            ctx.depth_func = "<="  # the background lies on the far plane (depth 1 = clear)
+            set_uniforms(sky_prog, frame, **sky)
+            sky_vao.render(moderngl.TRIANGLES, vertices=3)
+            ctx.depth_func = "<"
+        ctx.scissor = None
 
     def _cached_background(self, camera: OrbitCamera, size: tuple[int, int], frame: dict,
                            floor: dict) -> moderngl.Framebuffer | None:
@@ -792,7 +854,8 @@ class Renderer:
         with its depth (drawn now if they changed), or None when not caching."""
         if not self.cache_background:
             return None
-        key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size]).tobytes()
+        key = np.concatenate([frame["u_vp"].ravel(), camera.eye, size,
+                              frame["u_container"]]).tobytes()  # the walls tint it
         if self._background is not None and self._background[0] == key:
             return self._background[1]
         self._drop_background()
@@ -804,7 +867,7 @@ class Renderer:
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
         ctx.depth_func = "<"
-        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"])
+        self._draw_far_floor_and_sky(frame, floor, frame["u_vp"], size)
         self._background = (key, image)
         return image
 
@@ -940,24 +1003,6 @@ class Renderer:
         ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
         return True
-
-    def _draw_walls(self, view: FrameView, frame: dict) -> None:
-        """Translucent container: far (back) faces first, then near (front) faces, blended
-        over the scene with depth test on and depth writes off."""
-        if view.container_size is None:
-            return
-        ctx = self.ctx
-        ctx.enable(moderngl.BLEND | moderngl.CULL_FACE)
-        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-        ctx.fbo.depth_mask = False
-        set_uniforms(self.wall_prog, frame, u_size=np.asarray(view.container_size, dtype=float),
-                     u_wall_color=np.power(WALL_COLOR, 1.0 / 2.2))
-        for cull in ("front", "back"):
-            ctx.cull_face = cull
-            self.wall_vao.render(moderngl.TRIANGLES)
-        ctx.cull_face = "back"
-        ctx.disable(moderngl.BLEND | moderngl.CULL_FACE)
-        ctx.fbo.depth_mask = True
 
 
 class OffscreenTarget:

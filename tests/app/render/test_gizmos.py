@@ -403,7 +403,7 @@ def test_set_uniforms_writes_each_new_value_and_skips_others(gl):
     """A value is written as the uniform's numbers; the same value again leaves it; a changed
     one is written; names the program does not use are ignored."""
     renderer, _ = gl
-    program = renderer.wall_prog
+    program = renderer.floor_prog
     set_uniforms(program, {"u_wall_color": (0.25, 0.5, 0.75), "u_unused": 3})
     assert program["u_wall_color"].value == (0.25, 0.5, 0.75)
     set_uniforms(program, {}, u_wall_color=np.array([0.25, 0.5, 0.75]))

@@ -25,12 +25,15 @@ from app.render.renderer import (
     MAX_DRAWN_FACES,
     PREPARE_INLINE_FACES,
     SHADOW_SIZE,
+    WALL_COLOR,
     OffscreenTarget,
     Renderer,
+    _around,
     _disjoint_cover,
     _prepared,
     _prepared_lock,
     _rows_by_shape,
+    _wall_pixels,
     palette_color,
     prepare_mesh,
 )
@@ -444,6 +447,83 @@ def test_container_walls_are_translucent(gl):
     floor = np.array([0.8, 0.0, 0.9])
     difference = np.abs(pixel(walled, cam, floor) - pixel(open_floor, cam, floor))
     assert 0 < difference.max() < 40
+
+
+def test_walls_tint_what_lies_behind_them_as_blending_would(gl):
+    """Each wall a view ray crosses before the surface it meets tints it, the far wall first,
+    then the near one, with the wall's alpha (0.06, more at grazing angles) in display space:
+    the floor behind the box through two walls, the floor inside through one, the floor beside
+    the box not at all. Expected from the five wall planes, one by one, over the same scene
+    without the container."""
+    box = builtin_shape("box", [0.2, 0.2, 0.2])
+    away = [(30.0, 0.1, 30.0)]  # a body out of sight: the floor and sky alone
+    cam = OrbitCamera(target=(0, 0.8, 0), yaw=0.5, pitch=0.35, distance=7.0)
+    size = np.array([4.0, 3.0, 4.0])
+    walled = render(gl, make_view([box], away, [RED], container=size), cam)
+    open_floor = render(gl, make_view([box], away, [RED]), cam)
+    wall = 255.0 * np.power(WALL_COLOR, 1.0 / 2.2)
+    half = np.array([0.5 * size[0], size[1], 0.5 * size[2]])
+    faces = [(axis, sign) for axis in (0, 2) for sign in (-1, 1)] + [(1, 1)]  # no floor face
+
+    def expected(point):
+        d = point - cam.eye
+        crossings = []
+        for axis, sign in faces:
+            t = (sign * half[axis] - cam.eye[axis]) / d[axis]
+            q = cam.eye + t * d
+            inside = (abs(q[0]) <= half[0] + 1e-9 and abs(q[2]) <= half[2] + 1e-9
+                      and -1e-9 <= q[1] <= half[1] + 1e-9)
+            if 0.0 < t < 1.0 and inside:
+                grazing = 1.0 - abs(d[axis]) / np.linalg.norm(d)
+                crossings.append((t, 0.06 + 0.14 * grazing ** 3))
+        color = pixel(open_floor, cam, point).astype(float)
+        for _, alpha in sorted(crossings, reverse=True):  # the far wall first
+            color = alpha * wall + (1.0 - alpha) * color
+        return color, len(crossings)
+
+    seen = set()
+    for point in ([-1.0, 0.0, -3.2], [2.6, 0.0, -3.0], [-0.5, 0.0, 0.4], [1.2, 0.0, 1.0],
+                  [3.0, 0.0, -1.0], [-2.5, 0.0, 1.0], [0.0, 0.0, -5.0]):
+        point = np.array(point)
+        want, walls = expected(point)
+        seen.add(walls)
+        got = pixel(walled, cam, point)
+        assert np.abs(got - want).max() <= 2.5, (point, walls, got, want)
+    assert seen == {0, 1, 2}  # the points test each case
+
+
+def test_wall_pixels_hold_every_ray_through_the_container_and_the_rest_is_around():
+    """The rectangle where the background tests its rays against the walls holds every pixel
+    whose ray crosses the container (checked by rays through a grid of pixel centres), fits the
+    container closely, and the rectangles around it cover the rest of the viewport once."""
+    size = (160, 120)
+    container = np.array([2.0, 3.0, 2.0, 1.0])  # a 4 × 3 × 4 m box
+    assert _wall_pixels(np.zeros(4), np.eye(4), size) is None  # no container
+    for cam in (OrbitCamera(target=(0, 0.8, 0), yaw=0.5, pitch=0.35, distance=7.0),
+                OrbitCamera(target=(3.0, 1.0, 0), yaw=-1.2, pitch=0.1, distance=6.0),
+                OrbitCamera(target=(0, 1.0, 0), yaw=0.3, pitch=0.2, distance=1.0)):  # inside
+        vp = cam.view_projection(size[0] / size[1], np.float64)
+        rect = _wall_pixels(container, vp, size)
+        x, y, w, h = rect
+        crossing = np.zeros(size[::-1], dtype=bool)
+        for py in range(0, size[1], 3):
+            for px in range(0, size[0], 3):
+                origin, direction = cam.ray(px + 0.5, py + 0.5, *size)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t0 = (-container[:3] * (1, 0, 1) - origin) / direction
+                    t1 = (container[:3] - origin) / direction
+                enter = np.nanmax(np.minimum(t0, t1))
+                leave = np.nanmin(np.maximum(t0, t1))
+                crossing[py, px] = leave > max(enter, 0.0)
+        ys, xs = np.nonzero(crossing)
+        assert len(xs) > 0
+        assert x <= xs.min() and xs.max() < x + w and y <= ys.min() and ys.max() < y + h
+        if rect != (0, 0, *size):  # not the camera inside: a close fit
+            assert w <= xs.max() - xs.min() + 8 and h <= ys.max() - ys.min() + 8
+        cover = np.zeros(size[::-1], dtype=int)
+        for bx, by, bw, bh in [rect, *_around(rect, size)]:
+            cover[by:by + bh, bx:bx + bw] += 1
+        assert (cover == 1).all()
 
 
 def test_without_container_the_floor_reaches_far(gl):
