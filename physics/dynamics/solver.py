@@ -225,10 +225,51 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
 
 @njit(cache=True, nogil=True)
 def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass):
-    """Apply the given contacts' impulses from the previous step (before the first sweep)."""
-    for c in contacts:
-        for j in range(3):
-            _push(c, j, body[c], other[c], impulses[c, j], axes, jac, vel, omega, inv_mass)
+    """Apply the given contacts' impulses from the previous step (before the first sweep).
+
+    ``_push`` per direction, the two bodies' velocities held in locals over the points of one
+    manifold, as ``_sweep`` holds them: each push then adds to registers rather than storing
+    and reloading the same memory. The same additions in the same order, so the same bits."""
+    count = contacts.shape[0]
+    i = 0
+    while i < count:
+        c = contacts[i]
+        b, o = body[c], other[c]
+        mb = inv_mass[b]
+        vb0, vb1, vb2 = vel[b, 0], vel[b, 1], vel[b, 2]
+        wb0, wb1, wb2 = omega[b, 0], omega[b, 1], omega[b, 2]
+        mo = vo0 = vo1 = vo2 = wo0 = wo1 = wo2 = 0.0
+        if o >= 0:
+            mo = inv_mass[o]
+            vo0, vo1, vo2 = vel[o, 0], vel[o, 1], vel[o, 2]
+            wo0, wo1, wo2 = omega[o, 0], omega[o, 1], omega[o, 2]
+        while True:
+            for j in range(3):
+                impulse = impulses[c, j]
+                vb0 += mb * impulse * axes[c, j, 0]
+                wb0 += impulse * jac[c, _TURN + j, 0]
+                vb1 += mb * impulse * axes[c, j, 1]
+                wb1 += impulse * jac[c, _TURN + j, 1]
+                vb2 += mb * impulse * axes[c, j, 2]
+                wb2 += impulse * jac[c, _TURN + j, 2]
+                if o >= 0:
+                    vo0 -= mo * impulse * axes[c, j, 0]
+                    wo0 -= impulse * jac[c, _OTHER + _TURN + j, 0]
+                    vo1 -= mo * impulse * axes[c, j, 1]
+                    wo1 -= impulse * jac[c, _OTHER + _TURN + j, 1]
+                    vo2 -= mo * impulse * axes[c, j, 2]
+                    wo2 -= impulse * jac[c, _OTHER + _TURN + j, 2]
+            i += 1
+            if i == count:
+                break
+            c = contacts[i]
+            if body[c] != b or other[c] != o:
+                break
+        vel[b, 0], vel[b, 1], vel[b, 2] = vb0, vb1, vb2
+        omega[b, 0], omega[b, 1], omega[b, 2] = wb0, wb1, wb2
+        if o >= 0:
+            vel[o, 0], vel[o, 1], vel[o, 2] = vo0, vo1, vo2
+            omega[o, 0], omega[o, 1], omega[o, 2] = wo0, wo1, wo2
 
 
 @njit(cache=True, nogil=True, fastmath={'contract'})
