@@ -34,7 +34,7 @@ from physics.collision.axes import axis_table
 from physics.collision.contact import manifold_end
 from physics.collision.keys import body_pair_key
 from physics.dynamics.warmstart import hash_slot
-from physics.settings import MANIFOLD_REUSE_SHIFT, MANIFOLD_REUSE_TURN
+from physics.settings import MANIFOLD_REUSE_TURN
 
 # trace(R₀ᵀ R) = 1 + 2 cos θ for the rotation θ between two orientations
 MIN_TRACE = 1.0 + 2.0 * np.cos(MANIFOLD_REUSE_TURN)
@@ -109,23 +109,11 @@ def _count_pairs(body, other):
 
 
 @njit(cache=True, inline='always')
-def _find(key, keys, entry):
-    """Entry (pair row) of key, or −1."""
-    if keys.shape[0] == 0:
-        return -1
-    mask = keys.shape[0] - 1
-    s = hash_slot(key, mask)
-    while entry[s] >= 0:  # at most half full: an empty slot is near
-        if keys[s] == key:
-            return entry[s]
-        s = (s + 1) & mask
-    return -1
-
-
-@njit(cache=True, inline='always')
 def _relative_pose(lo, hi, pos, rotm, i):
     """Entry i of a pair's relative pose (the layout of ``ManifoldCache.pose``): 0–2 the
-    position Rₗᵀ (x_h − x_l) m, 3–11 the rotation Rₗᵀ R_h row by row."""
+    position Rₗᵀ (x_h − x_l) m, 3–11 the rotation Rₗᵀ R_h row by row. The narrow phase's
+    ``_sort_pairs`` compares a pair's pose now with the stored one term for term as this
+    computes it, written out in its loop (docs/architecture.md#records)."""
     r = 0.0
     if i < 3:
         for k in range(3):
@@ -135,35 +123,6 @@ def _relative_pose(lo, hi, pos, rotm, i):
         for k in range(3):
             r += rotm[lo, k, row] * rotm[hi, k, col]
     return r
-
-
-@njit(cache=True, inline='always')
-def _pose_distance(lo, hi, pos, rotm, pose, row):
-    """(squared shift m², trace(R₀ᵀ R)) between the pair's relative pose now and the pose stored
-    in row (R₀)."""
-    shift = 0.0
-    for i in range(3):
-        shift += (_relative_pose(lo, hi, pos, rotm, i) - pose[row, i]) ** 2
-    trace = 0.0
-    for i in range(3, 12):
-        trace += pose[row, i] * _relative_pose(lo, hi, pos, rotm, i)
-    return shift, trace
-
-
-@njit(cache=True, inline='always')
-def reusable_entry(a, b, ids, pos, rotm, keys, entry, pose):
-    """Row of the stored manifold (``ManifoldCache``'s keys, entry and pose) for rows a and b of
-    the bodies (ids (n,), pos (n, 3) m, rotm (n, 3, 3)) if their relative pose is still within
-    the thresholds of the one it was found at, else −1. The arrays, not the records: numba
-    counted a reference of each of a record's arrays per pair (docs/architecture.md#records)."""
-    row = _find(body_pair_key(ids[a], ids[b]), keys, entry)
-    if row < 0:
-        return -1
-    lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
-    shift, trace = _pose_distance(lo, hi, pos, rotm, pose, row)
-    if shift > MANIFOLD_REUSE_SHIFT * MANIFOLD_REUSE_SHIFT or trace < MIN_TRACE:
-        return -1
-    return row
 
 
 @njit(cache=True, inline='always')

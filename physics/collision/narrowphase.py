@@ -39,7 +39,7 @@ from physics.collision.axes import (
     EDGES,
     FACE_OF_FIRST,
     FACE_OF_SECOND,
-    kept_axis,
+    NO_AXIS,
     remember,
     swapped,
     unfound,
@@ -56,6 +56,7 @@ from physics.collision.contact import (
 from physics.collision.gjk import hull_distance, support_vertex
 from physics.collision.keys import (
     SPHERE,
+    body_pair_key,
     clip_tag,
     edge_feature,
     face_feature,
@@ -63,16 +64,18 @@ from physics.collision.keys import (
     tag_vertex,
 )
 from physics.collision.manifolds import (
+    MIN_TRACE,
     ManifoldCache,
     emit_stored,
     manifold_cache,
-    reusable_entry,
 )
+from physics.dynamics.warmstart import hash_slot
 from physics.model import HullSet
 from physics.runtime import parallel_threads
 from physics.settings import (
     EDGE_SKIP_MARGIN,
     FACE_PREFERENCE,
+    MANIFOLD_REUSE_SHIFT,
     MAX_HULL_VERTICES,
     MAX_MANIFOLD,
     PAIRS_PER_CHUNK,
@@ -361,13 +364,13 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
 
 
 @njit(cache=True)
-def _edge_pair_separation(ea, eb, a, b, pos, hulls):
+def _edge_pair_separation(ea, eb, a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
+                          face_start):
     """Separation (m) of hulls a and b along the cross product of edge ea of a and edge eb of b
     (global indices), as ``_edge_query`` measures it, or −inf if the two edges do not form a
     face of the Minkowski difference at these poses (or are parallel): then the axis is not one
-    the separating-axis test looks at, and says nothing."""
-    wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
-    edge, edge_faces, face_start = hulls.edge, hulls.edge_faces, hulls.face_start
+    the separating-axis test looks at, and says nothing. The world ``HullSet``'s arrays, not
+    the record (docs/architecture.md#records)."""
     f1, f2 = face_start[a] + edge_faces[ea, 0], face_start[a] + edge_faces[ea, 1]
     g1, g2 = face_start[b] + edge_faces[eb, 0], face_start[b] + edge_faces[eb, 1]
     ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
@@ -413,36 +416,41 @@ def _edge_axis_separation(a, pos, wpts, p0x, p0y, p0z, e1x, e1y, e1z, len1, j0, 
 
 
 @njit(cache=True)
-def _kept_apart(a, b, ids, pos, hulls, manifolds, spec, row):
-    """Whether the axis that kept rows a and b apart last step (``manifolds``' table,
-    collision/axes.py) still separates their hulls by at least spec (m) at these poses; if so
-    it is written into row (3,) for the next step. A call, not inlined: inlined into
-    ``_pairs_in``'s loop, numba counted a reference of each of the two records' arrays per
-    pair, which cost more than the call (docs/architecture.md#records)."""
-    slot = kept_axis(a, b, ids, manifolds.axis_keys, manifolds.axes)
-    if slot < 0:
-        return False
+def _kept_apart(a, b, ids, pos, wpts, hull_start, wnorm, woff, face_start, edge, edge_faces,
+                edge_start, kept, spec, apart, p):
+    """Whether the axis kept (kind, feature of the lower id's hull, of the higher's: a row of
+    ``manifolds``' table, collision/axes.py) that kept rows a and b apart last step still
+    separates their hulls (the world ``HullSet``'s arrays) by at least spec (m) at these poses;
+    if so it is written into row p of apart (p, 3) for the next step. A call, not inlined, and
+    given arrays, not records: inlined into ``_pairs_in``'s loop, or given the records, numba
+    counted a reference of each of their arrays per pair (docs/architecture.md#records)."""
     swap = ids[a] > ids[b]  # the table holds the lower id first
-    kind, first, second = swapped(manifolds.axes[slot, 0], manifolds.axes[slot, 1],
-                                  manifolds.axes[slot, 2], swap)
-    face_start, edge_start = hulls.face_start, hulls.edge_start
-    if kind == FACE_OF_FIRST:
-        if first >= face_start[a + 1] - face_start[a]:
-            return False
-        s = _face_separation(face_start[a] + first, b, hulls)
-    elif kind == FACE_OF_SECOND:
-        if second >= face_start[b + 1] - face_start[b]:
-            return False
-        s = _face_separation(face_start[b] + second, a, hulls)
+    kind, first, second = swapped(kept[0], kept[1], kept[2], swap)
+    if kind == FACE_OF_FIRST or kind == FACE_OF_SECOND:
+        # _face_separation, written out: the lowest vertex of the other hull along the face's
+        # normal
+        if kind == FACE_OF_FIRST:
+            if first >= face_start[a + 1] - face_start[a]:
+                return False
+            f, other = face_start[a] + first, b
+        else:
+            if second >= face_start[b + 1] - face_start[b]:
+                return False
+            f, other = face_start[b] + second, a
+        lowest = 1e300
+        for v in range(hull_start[other], hull_start[other + 1]):
+            d = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
+            lowest = min(lowest, d)
+        s = lowest - woff[f]
     else:
         if (first >= edge_start[a + 1] - edge_start[a]
                 or second >= edge_start[b + 1] - edge_start[b]):
             return False
         s = _edge_pair_separation(edge_start[a] + first, edge_start[b] + second, a, b, pos,
-                                  hulls)
+                                  wpts, hull_start, wnorm, edge, edge_faces, face_start)
     if s < spec:
         return False
-    remember(row, kind, first, second, swap)
+    apart[p, 0], apart[p, 1], apart[p, 2] = swapped(kind, first, second, swap)
     return True
 
 
@@ -600,45 +608,6 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out
 
 
 @njit(cache=True, inline='always')
-def _centre_axis_gap(a, b, pos, rotm, points, start) -> float:
-    """Gap (m) between hulls a and b along the line of their centres (pos (n, 3) m); negative
-    if they overlap along it. Any axis's gap is a lower bound on the distance between two
-    convex sets, and this one costs a pass over the vertices (the full SAT: faces × vertices
-    plus edge pairs), so the many broad-phase pairs of a sparse scene whose bounding spheres
-    merely touch are dismissed here. Read from the body-frame vertices points (m, 3) of the
-    ``HullSet`` (hull r's are start[r] … start[r + 1] − 1), the axis turned into each body's
-    frame (rotm (n, 3, 3) principal → world), so no hull need be moved for it. The arrays, not
-    the record: numba counted a reference of each of the record's arrays per pair
-    (docs/architecture.md#records)."""
-    d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
-    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    if length < 1e-12:
-        return -np.inf
-    d0, d1, d2 = d0 / length, d1 / length, d2 / length
-    # a lies on the +d side of b: its lowest point along d against b's highest
-    low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + _lowest_along(a, rotm, points,
-                                                                          start, d0, d1, d2)
-    high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - _lowest_along(b, rotm, points,
-                                                                           start, -d0, -d1,
-                                                                           -d2)
-    return low - high
-
-
-@njit(cache=True, inline='always')
-def _lowest_along(r, rotm, pts, start, d0, d1, d2) -> float:
-    """min over hull r's body-frame vertices v (pts[start[r]] … pts[start[r + 1] − 1]) of
-    (R v)·d, d (3,) a world direction: the direction turned into the body frame (Rᵀ d) once,
-    instead of every vertex into the world."""
-    e0 = rotm[r, 0, 0] * d0 + rotm[r, 1, 0] * d1 + rotm[r, 2, 0] * d2
-    e1 = rotm[r, 0, 1] * d0 + rotm[r, 1, 1] * d1 + rotm[r, 2, 1] * d2
-    e2 = rotm[r, 0, 2] * d0 + rotm[r, 1, 2] * d1 + rotm[r, 2, 2] * d2
-    low = np.inf
-    for v in range(start[r], start[r + 1]):
-        low = min(low, pts[v, 0] * e0 + pts[v, 1] * e1 + pts[v, 2] * e2)
-    return low
-
-
-@njit(cache=True, inline='always')
 def _facing_face(r, direction, hulls):
     """Face of body r's hull whose world normal is closest to direction (3,)."""
     wnorm, face_start = hulls.face_normal, hulls.face_start
@@ -704,17 +673,48 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
     has one, is written into its row of apart (p, 3) as it was, to be tried when the gap no
     longer suffices: only which axis to try comes from an earlier step (collision/axes.py)."""
     # the records' arrays taken out once: handed to the helpers inlined below as records,
-    # numba counted a reference of each of their arrays per pair (docs/architecture.md#records)
+    # numba counted a reference of each of their arrays per pair (docs/architecture.md#records);
+    # so did the helpers with loops given the arrays alone (the manifold's look-up and the
+    # centres' gap), whose code is therefore written out in the loop, term for term
     ids, pos, rotm, vel, omega = bodies.ids, bodies.pos, bodies.rotm, bodies.vel, bodies.omega
     radius, bound = bodies.radius, bodies.bound
     face_start, points, start = hulls.face_start, hulls.hull_points, hulls.hull_start
     keys, entry, pose = manifolds.keys, manifolds.entry, manifolds.pose
     axis_keys, axes = manifolds.axis_keys, manifolds.axes
     paired = np.zeros(pos.shape[0], dtype=np.bool_)
+    mask = keys.shape[0] - 1
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         reach[p] = _speculative_distance(a, b, vel, omega, bound, h)
-        verdict[p] = reusable_entry(a, b, ids, pos, rotm, keys, entry, pose)
+        # manifolds.reusable_entry: the stored manifold's row if the pair's relative pose is
+        # still within the thresholds of the one it was found at, else -1
+        row = -1
+        if mask >= 0:
+            key = body_pair_key(ids[a], ids[b])
+            s = hash_slot(key, mask)
+            while entry[s] >= 0:  # at most half full: an empty slot is near
+                if keys[s] == key:
+                    row = entry[s]
+                    break
+                s = (s + 1) & mask
+        if row >= 0:
+            lo, hi = (a, b) if ids[a] < ids[b] else (b, a)
+            shift = 0.0
+            for i in range(3):
+                r = 0.0
+                for k in range(3):
+                    r += rotm[lo, k, i] * (pos[hi, k] - pos[lo, k])
+                shift += (r - pose[row, i]) ** 2
+            trace = 0.0
+            for i in range(3, 12):
+                line, col = divmod(i - 3, 3)
+                r = 0.0
+                for k in range(3):
+                    r += rotm[lo, k, line] * rotm[hi, k, col]
+                trace += pose[row, i] * r
+            if shift > MANIFOLD_REUSE_SHIFT * MANIFOLD_REUSE_SHIFT or trace < MIN_TRACE:
+                row = -1
+        verdict[p] = row
         if verdict[p] >= 0:  # barely moved against each other since their manifold was found
             continue
         verdict[p] = _NARROW
@@ -724,14 +724,54 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
             paired[b if radius[a] > 0.0 else a] = True
         elif face_start[a] == face_start[a + 1] or face_start[b] == face_start[b + 1]:
             verdict[p] = _APART  # a point or segment hull has no faces: walls only
-        elif _centre_axis_gap(a, b, pos, rotm, points, start) >= reach[p]:
-            verdict[p] = _APART  # farther apart than the step can close: no contact at all
-            slot = kept_axis(a, b, ids, axis_keys, axes)
-            if slot >= 0:
-                for i in range(3):
-                    apart[p, i] = axes[slot, i]
         else:
-            paired[a] = paired[b] = True
+            # the hulls' gap along the line of their centres: any axis's gap is a lower bound
+            # on the distance between two convex sets, and this one costs a pass over the
+            # vertices (the full SAT: faces × vertices plus edge pairs), so the many broad-phase
+            # pairs of a sparse scene whose bounding spheres merely touch are dismissed here.
+            # Read from the body-frame vertices, the axis turned into each body's frame (Rᵀ d),
+            # so no hull need be moved for it
+            d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
+            length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            gap = -np.inf
+            if length >= 1e-12:
+                d0, d1, d2 = d0 / length, d1 / length, d2 / length
+                # a lies on the +d side of b: its lowest point along d against b's highest
+                e0 = rotm[a, 0, 0] * d0 + rotm[a, 1, 0] * d1 + rotm[a, 2, 0] * d2
+                e1 = rotm[a, 0, 1] * d0 + rotm[a, 1, 1] * d1 + rotm[a, 2, 1] * d2
+                e2 = rotm[a, 0, 2] * d0 + rotm[a, 1, 2] * d1 + rotm[a, 2, 2] * d2
+                lowest = np.inf
+                for v in range(start[a], start[a + 1]):
+                    lowest = min(lowest, points[v, 0] * e0 + points[v, 1] * e1
+                                 + points[v, 2] * e2)
+                low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + lowest
+                n0, n1, n2 = -d0, -d1, -d2
+                e0 = rotm[b, 0, 0] * n0 + rotm[b, 1, 0] * n1 + rotm[b, 2, 0] * n2
+                e1 = rotm[b, 0, 1] * n0 + rotm[b, 1, 1] * n1 + rotm[b, 2, 1] * n2
+                e2 = rotm[b, 0, 2] * n0 + rotm[b, 1, 2] * n1 + rotm[b, 2, 2] * n2
+                lowest = np.inf
+                for v in range(start[b], start[b + 1]):
+                    lowest = min(lowest, points[v, 0] * e0 + points[v, 1] * e1
+                                 + points[v, 2] * e2)
+                high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - lowest
+                gap = low - high
+            if gap >= reach[p]:
+                verdict[p] = _APART  # farther apart than the step can close: no contact at all
+                # manifolds' kept_axis, written out
+                slot = -1
+                if axis_keys.shape[0]:
+                    key = body_pair_key(ids[a], ids[b])
+                    s = hash_slot(key, axis_keys.shape[0] - 1)
+                    while axes[s, 0] != NO_AXIS:  # at most half full: an empty slot is near
+                        if axis_keys[s] == key:
+                            slot = s
+                            break
+                        s = (s + 1) & (axis_keys.shape[0] - 1)
+                if slot >= 0:
+                    for i in range(3):
+                        apart[p, i] = axes[slot, i]
+            else:
+                paired[a] = paired[b] = True
     return paired
 
 
@@ -760,6 +800,7 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
     ids, radius = bodies.ids, bodies.radius
     wpts, wnorm, face_start = hulls.hull_points, hulls.face_normal, hulls.face_start
     hull_start, edge, edge_start = hulls.hull_start, hulls.edge, hulls.edge_start
+    axis_keys, kept_axes = manifolds.axis_keys, manifolds.axes
     out_n = 0
     q = np.empty(3)
     c = np.empty(3)
@@ -810,9 +851,23 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
             # nrm points from the hull to the ball; the first body must be the ball
             out_n = _emit(out, out_n, ball, hull, pair_key(ids[ball], ids[hull], SPHERE), pt[0],
                           pt[1], pt[2], nrm[0], nrm[1], nrm[2], s)
-        elif _kept_apart(a, b, ids, pos, hulls, manifolds, spec, apart[p]):
-            continue  # the axis that kept them apart last step still does
         else:
+            # the axis that kept them apart last step, if it still does, ends the pair here
+            # (axes.kept_axis, written out: docs/architecture.md#records)
+            slot = -1
+            if axis_keys.shape[0]:
+                key = body_pair_key(ids[a], ids[b])
+                probe = hash_slot(key, axis_keys.shape[0] - 1)
+                while kept_axes[probe, 0] != NO_AXIS:  # at most half full: an empty slot is near
+                    if axis_keys[probe] == key:
+                        slot = probe
+                        break
+                    probe = (probe + 1) & (axis_keys.shape[0] - 1)
+            if slot >= 0 and _kept_apart(a, b, ids, pos, wpts, hull_start, wnorm,
+                                         hulls.face_offset, face_start, edge,
+                                         hulls.edge_faces, edge_start, kept_axes[slot], spec,
+                                         apart, p):
+                continue
             # what _face_query (both ways) and _edge_query find; two boxes get the separations
             # in closed form (collision/boxes.py) and only the winning axis's hull features, below
             boxes = hulls.box_half[a, 0] > 0.0 and hulls.box_half[b, 0] > 0.0

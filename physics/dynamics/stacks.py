@@ -116,30 +116,6 @@ def _islands_kernel(body, other, inv_mass, ratio, max_contacts):
 
 
 @njit(cache=True, inline='always')
-def _normal_response(i, j, body, other, axes, jac, inv_mass, row_arm, row_turn, row_other):
-    """A[i, j]: the change of contact i's relative normal velocity per unit normal impulse at
-    contact j (j pushes its first body along +n_j and its second along −n_j)."""
-    total = 0.0
-    for side_j in range(2):
-        q = body[j] if side_j == 0 else other[j]
-        if q < 0:
-            break
-        sign_j = 1.0 if side_j == 0 else -1.0
-        turn = row_turn + row_other * side_j
-        for side_i in range(2):
-            p = body[i] if side_i == 0 else other[i]
-            if p != q:
-                continue
-            sign_i = 1.0 if side_i == 0 else -1.0
-            arm = row_arm + row_other * side_i
-            u = 0.0
-            for a in range(3):
-                u += inv_mass[q] * axes[j, 0, a] * axes[i, 0, a] + jac[j, turn, a] * jac[i, arm, a]
-            total += sign_i * sign_j * u
-    return total
-
-
-@njit(cache=True, inline='always')
 def _cholesky_solve(lower, rhs):
     """x with L Lᵀ x = rhs, L = lower (p, p) lower triangular."""
     p = rhs.shape[0]
@@ -265,10 +241,33 @@ def _stack_kernel(chosen, starts, body, other, sep, axes, jac, impulses, vel, om
         contacts = chosen[starts[island]:starts[island + 1]]
         m = contacts.shape[0]
         a_matrix = np.empty((m, m))
+        # A[x, y]: the change of contact x's relative normal velocity per unit normal impulse
+        # at contact y (y pushes its first body along +n_y and its second along −n_y), written
+        # out here: from an inlined helper, numba counted a reference of each array it was given
+        # per entry (docs/architecture.md#records)
         for x in range(m):
+            i = contacts[x]
             for y in range(m):
-                a_matrix[x, y] = _normal_response(contacts[x], contacts[y], body, other, axes,
-                                                  jac, inv_mass, row_arm, row_turn, row_other)
+                j = contacts[y]
+                total = 0.0
+                for side_j in range(2):
+                    q = body[j] if side_j == 0 else other[j]
+                    if q < 0:
+                        break
+                    sign_j = 1.0 if side_j == 0 else -1.0
+                    turn = row_turn + row_other * side_j
+                    for side_i in range(2):
+                        r = body[i] if side_i == 0 else other[i]
+                        if r != q:
+                            continue
+                        sign_i = 1.0 if side_i == 0 else -1.0
+                        arm = row_arm + row_other * side_i
+                        u = 0.0
+                        for a in range(3):
+                            u += (inv_mass[q] * axes[j, 0, a] * axes[i, 0, a]
+                                  + jac[j, turn, a] * jac[i, arm, a])
+                        total += sign_i * sign_j * u
+                a_matrix[x, y] = total
         # b: the normal velocity with no normal impulse plus the allowance gap/h, so that
         # w = A λ + b ≥ 0 reads "closes no faster than the gap allows"
         b, lam = np.empty(m), np.empty(m)

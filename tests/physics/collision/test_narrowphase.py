@@ -2,13 +2,16 @@
 
 import numpy as np
 
-from physics.collision.narrowphase import _centre_axis_gap, body_contacts
+from physics.collision.contact import BodySet
+from physics.collision.manifolds import ManifoldCache
+from physics.collision.narrowphase import _APART, _NARROW, _sort_pairs, body_contacts
 from physics.geometry.rotation import (
     quat_from_axis_angle,
     quat_normalize,
     quat_to_matrix,
 )
 from physics.model import BodyDef, Model, WorldDef
+from physics.settings import SPECULATIVE_MARGIN
 from tests.physics.bodies import box_body, box_corners, box_heap, round_hull
 
 H = 1.0 / 240.0
@@ -201,20 +204,31 @@ def round_hulls(count) -> Model:
 
 
 def test_the_gap_along_the_line_of_centres_from_body_frame_vertices_is_the_moved_hulls_gap():
-    """The gap is read from the body-frame vertices, the axis turned into each body's frame:
-    it equals the gap of the hulls moved into the world, to rounding, at random poses."""
+    """The gap that dismisses a pair before the narrow phase is read from the body-frame
+    vertices, the axis turned into each body's frame: it equals the gap of the hulls moved into
+    the world, to rounding, at random poses. Seen through the verdict: resting pairs reach
+    SPECULATIVE_MARGIN, so a pair set 1e-9 m beyond it along the line of centres is dismissed
+    and one 1e-9 m short of it goes on to the narrow phase."""
     rng = np.random.default_rng(11)
     model = round_hulls(2)
+    still = np.zeros((2, 3))
     for _ in range(50):
         pos = rng.normal(size=(2, 3)) * 0.2
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
-        moved = [pos[i] + model.hulls.hull_points[model.hulls.hull_start[i]:
-                                                  model.hulls.hull_start[i + 1]] @ rotm[i].T
-                 for i in range(2)]
         d = (pos[0] - pos[1]) / np.linalg.norm(pos[0] - pos[1])
-        expected = (moved[0] @ d).min() - (moved[1] @ d).max()
-        gap = _centre_axis_gap(0, 1, pos, rotm, model.hulls.hull_points, model.hulls.hull_start)
-        assert abs(gap - expected) < 1e-12
+        for beyond, verdict in ((1e-9, _APART), (-1e-9, _NARROW)):
+            moved = [pos[i] + model.hulls.hull_points[model.hulls.hull_start[i]:
+                                                      model.hulls.hull_start[i + 1]] @ rotm[i].T
+                     for i in range(2)]
+            gap = (moved[0] @ d).min() - (moved[1] @ d).max()
+            placed = pos.copy()
+            placed[1] -= (SPECULATIVE_MARGIN + beyond - gap) * d  # along d: the gap moves as much
+            bodies = BodySet(model.ids, model.radius, model.bound_radius, placed, rotm, still,
+                             still)
+            reach, found = np.empty(1), np.empty(1, dtype=np.int64)
+            _sort_pairs(np.array([[0, 1]]), bodies, model.hulls, H, ManifoldCache(), reach,
+                        found, np.zeros((1, 3), dtype=np.int64))
+            assert reach[0] == SPECULATIVE_MARGIN and found[0] == verdict
 
 
 def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
