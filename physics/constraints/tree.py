@@ -174,9 +174,10 @@ def tree_factor(first, second, nblock, present, along, inv_mass, response, regul
     def eliminate(a, p, da, dp):
         """Node a (da unknowns) eliminated into its parent p (dp; p < 0: a root): inverse[a] ←
         D_a⁻¹, reach[a] ← D_a⁻¹ H[a, p], D_p −= H[p, a] D_a⁻¹ H[a, p], from down = H[a, p] and
-        across[a] = H[p, a]; False if D_a is singular. An inner function: numba writes it into
-        the loop with the loop's own arrays, where a helper taking them counted a reference to
-        each at every node (docs/architecture.md#records)."""
+        across[a] = H[p, a]; False if D_a is singular. An inner function, which sees the
+        loop's arrays without being handed them; numba still counts a reference to each of
+        them per call, which the unrolled products of the constant sizes outweigh
+        (docs/architecture.md#records)."""
         # explicit inverses: in numba a small Gauss–Jordan and products beat an LU's
         # solves column by column (0.88 against 1.17 ms for 1 000 links)
         if not invert_small(diag[a], da, inverse[a], work):
@@ -279,8 +280,8 @@ def tree_resolve(factors, rhs, x, y):
                 r[a, s] = rhs[a, s]
     z = np.zeros((size, 6))
 
-    # inner functions, written into the loops with their arrays (no reference counted per
-    # node, docs/architecture.md#records), called with the common sizes as constants so that
+    # inner functions, which see the loops' arrays (numba still counts a reference to each per
+    # call, docs/architecture.md#records), called with the common sizes as constants so that
     # their small products unroll (the same arithmetic in the same order)
     def forward(a, p, da, dp):
         """own_a = D_a⁻¹ r_a, r_p −= H[p, a] own_a."""
