@@ -104,11 +104,14 @@ def _end_if_stuck(app, window_id) -> None:
     time.sleep(STUCK_GRACE)
     if getattr(app, "shutting_down", False):  # the loop ended: main's shutdown saves and ends
         return
-    log.error("the window was destroyed during a draw and the renderer did not return: "
-              "the app ends")
+    log.error("the window was destroyed and the event loop did not end within %.1f s (a draw "
+              "that did not return, or a video still being finished): the app ends",
+              STUCK_GRACE)
     with _final_exit:
         try:
-            app.stop_recording("the window was destroyed")  # the encoder only: no GL
+            # the encoder only, no GL; if the main thread is finishing the video already, this
+            # waits for the file
+            app.stop_recording("the window was destroyed")
         finally:
             logging.shutdown()
             os._exit(0)

@@ -285,6 +285,10 @@ class App:
         self._framed_container = ()   # (container size, bodies framed) of the last home view
         self._last_pose: tuple = ()   # camera pose and framebuffer size of the previous frame
         self.recording: ScreenRecording | None = None
+        # held while a recording is stopped: an ending's watchdog (app/endings.py) that comes
+        # while the main thread stops it waits until the file is finished, not ends the process
+        # half-way through (reentrant: an X error handler may run on a thread that holds it)
+        self._recording_stop = threading.RLock()
         self._last_video: dict | None = None      # the status file's "last_video"
         self._last_clip: dict | None = None       # the status file's "last_clip"
         self._shown_time = 0.0                    # sim time of the pose drawn this frame, s
@@ -600,10 +604,14 @@ class App:
 
     def stop_recording(self, reason: str | None = None) -> None:
         """Finish the video being recorded (if any): a playable file in every case, and a
-        notification saying where it is (and why it stopped, when not by the user)."""
-        recording, self.recording = self.recording, None
-        if recording is None:
-            return
+        notification saying where it is (and why it stopped, when not by the user). A stop
+        under way on another thread is waited for."""
+        with self._recording_stop:
+            recording, self.recording = self.recording, None
+            if recording is not None:
+                self._finish_recording(recording, reason)
+
+    def _finish_recording(self, recording: ScreenRecording, reason: str | None) -> None:
         settings = self.state.recording
         settings.seconds = None
         result = recording.stop()

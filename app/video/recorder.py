@@ -186,11 +186,12 @@ class VideoWriter:
 
     def close(self) -> RecordingResult:
         """Encode what is queued, flush the encoder and write the file's index; safe to
-        repeat. Returns what was written (with the error, if encoding failed)."""
+        repeat, and from two threads at once: each call returns once the file is finished.
+        Returns what was written (with the error, if encoding failed)."""
         if not self._closed:
             self._closed = True
             self._todo.put(None)
-            self._thread.join()
+        self._thread.join()
         return RecordingResult(self.path, self.encoded, self.fps, self.error)
 
     def __enter__(self) -> VideoWriter:

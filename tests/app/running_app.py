@@ -61,11 +61,14 @@ class RunningApp:
     """``python -m app`` on the Xvfb display, with its status file and log."""
 
     def __init__(self, display: str, folder: Path, *args: str, **env: str):
-        """``args``: what ``python -m app`` is given (files to open; the default scene)."""
+        """``args``: what ``python -m app`` is given (files to open; the default scene).
+        ``env``: more environment; a PYTHONPATH given goes before the repository's."""
         self.display = display
         self.status_path = folder / "status.json"
         self.log_path = folder / "app.log"
-        self.env = dict(os.environ, DISPLAY=display, PYTHONPATH=str(REPO),
+        first = [env.pop("PYTHONPATH")] if "PYTHONPATH" in env else []
+        path = os.pathsep.join([*first, str(REPO)])
+        self.env = dict(os.environ, DISPLAY=display, PYTHONPATH=path,
                         TUMBLE_STATUS_FILE=str(self.status_path), **env)
         self.log_file = open(self.log_path, "w")
         self.process = subprocess.Popen([sys.executable, "-m", "app", *args], cwd=REPO,

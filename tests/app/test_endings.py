@@ -13,6 +13,7 @@ import pytest
 from Xlib import X, protocol
 from Xlib import display as xdisplay
 
+from app.endings import STUCK_GRACE
 from tests.app.running_app import RunningApp, start_xvfb
 
 ENDING_TIMEOUT = 2.0  # s
@@ -112,4 +113,45 @@ def test_the_watchdog_leaves_a_slow_shutdown_alone_and_ends_a_stuck_draw(main):
     if main == "shutting-down":
         assert run.returncode == 3 and "ERROR" not in run.stderr, run.stderr
     else:
-        assert run.returncode == 0 and "renderer did not return" in run.stderr, run.stderr
+        assert run.returncode == 0 and "event loop did not end" in run.stderr, run.stderr
+
+
+# loaded by the app's Python before anything else (a sitecustomize on its PYTHONPATH): stopping a
+# recording takes longer than the watchdog's grace, as it can on a loaded machine
+SLOW_STOP = f"""
+import time
+from app.video import recorder
+stop = recorder.ScreenRecording.stop
+def slow_stop(self):
+    time.sleep({STUCK_GRACE + 1.0})
+    return stop(self)
+recorder.ScreenRecording.stop = slow_stop
+"""
+
+
+def test_a_video_still_being_finished_when_the_watchdog_comes_is_kept(tmp_path):
+    """The window destroyed, the main thread stops the recording, and the stop outlasts the
+    watchdog's grace (app/endings.py): the watchdog must wait for the file, not end the process
+    with the video half-written (CI once left an MP4 PyAV could not open)."""
+    preload = tmp_path / "preload"
+    preload.mkdir()
+    (preload / "sitecustomize.py").write_text(SLOW_STOP)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    server, display = start_xvfb()
+    app = RunningApp(display, tmp_path, XDG_VIDEOS_DIR=str(videos), PYTHONPATH=str(preload))
+    try:
+        app.wait_until_ready()
+        app.xdotool("key", "--window", app.window, "F9")
+        app.wait_for("a recording under way", lambda s: (s["recording"] or 0) >= 10)
+        app.xdotool("windowclose", app.window)
+        assert app.process.wait(ENDING_TIMEOUT + STUCK_GRACE + 10.0) == 0, app.log()
+    finally:
+        app.stop()
+        server.kill()
+        server.wait(10)
+    [video] = videos.glob("*.mp4")
+    with av.open(str(video)) as container:
+        frames = sum(1 for _ in container.decode(video=0))
+    assert frames >= 10, app.log()
+    assert "video saved (the window was destroyed)" in app.log()

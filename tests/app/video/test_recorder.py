@@ -9,6 +9,7 @@ Saves artifacts/app_recording_frame.png (a frame of the in-app video)."""
 
 import math
 import os
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -169,6 +170,23 @@ def test_closing_part_way_leaves_a_playable_file(tmp_path):
     with pytest.raises(RecordingError, match="already closed"):
         solid(writer, 0)
     assert len(decode(path)) == 7
+
+
+def test_a_second_close_on_another_thread_returns_only_once_the_file_is_finished(tmp_path):
+    """An ending's watchdog may close the video while the main thread is closing it
+    (app/endings.py): the later call must not return (and let the process end) before the
+    writer thread has written the file."""
+    path = tmp_path / "twice.mp4"
+    writer = VideoWriter(path, (640, 480), 60, pool=64)
+    for k in range(60):  # ~0.1–1 s of encoding queued
+        solid(writer, 4 * k)
+    first = threading.Thread(target=writer.close)
+    first.start()
+    while not writer._closed:  # the first close is under way
+        time.sleep(0.001)
+    assert writer.close().frames == 60
+    assert len(decode(path)) == 60
+    first.join()
 
 
 # ---- FrameClock ----------------------------------------------------------------------------
