@@ -113,7 +113,7 @@ def advance_forest(contacts, bodies, settings, start, forced, cache, pairs, join
                    break_force, factors, h):
     """Stages 3–7 of a step of h s with joints (``World._advance_jointed``), or done False.
 
-    contacts, bodies, settings, start, forced, cache, pairs as ``advance_without_joints`` takes
+    contacts, bodies, settings, start, forced, cache, pairs as ``advance_into`` takes
     them; joints the ``JointSet``, impulses (m, ROWS) N·s last step's, break_force (m,) N
     (inf: never breaks); factors the kept ``Factors``. Changes nothing it is given but start's
     asleep and slow_time, and those only once the step is done. Returns a plain ``ForestStep``."""

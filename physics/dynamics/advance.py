@@ -1,7 +1,8 @@
 """The step but its contacts, compiled: the forces before the contacts are found
 (``apply_forces``, stage 1 of docs/architecture.md#the-step), and after them the impulses,
 motion, penetration, the energy guard, the static bodies held, sleep and the next step's warm
-start (stages 3–7), for a world without joints in one call (``advance_without_joints``).
+start (stages 3–7), for a world without joints in one call (``advance_into``, which the
+compiled batch runs: dynamics/batch.py).
 
 Each stage group is one compiled function, callable from Python (records as plain tuples,
 named again in the function's first line: docs/architecture.md#records) and from compiled code
@@ -154,7 +155,7 @@ NO_GRAB = (-1, np.zeros(3), np.zeros(3), 0.0, 0.0)  # a plain GrabSpring that ho
 
 
 class Advanced(NamedTuple):
-    """What ``advance_without_joints`` hands back: the end state pos (n, 3), quat (n, 4), vel
+    """What ``advance_into`` hands back: the end state pos (n, 3), quat (n, 4), vel
     (n, 3), ang_mom (n, 3); cache the next step's warm start; pairs (first, second) the ids
     that pressed together, kept for the sleeping (``update_sleep``); acted (k,) bool the
     contacts that carried load or collided."""
@@ -247,21 +248,14 @@ def _ends(n):
 
 
 @njit(cache=True, nogil=True)
-def advance_without_joints(contacts, bodies, settings, start, forced, cache, pairs, h):
-    """Stages 3–7 of a step of h s for a world without joints, from its ``Contacts``: the
-    records above (plain tuples from Python), cache the last step's ``ContactCache``, pairs
-    (first, second) the pressing ids kept so far. Returns ``Advanced``; start's asleep and
-    slow_time change in place, and so do forced's vel and ang_mom."""
-    work = workspace(start[0].shape[0])
-    return advance_into(contacts, bodies, settings, start, forced, cache, pairs, h, work,
-                        work.first)
-
-
-@njit(cache=True, nogil=True)
 def advance_into(contacts, bodies, settings, start, forced, cache, pairs, h, work, ends):
-    """``advance_without_joints`` with the arrays of work (a ``Workspace``): the end
-    positions and orientations written into ends (``Ends``, whose vel and ang_mom are
-    forced's), and a step no contact touches allocating nothing the next does not keep."""
+    """Stages 3–7 of a step of h s for a world without joints, from its ``Contacts``: the
+    records above (plain tuples or named), cache the last step's ``ContactCache``, pairs
+    (first, second) the pressing ids kept so far, work a ``Workspace`` whose arrays it uses:
+    the end positions and orientations are written into ends (``Ends``, whose vel and ang_mom
+    are forced's), and a step no contact touches allocates nothing the next does not keep.
+    Returns ``Advanced``; start's asleep and slow_time change in place, and so do forced's vel
+    and ang_mom."""
     contacts, bodies, settings = Contacts(*contacts), BodyModel(*bodies), StepSettings(*settings)
     start, forced, cache = Start(*start), Forced(*forced), ContactCache(*cache)
     touching = contacts.body.shape[0] > 0

@@ -48,7 +48,7 @@ def test_the_warm_up_compiles_the_kernels_that_split_large_steps():
     The solver's parallel kernels are compiled into the step's compiled stages, which call
     them (dynamics/advance.py, and ``contact_impulses`` for a jointed world), and those into
     the compiled batch (dynamics/batch.py): those are what numba loads. (The stages the batch
-    alone calls, ``advance_without_joints``, are inside the batch's cached code: loading it
+    alone calls, ``advance_into``, are inside the batch's cached code: loading it
     registers no signature of theirs, so whether they have one depends on which tests ran.)"""
     from physics.dynamics import batch, solver
 

@@ -12,7 +12,6 @@ from physics.collision.walls import wall_clearance
 from physics.dynamics.advance import (
     NO_GRAB,
     Forced,
-    advance_without_joints,
     apply_forces,
     links,
     on_scenery,
@@ -251,53 +250,36 @@ def advance_stage_by_stage(world, contacts, forced):
     return pos, quat, vel, ang_mom, cache, pairs, acted
 
 
-def plain_inputs(world, contacts, forced):
-    s = world.state
-    return (tuple(contacts), world.model.body_model, tuple(world._step_settings()),
-            world._start(), tuple(forced), tuple(s.contact_cache), world._last_pairs, H)
-
-
 @pytest.mark.parametrize("seed, static_floor, container, sleeping", [
     (1, False, True, False), (2, True, True, False), (3, True, False, False),
     (4, False, True, True), (5, True, True, True)])
-def test_one_call_gives_the_bits_of_the_stages_run_one_by_one(seed, static_floor, container,
-                                                              sleeping):
+def test_a_batched_step_gives_the_bits_of_the_stages_run_one_by_one(seed, static_floor,
+                                                                   container, sleeping):
+    """The batch runs stages 3–7 in one compiled call with the records named
+    (``advance_into``, dynamics/batch.py): the step it takes ends where the stage-by-stage
+    functions from Python end, bit for bit, asleep or not, with walls or without."""
     world = stepped_world(seed, static_floor, container, sleeping)
+    batched = copy.deepcopy(world)
     forced, contacts = step_one(world)
-    reference = copy.deepcopy(world)
-    expected = advance_stage_by_stage(reference, contacts, copy.deepcopy(forced))
-    done = advance_without_joints(*plain_inputs(world, contacts, forced))
-    assert contacts.count >= 6 and done.acted.any()
-    assert world.state.asleep.any() == sleeping
-    for got, want in zip(done[:4], expected[:4]):
+    expected = advance_stage_by_stage(world, contacts, copy.deepcopy(forced))
+    batched.step(H)
+    s = batched.state
+    acted = batched._last_contacts[2]
+    assert contacts.count >= 6 and acted.any()
+    assert s.asleep.any() == sleeping
+    for got, want in zip((s.pos, s.quat, s.vel, s.ang_mom), expected[:4]):
+        assert got.tobytes() == want.tobytes()
+    for got, want in zip(s.contact_cache, expected[4]):
         assert np.array_equal(got, want)
-    for got, want in zip(done.cache, expected[4]):
+    for got, want in zip(batched._last_pairs + (acted,), expected[5] + (expected[6],)):
         assert np.array_equal(got, want)
-    for got, want in zip(done.pairs + (done.acted,), expected[5] + (expected[6],)):
-        assert np.array_equal(got, want)
-    assert np.array_equal(world.state.asleep, reference.state.asleep)
-    assert np.array_equal(world.state.slow_time, reference.state.slow_time)
+    assert np.array_equal(s.asleep, world.state.asleep)
+    assert np.array_equal(s.slow_time, world.state.slow_time)
 
 
 @njit(cache=True)
 def _cache_round_trip(keys, impulses, keep):
     return cached_impulses(cache_of(keys, impulses, keep), keys)
-
-
-def test_a_batched_step_gives_the_bits_of_the_one_call_from_python():
-    """The batch calls the stages from compiled code with the records named
-    (dynamics/batch.py): the step it takes ends where the call from Python with plain tuples
-    ends, bit for bit."""
-    world = stepped_world(2, True, True, False)
-    batched = copy.deepcopy(world)
-    forced, contacts = step_one(world)
-    from_python = advance_without_joints(*plain_inputs(world, contacts, forced))
-    batched.step(H)
-    s = batched.state
-    for got, want in zip((s.pos, s.quat, s.vel, s.ang_mom), from_python[:4]):
-        assert got.tobytes() == want.tobytes()
-    for got, want in zip(s.contact_cache, from_python.cache):
-        assert got.tobytes() == want.tobytes()
 
 
 def test_the_warm_start_keeps_the_impulses_of_the_contacts_it_keeps():
