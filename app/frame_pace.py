@@ -2,6 +2,8 @@
 ``CLIP_FRAME_INTERVAL`` while a clip renders in the background, so that the clip gets the
 cores the window would spend on frames beyond what looks fluid
 (docs/architecture.md#history); and how it draws its 3D view meanwhile (``CLIP_VIEW_SCALE``).
+When the physics thread cannot keep real time, the window yields it CPU too
+(``PhysicsFirst``: docs/architecture.md#threads).
 
 Input is still handled as it comes (pyglet's event loop wakes for it); only the redraws are
 spaced out, and the panel's progress bar moves with every one of them.
@@ -9,6 +11,7 @@ spaced out, and the panel's progress bar moves with every one of them.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import pyglet
@@ -26,6 +29,19 @@ CLIP_FRAME_INTERVAL = 1.0 / 24.0
 # resolution saved no more: stretching the image (linear filtering) costs llvmpipe about what
 # the pixels not drawn would (docs/architecture.md, clips)
 CLIP_VIEW_SCALE = 1.0
+# s: while the physics thread falls behind real time, 30 frames/s: fluid still, and on a machine
+# whose cores the renderer and the physics share (llvmpipe on 2 cores: the 500-body scene of
+# bench/frame.py draws in ~29 ms of the main thread's and the rasteriser's CPU a frame, its
+# physics needs ~0.85 of a core) the frames it does not draw are the physics' CPU; a world in
+# real time matters more to the sandbox than frames beyond 30
+LAGGING_FRAME_INTERVAL = 1.0 / 30.0
+# s at 30 frames/s without sim time dropped before the window tries 60 again; doubled (up to
+# MAX_LAG_HOLD) each time the physics falls behind again within LAG_PROBE s of the try, so a
+# machine that cannot have both tries rarely (each try drops ~0.1 s of sim time: the physics
+# thread's max_lag, physics/simulation.py)
+LAG_HOLD = 5.0
+MAX_LAG_HOLD = 80.0
+LAG_PROBE = 3.0
 
 
 class FramePace:
@@ -51,3 +67,40 @@ class FramePace:
     def stop(self) -> None:
         """No more redraws."""
         self._clock.unschedule(self._draw)
+
+
+class PhysicsFirst:
+    """The redraw interval that leaves the physics thread the CPU it needs for real time:
+    ``FRAME_INTERVAL`` while it keeps up, ``LAGGING_FRAME_INTERVAL`` once it has dropped sim
+    time (``Snapshot.time_dropped`` grew: it lagged past its ``max_lag``), back to
+    ``FRAME_INTERVAL`` after ``hold`` s without a drop. A drop within ``LAG_PROBE`` s of going
+    back doubles ``hold`` (up to ``MAX_LAG_HOLD``); a try that holds sets it back to
+    ``LAG_HOLD``."""
+
+    def __init__(self):
+        self.lagging = False
+        self.hold = LAG_HOLD           # s at the lagging interval before the next try
+        self._dropped = 0.0            # sim s dropped, as last seen
+        self._last_drop = -math.inf    # s (the caller's clock) the drops last grew
+        self._tried_at = -math.inf     # s the window last went back to FRAME_INTERVAL
+
+    @property
+    def interval(self) -> float:
+        return LAGGING_FRAME_INTERVAL if self.lagging else FRAME_INTERVAL
+
+    def update(self, time_dropped: float, now: float) -> float:
+        """The interval for the frames after this one; time_dropped: the newest snapshot's
+        (s of sim time, only ever growing but for a reset), now: s of a monotonic clock."""
+        dropped = time_dropped > self._dropped
+        self._dropped = time_dropped  # a reset or a new scene starts again from 0
+        if dropped:
+            self._last_drop = now
+            if not self.lagging:
+                if now - self._tried_at < LAG_PROBE:  # the try failed: wait longer next time
+                    self.hold = min(2.0 * self.hold, MAX_LAG_HOLD)
+                self.lagging = True
+        elif self.lagging and now - self._last_drop >= self.hold:
+            self.lagging, self._tried_at = False, now
+        elif not self.lagging and now - self._tried_at >= LAG_PROBE:
+            self.hold = LAG_HOLD  # 60 frames/s held: the next lag starts from the short hold
+        return self.interval

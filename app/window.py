@@ -47,8 +47,9 @@ body's ω in it, or null when it shows none; ``history``:
 its first and last sim times; ``clip``: frames of the clip being saved; ``last_clip``: the
 last one saved, with the wall seconds it took; ``clip_worker``: the clip process's pid, and
 whether it is warm and alive; ``frame_interval``: s between redraws, longer
-while a clip renders, app/frame_pace.py; ``view_scale``: null while the 3D view is drawn on
-the screen, else the fraction of the window's resolution it is drawn at offscreen) and
+while a clip renders or the physics lags (``physics_lagging``), app/frame_pace.py;
+``view_scale``: null while the 3D view is drawn on the screen, else the fraction of the
+window's resolution it is drawn at offscreen) and
 the panel's widget rectangles ``[x0, y0, x1, y1]`` (window pixels
 from the top-left) of ``Panel.item_rects`` — so a test can drive a slider with real pointer
 events; the joints (id, type, body ids, reaction force, anchor, violation), the joint draft, and
@@ -77,7 +78,13 @@ from imgui_bundle import imgui
 
 from app.app_state import AppState
 from app.endings import watch_endings
-from app.frame_pace import CLIP_FRAME_INTERVAL, CLIP_VIEW_SCALE, FRAME_INTERVAL, FramePace
+from app.frame_pace import (
+    CLIP_FRAME_INTERVAL,
+    CLIP_VIEW_SCALE,
+    FRAME_INTERVAL,
+    FramePace,
+    PhysicsFirst,
+)
 from app.joints import new_draft
 from app.keys import KEY_BINDINGS
 from app.loader import Loader
@@ -311,6 +318,7 @@ class App:
         self.ui.on_resize(*self.window.get_size())
 
         self.pace = FramePace(self._redraw, FRAME_INTERVAL)
+        self.physics_first = PhysicsFirst()  # fewer redraws while the physics lags
         self.clip_worker = ClipWorker()
         pyglet.clock.schedule_once(self._start_clip_worker, CLIP_WORKER_DELAY)
         self.sim.start()
@@ -351,6 +359,7 @@ class App:
             self.loader.poll()
             self._poll_clip()
             prev, new = self.sim.latest_two()
+            self._pace_for(new, now)
             self._frame_new_container(new)
             self._forget_removed(new)
             view = self._frame_view(prev, new, now - RENDER_DELAY)
@@ -385,6 +394,13 @@ class App:
                 except Exception as e2:
                     log.error("ImGui could not recover from the frame error", exc_info=e2)
         return pyglet.event.EVENT_HANDLED
+
+    def _pace_for(self, snapshot, now: float) -> None:
+        """The redraw interval from the next frame on: the physics first (``PhysicsFirst``),
+        and no more than ``CLIP_FRAME_INTERVAL`` allows while a clip renders."""
+        interval = self.physics_first.update(snapshot.time_dropped, now)
+        if self.state.recording.clip is None:
+            self.pace.set_interval(interval)
 
     def _scale_of_view(self) -> float | None:
         """None: the 3D view is drawn on the screen; a number: through an offscreen image of
@@ -669,7 +685,7 @@ class App:
         if clip is None or not clip.done:
             return
         self.state.recording.clip = None
-        self.pace.set_interval(FRAME_INTERVAL)
+        self.pace.set_interval(self.physics_first.interval)
         self.scaled_view.release()  # the view is drawn on the screen again from the next frame
         result = clip.result
         self._last_clip = {"path": str(clip.request.path), "frames": clip.frames_done,
@@ -913,6 +929,7 @@ class App:
             "clip_worker": {"pid": self.clip_worker.pid, "ready": self.clip_worker.ready,
                             "alive": self.clip_worker.alive},
             "frame_interval": self.pace.interval, "view_scale": self._view_scale,
+            "physics_lagging": self.physics_first.lagging,
             "scrub": self.state.scrub_time, "scrub_exact": self._scrub_exact,
             "inspected": self._inspected(),
             "history": [self.sim.history.span()[0].time, self.sim.history.span()[2]],

@@ -19,6 +19,10 @@ Each frame ends with glFinish, so its time includes the rendering itself, not ju
 ctypes, which releases the GIL while it waits — as the window's buffer swap (pyglet, ctypes)
 does — so the physics thread runs meanwhile, as in the app. ``--gil-finish`` uses moderngl's
 ``ctx.finish()`` instead, which keeps the GIL and starves the physics thread.
+Frames are paced as the window paces them (``app.frame_pace.PhysicsFirst``): 60 a second, 30
+while the physics thread drops sim time, so that the physics gets the CPU of the frames not
+drawn; ``--unpaced`` draws them back to back (the renderer's cost with nothing held back).
+The first WARM_UP_SECONDS (shader JIT, uploads, and the pace finding its rate) are not measured.
 The camera is still, so the renderer starts each frame from its cached floor and sky as the
 window does (``--moving-camera`` turns that off). ``--gizmos default`` measures the app's
 start-up set (L and the principal axes; the selected body's alone past 100 bodies), ``none`` the
@@ -39,6 +43,7 @@ import moderngl
 import numpy as np
 from record import ThreadCPU, bench_scene  # bench/record.py: the same 50/500-body scene
 
+from app.frame_pace import PhysicsFirst
 from app.render.camera import OrbitCamera
 from app.render.interpolate import RENDER_DELAY, interpolate
 from app.render.polhode import PolhodeTrail
@@ -53,6 +58,7 @@ from physics.world import World
 ALL_GIZMOS = GizmoOptions(angular_momentum=True, angular_velocity=True, principal_axes=True,
                           inertia_ellipsoid=True, polhode=True, centre_of_mass=True,
                           contacts=True, velocity=True, selected_only=False)  # every body's
+WARM_UP_SECONDS = 3.0  # s of frames before the measured ones
 GIZMO_SETS = {"all": ALL_GIZMOS, "default": GizmoOptions(),
               "none": GizmoOptions(angular_momentum=False, principal_axes=False)}
 
@@ -65,7 +71,7 @@ def build(count: int, seed: int = 1) -> tuple[World, dict]:
 
 
 def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: str,
-        gil_finish: bool, moving: bool) -> None:
+        gil_finish: bool, moving: bool, paced: bool = True) -> None:
     options = GIZMO_SETS[gizmos]
     ctx = moderngl.create_standalone_context(backend="egl", require=330)
     finish = ctx.finish if gil_finish else finish_drawing  # the latter without the GIL
@@ -90,17 +96,32 @@ def run(count: int, frames: int, size: tuple[int, int], samples: int, gizmos: st
             finish()
             return time.perf_counter() - t0
 
+        pace = PhysicsFirst()
+
+        def frame() -> float:
+            """A frame drawn, then the wait the window's pace leaves after it; its draw time."""
+            start = time.perf_counter()
+            took = draw()
+            if paced:
+                interval = pace.update(sim.latest().time_dropped, start)
+                time.sleep(max(0.0, start + interval - time.perf_counter()))
+            return took
+
+        warm_up_end = time.perf_counter() + WARM_UP_SECONDS
+        while time.perf_counter() < warm_up_end:
+            frame()
         start_time, start_wall = sim.latest().time, time.perf_counter()
-        for _ in range(20):  # warm-up: shader JIT, uploads
-            draw()
         with ThreadCPU() as by_thread:
-            times = [draw() for _ in range(frames)]
-        sim_rate = (sim.latest().time - start_time) / (time.perf_counter() - start_wall)
+            times = [frame() for _ in range(frames)]
+        wall = time.perf_counter() - start_wall
+        sim_rate = (sim.latest().time - start_time) / wall
     p50, p99 = np.percentile(1000.0 * np.array(times), [50, 99])
     print(f"{count:4d} bodies, {gizmos:7s} gizmos, {size[0]}x{size[1]}, msaa {samples}"
           f"{', ctx.finish' if gil_finish else ''}{', moving camera' if moving else ''}: "
           f"frame p50 {p50:6.1f} ms  p99 {p99:6.1f} ms ({1000 / p50:5.1f} fps); physics at "
-          f"{100 * sim_rate:.0f} % of real time  [{ctx.info['GL_RENDERER']}]")
+          f"{100 * sim_rate:.0f} % of real time; drawn at {frames / wall:.1f} frames/s"
+          f"{' (paced as the window: 30 while the physics lags)' if paced else ', unpaced'}"
+          f"  [{ctx.info['GL_RENDERER']}]")
     # what bounds the frame on a machine whose cores are shared: the CPU each thread used per
     # frame against the cores' CPU in a 60 Hz frame
     ms = {name: 1000.0 * s / frames for name, s in by_thread.seconds.most_common()}
@@ -123,6 +144,8 @@ def main() -> None:
     parser.add_argument("--gizmos", choices=sorted(GIZMO_SETS), default="all")
     parser.add_argument("--gil-finish", action="store_true",
                         help="end frames with moderngl's ctx.finish(), which keeps the GIL")
+    parser.add_argument("--unpaced", action="store_true",
+                        help="draw frames back to back, not at the window's pace")
     parser.add_argument("--moving-camera", action="store_true",
                         help="no background cache (the window caches it while the camera is "
                              "still, as here by default)")
@@ -130,7 +153,7 @@ def main() -> None:
     size = tuple(int(v) for v in args.size.lower().split("x"))
     for count in args.bodies:
         run(count, args.frames, size, args.samples, args.gizmos, args.gil_finish,
-            args.moving_camera)
+            args.moving_camera, not args.unpaced)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from app.frame_pace import FRAME_INTERVAL, LAGGING_FRAME_INTERVAL, MAX_LAG_HOLD
 from app.window import (
     GRAB_FREQUENCY,
     SPIN_RATE,
@@ -217,6 +218,35 @@ def test_the_restitution_slider_follows_real_pointer_events(app):
     # the physics steps with it: sim time advances after the change
     app.wait_for("steps with the new value", lambda s: s["time"] > after["time"] + 0.5
                  and s["restitution"] == 0.0)
+
+
+def test_the_window_draws_30_a_second_while_the_physics_lags_and_60_once_it_keeps_up(app,
+                                                                                     tmp_path):
+    """A world no machine steps in real time (40 boxes in a pile at 10 000 steps a second):
+    the physics drops sim time, and the window draws 30 frames a second to leave it the CPU
+    (app/frame_pace.py); paused, the physics keeps up, and after the hold the window draws 60
+    a second again."""
+    boxes = "".join(f"""
+[[body]]
+shape = "box"
+size = [0.2, 0.2, 0.2]
+position = [{0.25 * (k % 5) - 0.5}, {0.15 + 0.25 * (k // 5)}, 0.0]
+""" for k in range(40))
+    heavy = tmp_path / "heavy.toml"
+    heavy.write_text(f"[world]\nhz = 10000\n\n[container]\nsize = [2.0, 3.0, 2.0]\n{boxes}")
+    app.open_scene(tmp_path / "heavy pile.toml", source=heavy)
+    # fps: the status's rate over the last 120 frames, all drawn at the lagging pace by then
+    app.wait_for("the window at 30 a second", lambda s: s["physics_lagging"]
+                 and s["frame_interval"] == LAGGING_FRAME_INTERVAL and s["fps"] <= 31.0,
+                 timeout=40)
+    app.xdotool("mousemove", "--window", app.window, 300, 300)
+    app.xdotool("key", "space")
+    paused = app.wait_for("pause", lambda s: s["paused"])
+    back = app.wait_for("the window at 60 a second", lambda s: not s["physics_lagging"]
+                        and s["frame_interval"] == FRAME_INTERVAL, timeout=MAX_LAG_HOLD + 10)
+    assert back["paused"] and back["time"] == paused["time"]
+    app.xdotool("key", "space")  # running again for the next test
+    app.wait_for("running", lambda s: not s["paused"])
 
 
 def test_screenshot_of_the_running_app(app):
