@@ -69,8 +69,14 @@ def timeline(panel: Panel, time_now: float) -> None:
         panel._remember("resume")
     else:
         imgui.text_colored(AMBER, f"{last_time - first.time:.0f} s · "
-                                  f"{history_bytes(history) / 1e6:.0f} MB")
+                                  f"{megabytes(history_bytes(history))}")
     imgui.end()
+
+
+def megabytes(size: int) -> str:
+    """size (bytes) as the timeline shows it: a tenth of a MB below 10 MB (a small scene's
+    history is a fraction of one, which a whole number would show as 0), whole MB above."""
+    return f"{size / 1e6:.1f} MB" if size < 9.95e6 else f"{size / 1e6:.0f} MB"
 
 
 def history_bytes(history: History) -> int:

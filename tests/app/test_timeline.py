@@ -1,17 +1,26 @@
 """The timeline (app/panel/timeline.py) in the running app under Xvfb: dragging it back
 pauses and shows that moment (then that moment re-run exactly, for the gizmos), Left steps
 back through it, "Resume from here" carries on from that moment. And ``ExactMoments`` alone:
-the world of a moment that stays put, computed off the render thread."""
+the world of a moment that stays put, computed off the render thread; and the history's size
+as the timeline writes it."""
 
 import time
 
 import numpy as np
 
-from app.panel.timeline import ExactMoments, ring_pose
+from app.panel.timeline import ExactMoments, megabytes, ring_pose
 from app.resources import asset_path
 from physics.scene import build_world, load_scene
 from physics.simulation import Simulation
 from tests.app.running_app import RunningApp, start_xvfb
+
+
+def test_the_history_size_shows_tenths_below_ten_megabytes_and_whole_ones_above():
+    assert megabytes(0) == "0.0 MB"
+    assert megabytes(340_000) == "0.3 MB"  # a small scene's minute: not "0 MB"
+    assert megabytes(9_940_000) == "9.9 MB"
+    assert megabytes(9_960_000) == "10 MB"
+    assert megabytes(87_400_000) == "87 MB"
 
 
 def test_a_moment_that_stays_put_is_re_run_exactly_with_its_velocities():
