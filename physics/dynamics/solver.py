@@ -92,8 +92,9 @@ class ContactRows(NamedTuple):
     contact hit faster than the restitution threshold; collide (k,) bool a body pair with
     restitution; target (k,) m/s the normal velocity a bounce leaves with; tau (k,) in [0, 1]
     when in the step the contact hit; packed (k, _ROW) what the sweeps read of each contact, in
-    one row (see _ROW): the axes, the Jacobian block and the masses again, the gap's bias and
-    the friction coefficient.
+    one row (see _ROW): the axes, the Jacobian block and the masses, the gap's bias and the
+    friction coefficient. axes, jac and mass are views of packed (``contact_rows``): each
+    value is written once, and every kernel reads the same memory.
     """
 
     axes: np.ndarray
@@ -113,12 +114,13 @@ class ContactRows(NamedTuple):
 # d_j is (v_b − v_o)·d_j + ω_b·(r_b × d_j) − ω_o·(r_o × d_j), and an impulse λ d_j changes ω_b
 # by λ I_w⁻¹ (r_b × d_j): each visit of a contact in a sweep is a few dot products.
 _ARM, _TURN, _OTHER = 0, 3, 6
-# Columns of a row of ``ContactRows.packed`` (k, _ROW), what a sweep reads of a contact, written
-# by ``_prepare_range`` with the rest of the rows: the axes row by row (_AXES + 3 j + a:
-# direction j's coordinate a), the Jacobian block row by row (its four parts from _B_ARM,
-# _B_TURN, _O_ARM and _O_TURN, each + 3 j + a), the three effective masses, the speculative
-# gap's bias max(s, 0)/h m/s and the friction coefficient.
-_AXES, _JAC, _MASS, _BIAS, _MU, _ROW = 0, 9, 45, 48, 49, 50
+# Columns of a row of ``ContactRows.packed`` (k, _ROW), what a sweep reads of a contact: the axes
+# row by row (_AXES + 3 j + a: direction j's coordinate a), the Jacobian block row by row (its
+# four parts from _B_ARM, _B_TURN, _O_ARM and _O_TURN, each + 3 j + a), the three effective
+# masses, the speculative gap's bias max(s, 0)/h m/s, the friction coefficient and one unused
+# column, so that a row is 17 triples: rows 0–2 the axes, 3–14 the Jacobian block, 15 the masses
+# (``contact_rows`` makes axes, jac and mass those views of it)
+_AXES, _JAC, _MASS, _BIAS, _MU, _ROW = 0, 9, 45, 48, 49, 51
 _B_ARM, _B_TURN = _JAC + 3 * _ARM, _JAC + 3 * _TURN
 _O_ARM, _O_TURN = _JAC + 3 * (_OTHER + _ARM), _JAC + 3 * (_OTHER + _TURN)
 
@@ -297,8 +299,8 @@ def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
     row of rows (k, ``_ROW``), ``ContactRows.packed``: one array indexed where there were
     five, and the gap's bias divided once a step rather than once a sweep (on bench/pile.py's
     1 000 cubes the whole contact solve some 7 % faster, the packing included; the bits the
-    same). ``_prepare_range`` writes the packed rows as it computes them, so no pass copies
-    them out of axes, jac and mass (docs/architecture.md#records)."""
+    same). The rows' axes, jac and mass are views of the packed rows (``contact_rows``), so no
+    pass copies them out (docs/architecture.md#records)."""
     count = contacts.shape[0]
     i = 0
     while i < count:
@@ -522,8 +524,8 @@ def _prepare_range(first, last, contacts, restitution, friction, motion, h, thre
     change of the relative velocity along d (docs/physics.md#sequential-impulses); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts); and each contact's
-    packed row for the sweeps (see _ROW), its values stored as they are computed.
+    leaves with, tau (k,) when in the step it hit (see solve_contacts); and the rest of each
+    contact's packed row for the sweeps (see _ROW): its gap's bias and its friction.
 
     The records' arrays are taken out once, before the loop, and the loop's body calls no
     helper taking them: a record's field, or an array handed to a helper numba inlines, taken
@@ -539,9 +541,9 @@ def _prepare_range(first, last, contacts, restitution, friction, motion, h, thre
     for c in range(first, last):
         b, o = body[c], other[c]
         for a in range(3):
-            axes[c, 0, a] = packed[c, _AXES + a] = normal[c, a]
-            axes[c, 1, a] = packed[c, _AXES + 3 + a] = tangent1[c, a]
-            axes[c, 2, a] = packed[c, _AXES + 6 + a] = tangent2[c, a]
+            axes[c, 0, a] = normal[c, a]
+            axes[c, 1, a] = tangent1[c, a]
+            axes[c, 2, a] = tangent2[c, a]
         an = 0.0
         for a in range(3):
             an += accel[b, a] * axes[c, 0, a]
@@ -554,7 +556,7 @@ def _prepare_range(first, last, contacts, restitution, friction, motion, h, thre
             if q < 0:
                 for i in range(row, row + _OTHER):
                     for a in range(3):
-                        jac[c, i, a] = packed[c, _JAC + 3 * i + a] = 0.0
+                        jac[c, i, a] = 0.0
                 break
             rx = point[c, 0] - pos[q, 0]
             ry = point[c, 1] - pos[q, 1]
@@ -562,15 +564,15 @@ def _prepare_range(first, last, contacts, restitution, friction, motion, h, thre
             for j in range(3):
                 dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
                 ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
-                jac[c, row + _ARM + j, 0] = packed[c, _JAC + 3 * (row + _ARM + j)] = ax
-                jac[c, row + _ARM + j, 1] = packed[c, _JAC + 3 * (row + _ARM + j) + 1] = ay
-                jac[c, row + _ARM + j, 2] = packed[c, _JAC + 3 * (row + _ARM + j) + 2] = az
+                jac[c, row + _ARM + j, 0] = ax
+                jac[c, row + _ARM + j, 1] = ay
+                jac[c, row + _ARM + j, 2] = az
                 tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
                 ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
                 tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
-                jac[c, row + _TURN + j, 0] = packed[c, _JAC + 3 * (row + _TURN + j)] = tx
-                jac[c, row + _TURN + j, 1] = packed[c, _JAC + 3 * (row + _TURN + j) + 1] = ty
-                jac[c, row + _TURN + j, 2] = packed[c, _JAC + 3 * (row + _TURN + j) + 2] = tz
+                jac[c, row + _TURN + j, 0] = tx
+                jac[c, row + _TURN + j, 1] = ty
+                jac[c, row + _TURN + j, 2] = tz
                 if side == 1:
                     mass[c, j] += inv_mass[q]
                 mass[c, j] += ax * tx + ay * ty + az * tz
@@ -578,7 +580,7 @@ def _prepare_range(first, last, contacts, restitution, friction, motion, h, thre
             for a in range(3):
                 an -= accel[o, a] * axes[c, 0, a]
         for j in range(3):
-            mass[c, j] = packed[c, _MASS + j] = 1.0 / mass[c, j]
+            mass[c, j] = 1.0 / mass[c, j]
         packed[c, _BIAS] = max(sep[c], 0.0) / h
         packed[c, _MU] = friction[c]
         vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
@@ -703,9 +705,7 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
     n = motion.vel.shape[0]
     if k == 0:  # nothing touches: what the passes below give for no contact, without them
         return untouched(n)
-    rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
-                       np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
-                       np.empty(k), np.empty((k, _ROW)))
+    rows = contact_rows(k)
     vel_forces = motion.vel.copy()  # (n, 3) m/s before any impulse (the sweeps change vel)
     # small steps stay on the calling thread: waking the others costs more than it saves
     if k >= PARALLEL_MIN_CONTACTS:
@@ -734,6 +734,17 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
                             collision, motion.pos, vel_forces, motion.accel,
                             result.impact_fraction, h, ang_mom)
     return result
+
+
+@njit(cache=True, nogil=True)
+def contact_rows(k):
+    """Room for the ``ContactRows`` of k contacts: packed (k, _ROW) and axes, jac and mass the
+    views of its triples (see _ROW), so that the rows' other kernels read what the sweeps read,
+    written once (one array of 51 numbers a contact where there were four with 98)."""
+    triples = np.empty((k, _ROW // 3, 3))
+    return ContactRows(triples[:, 0:3], triples[:, 3:15], triples[:, 15],
+                       np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
+                       np.empty(k), triples.reshape((k, _ROW)))
 
 
 @njit(cache=True, nogil=True)

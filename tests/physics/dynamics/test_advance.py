@@ -22,9 +22,7 @@ from physics.dynamics.integrator import drift, rotate_free, world_inverse_inerti
 from physics.dynamics.islands import island_labels, islands
 from physics.dynamics.sleep import rest, wake_pressed
 from physics.dynamics.solver import (
-    _ROW,
     PARALLEL_MIN_CONTACTS,
-    ContactRows,
     Motion,
     _angular_impulse_kernel,
     _impact_kernel,
@@ -36,6 +34,7 @@ from physics.dynamics.solver import (
     _summary_kernel,
     contact_impulses,
     contact_materials,
+    contact_rows,
     push_apart,
     solve_contacts,
     sweep_groups,
@@ -57,9 +56,7 @@ def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm,
     as ``contact_impulses`` passes them: as plain tuples they would be another signature of
     each kernel, compiled for this test alone (a minute in CI)."""
     k, n = contacts.count, len(motion.vel)
-    rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
-                       np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
-                       np.empty(k), np.empty((k, _ROW)))
+    rows = contact_rows(k)
     vel_forces = motion.vel.copy()
     prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
     prepare(contacts, restitution, friction, motion, h, threshold, rows)

@@ -198,10 +198,10 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
         _MASS,
         _MU,
         _ROW,
-        ContactRows,
         Motion,
         _prepare_parallel,
         _prepare_serial,
+        contact_rows,
     )
 
     contacts, pos, rng = random_body_contacts()
@@ -214,9 +214,10 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     restitution, friction = rng.uniform(0.0, 1.0, k), rng.uniform(0.0, 1.0, k)
 
     def rows():
-        return ContactRows(np.zeros((k, 3, 3)), np.zeros((k, 12, 3)), np.zeros((k, 3)),
-                           np.zeros(k, dtype=bool), np.zeros(k, dtype=bool), np.zeros(k),
-                           np.zeros(k), np.zeros((k, _ROW)))
+        made = contact_rows(k)
+        for field in made:
+            field[:] = 0
+        return made
     serial = rows()  # records as plain tuples, as solve_contacts passes them
     _prepare_serial(tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
                     tuple(serial))
@@ -224,14 +225,17 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     threaded = rows()
     _prepare_parallel(tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
                       tuple(threaded))
-    for field in ContactRows._fields:
+    for field in serial._fields:
         assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
-    # each packed row is the sweeps' copy of the contact's axes, Jacobian block and masses,
-    # its gap's bias and its friction, the very values
+    # each packed row holds what the sweeps read: the contact's axes, Jacobian block and masses
+    # (the very arrays the other kernels read), its gap's bias and its friction
     packed = serial.packed
+    assert packed.shape == (k, _ROW)
     assert np.array_equal(packed[:, _AXES:_JAC], serial.axes.reshape(k, 9))
     assert np.array_equal(packed[:, _JAC:_MASS], serial.jac.reshape(k, 36))
     assert np.array_equal(packed[:, _MASS:_BIAS], serial.mass)
+    for view in (serial.axes, serial.jac, serial.mass):
+        assert np.shares_memory(view, packed)
     assert np.array_equal(packed[:, _BIAS], np.maximum(contacts.separation, 0.0) / 0.01)
     assert np.array_equal(packed[:, _MU], friction)
 
