@@ -279,10 +279,11 @@ def sweep_pairs(pos, radius, threads):
         low_x[i] = pos[i, 0] - radius[i]
     # by strip, then by the low end along x: two stable sorts, the last key first; the strips,
     # numbers from 0 (a few dozen in a container), by counting, which gives the stable sort's
-    # order in one pass, unless bodies far apart make more strips than bodies
+    # order in one pass, unless bodies far apart make more strips than bodies or a position is
+    # not finite (its strip is no count's index)
     order = np.argsort(low_x, kind="mergesort")
     strips = strip.max() + 1
-    if strips <= n:
+    if strip.min() >= 0 and strips <= n:
         first = np.zeros(strips + 1, dtype=np.int64)
         for i in range(n):
             first[strip[i] + 1] += 1

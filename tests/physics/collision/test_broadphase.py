@@ -36,6 +36,19 @@ def test_bodies_spread_over_more_strips_than_bodies_give_the_same_pairs_in_the_s
     assert {tuple(p) for p in far.tolist()} == brute_force(pos, radius)
 
 
+def test_a_body_gone_non_finite_is_swept_apart_from_the_others_whose_pairs_stay():
+    """A body whose position went non-finite in a batch (removed after it) has no strip to
+    count: the strips are sorted then, and the other bodies keep exactly their pairs."""
+    rng = np.random.default_rng(6)
+    pos = rng.uniform(-2, 2, (300, 3))
+    radius = rng.uniform(0.01, 0.3, 300)
+    expected = {(i, j) for i, j in brute_force(pos, radius) if 7 not in (i, j)}
+    for bad in (np.nan, np.inf):
+        broken = pos.copy()
+        broken[7, 2] = bad
+        assert {tuple(p) for p in candidate_pairs(broken, radius).tolist()} == expected
+
+
 def test_dense_cluster_overflows_the_first_buffer_and_still_finds_every_pair():
     pos = np.zeros((60, 3)) + np.arange(60)[:, None] * 1e-3
     pairs = candidate_pairs(pos, np.full(60, 0.5))
