@@ -277,9 +277,24 @@ def sweep_pairs(pos, radius, threads):
     for i in range(n):
         strip[i] = np.int64(np.floor((pos[i, 2] - low_z) / width))
         low_x[i] = pos[i, 0] - radius[i]
-    # by strip, then by the low end along x: two stable sorts, the last key first
+    # by strip, then by the low end along x: two stable sorts, the last key first; the strips,
+    # numbers from 0 (a few dozen in a container), by counting, which gives the stable sort's
+    # order in one pass, unless bodies far apart make more strips than bodies or a position is
+    # not finite (its strip is no count's index)
     order = np.argsort(low_x, kind="mergesort")
-    order = order[np.argsort(strip[order], kind="mergesort")]
+    strips = strip.max() + 1
+    if strip.min() >= 0 and strips <= n:
+        first = np.zeros(strips + 1, dtype=np.int64)
+        for i in range(n):
+            first[strip[i] + 1] += 1
+        for t in range(strips):
+            first[t + 1] += first[t]
+        by_x, order = order, np.empty(n, dtype=np.int64)
+        for i in by_x:
+            order[first[strip[i]]] = i
+            first[strip[i]] += 1
+    else:
+        order = order[np.argsort(strip[order], kind="mergesort")]
     pos, radius, strip = pos[order], radius[order], strip[order]
     end = _strip_ends(strip)
     chunks = min(threads, n // BODIES_PER_CHUNK)

@@ -88,6 +88,10 @@ _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices +
 # a pair's verdict before the narrow phase (``_sort_pairs``); ≥ 0 is its reusable manifold's row
 _NARROW = -1  # the narrow phase finds its contacts
 _APART = -2   # no contact can come from it this step
+# m beyond a ball's reach at which a hull's face plane dismisses the pair (``_closest_on_hull``):
+# a bound far above the rounding of a distance (~1e-16 of the coordinates), far below any gap
+# that matters
+_FAR_MARGIN = 1e-9
 
 
 @njit(cache=True, inline='always')
@@ -125,12 +129,14 @@ def _emit(out, out_n, body, other, key, px, py, pz, nx, ny, nz, sep):
 
 
 @njit(cache=True)
-def _closest_on_hull(c, b, hulls, q):
+def _closest_on_hull(c, b, hulls, q, far):
     """Closest point q (3,) of hull b of ``hulls`` (world frame) to c (3,); returns (distance,
     face index or −1).
 
     Inside the hull the distance is the (negative) signed distance to the least deep face, q is
-    the projection on it, and the face index says which face's normal to use."""
+    the projection on it, and the face index says which face's normal to use. A c farther than
+    far m from one of the face planes is farther than that from the hull (the planes bound it):
+    then the distance returned is that plane's, a lower bound, and q is not set."""
     wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
                                      hulls.face_offset)
     face_start, loop_start, face_vertex = hulls.face_start, hulls.face_loop_start, hulls.face_vertex
@@ -145,6 +151,8 @@ def _closest_on_hull(c, b, hulls, q):
         for a in range(3):
             q[a] = c[a] - best * wnorm[best_face, a]
         return best, best_face
+    if best >= far:  # out of the caller's reach: the faces' and edges' closest points unneeded
+        return best, -1
     dist2 = 1e300
     for f in range(face_start[b], face_start[b + 1]):
         d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
@@ -837,7 +845,11 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
         elif radius[a] > 0.0 or radius[b] > 0.0:
             ball, hull = (a, b) if radius[a] > 0.0 else (b, a)
             c[:] = pos[ball]
-            dist, face = _closest_on_hull(c, hull, hulls, q)
+            # a ball farther from a face plane than its radius and the reach is dismissed
+            # before the faces' and edges' closest points: the distance is at least the
+            # plane's, and the margin (far above the rounding of either) keeps s ≥ spec
+            # wherever the closest point would have given it, so no pair's verdict changes
+            dist, face = _closest_on_hull(c, hull, hulls, q, spec + radius[ball] + _FAR_MARGIN)
             s = dist - radius[ball]
             if s >= spec:
                 continue

@@ -65,7 +65,8 @@ def _fill_wall_contacts(bodies, hull_points, hull_start, planes, awake, h, out):
         if not near:
             continue
         lo, hi = hull_start[b], hull_start[b + 1]
-        nv = hi - lo
+        # a ball's contact comes from its centre: its hull's vertices are not read below
+        nv = hi - lo if radius[b] <= 0.0 else 0
         for j in range(nv):  # scalar indexing: a row view would cost a reference count
             v = lo + j
             for a in range(3):

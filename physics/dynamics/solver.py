@@ -91,7 +91,10 @@ class ContactRows(NamedTuple):
     block (see _ARM); mass (k, 3) kg effective masses along the axes; bounce (k,) bool a wall
     contact hit faster than the restitution threshold; collide (k,) bool a body pair with
     restitution; target (k,) m/s the normal velocity a bounce leaves with; tau (k,) in [0, 1]
-    when in the step the contact hit.
+    when in the step the contact hit; packed (k, _ROW) what the sweeps read of each contact, in
+    one row (see _ROW): the axes, the Jacobian block and the masses, the gap's bias and the
+    friction coefficient. axes, jac and mass are views of packed (``contact_rows``): each
+    value is written once, and every kernel reads the same memory.
     """
 
     axes: np.ndarray
@@ -101,6 +104,7 @@ class ContactRows(NamedTuple):
     collide: np.ndarray
     target: np.ndarray
     tau: np.ndarray
+    packed: np.ndarray
 
 
 # Rows of a contact's Jacobian block ``jac`` (k, 12, 3), Box2D's precomputed contact constraint:
@@ -110,11 +114,13 @@ class ContactRows(NamedTuple):
 # d_j is (v_b − v_o)·d_j + ω_b·(r_b × d_j) − ω_o·(r_o × d_j), and an impulse λ d_j changes ω_b
 # by λ I_w⁻¹ (r_b × d_j): each visit of a contact in a sweep is a few dot products.
 _ARM, _TURN, _OTHER = 0, 3, 6
-# Columns of a row of ``_packed_rows`` (k, _ROW), what a sweep reads of a contact: the axes
+# Columns of a row of ``ContactRows.packed`` (k, _ROW), what a sweep reads of a contact: the axes
 # row by row (_AXES + 3 j + a: direction j's coordinate a), the Jacobian block row by row (its
 # four parts from _B_ARM, _B_TURN, _O_ARM and _O_TURN, each + 3 j + a), the three effective
-# masses, the speculative gap's bias max(s, 0)/h m/s and the friction coefficient.
-_AXES, _JAC, _MASS, _BIAS, _MU, _ROW = 0, 9, 45, 48, 49, 50
+# masses, the speculative gap's bias max(s, 0)/h m/s, the friction coefficient and one unused
+# column, so that a row is 17 triples: rows 0–2 the axes, 3–14 the Jacobian block, 15 the masses
+# (``contact_rows`` makes axes, jac and mass those views of it)
+_AXES, _JAC, _MASS, _BIAS, _MU, _ROW = 0, 9, 45, 48, 49, 51
 _B_ARM, _B_TURN = _JAC + 3 * _ARM, _JAC + 3 * _TURN
 _O_ARM, _O_TURN = _JAC + 3 * (_OTHER + _ARM), _JAC + 3 * (_OTHER + _TURN)
 
@@ -279,27 +285,6 @@ def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass
             omega[o, 0], omega[o, 1], omega[o, 2] = wo0, wo1, wo2
 
 
-@njit(cache=True, nogil=True)
-def _packed_rows(axes, jac, mass, sep, mu, h):
-    """What the sweeps read of each of the k contacts, in one row (k, ``_ROW``) each: axes
-    (k, 3, 3), jac (k, 12, 3), mass (k, 3), the bias max(sep, 0)/h (sep (k,) m, h s) and the
-    friction coefficients mu (k,)."""
-    k = axes.shape[0]
-    rows = np.empty((k, _ROW))
-    for c in range(k):
-        for j in range(3):
-            for a in range(3):
-                rows[c, _AXES + 3 * j + a] = axes[c, j, a]
-        for i in range(12):
-            for a in range(3):
-                rows[c, _JAC + 3 * i + a] = jac[c, i, a]
-        for j in range(3):
-            rows[c, _MASS + j] = mass[c, j]
-        rows[c, _BIAS] = max(sep[c], 0.0) / h
-        rows[c, _MU] = mu[c]
-    return rows
-
-
 @njit(cache=True, nogil=True, fastmath={'contract'})
 def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
     """One Gauss–Seidel sweep over the given contacts: normal impulse, then friction.
@@ -311,10 +296,11 @@ def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
     reload of the same memory. The arithmetic is that of ``_relative_velocity`` and ``_push``,
     term by term, except that a product and the sum it enters may be one fused multiply-add
     (fastmath 'contract': rounding only, no reordering). What a visit reads of a contact is its
-    row of rows (k, ``_ROW``), ``_packed_rows``' layout: one array indexed where there were
+    row of rows (k, ``_ROW``), ``ContactRows.packed``: one array indexed where there were
     five, and the gap's bias divided once a step rather than once a sweep (on bench/pile.py's
     1 000 cubes the whole contact solve some 7 % faster, the packing included; the bits the
-    same)."""
+    same). The rows' axes, jac and mass are views of the packed rows (``contact_rows``), so no
+    pass copies them out (docs/architecture.md#records)."""
     count = contacts.shape[0]
     i = 0
     while i < count:
@@ -412,28 +398,27 @@ def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
 
 
 @njit(cache=True, nogil=True)
-def _serial_sweeps(contacts, rows, mu, impulses, motion, h, iterations):
+def _serial_sweeps(contacts, rows, impulses, motion, iterations):
     """Warm start, then the velocity sweeps over every contact in order, on the calling
     thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    body, other, sep = contacts.body, contacts.other, contacts.separation
-    axes, jac, mass = rows.axes, rows.jac, rows.mass
+    body, other = contacts.body, contacts.other
+    axes, jac, packed = rows.axes, rows.jac, rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     every = np.arange(body.shape[0])
     _warm_start(every, body, other, axes, jac, impulses, vel, omega, inv_mass)
-    packed = _packed_rows(axes, jac, mass, sep, mu, h)
     for _ in range(iterations):
         _sweep(every, body, other, packed, impulses, vel, omega, inv_mass)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterations):
+def _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations):
     """Warm start and the velocity sweeps with the contacts in groups (see ``sweep_groups``):
     the even slab groups side by side, then the odd ones, then the leftover group on this
     thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    body, other, sep = contacts.body, contacts.other, contacts.separation
-    axes, jac, mass = rows.axes, rows.jac, rows.mass
+    body, other = contacts.body, contacts.other
+    axes, jac, packed = rows.axes, rows.jac, rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     slabs = starts.shape[0] - 2
     for phase in range(2):
@@ -443,7 +428,6 @@ def _slab_sweeps(order, starts, contacts, rows, mu, impulses, motion, h, iterati
                         omega, inv_mass)
     _warm_start(order[starts[slabs]:starts[slabs + 1]], body, other, axes, jac, impulses, vel,
                 omega, inv_mass)
-    packed = _packed_rows(axes, jac, mass, sep, mu, h)
     for _ in range(iterations):
         for phase in range(2):
             for t in prange(slabs // 2):
@@ -530,9 +514,9 @@ def _centre(row, a, pos, vel_forces, accel, t, h):
 
 
 @njit(cache=True, nogil=True)
-def _prepare_range(first, last, contacts, restitution, motion, h, threshold, rows):
+def _prepare_range(first, last, contacts, restitution, friction, motion, h, threshold, rows):
     """Fill in the rows of ``ContactRows`` rows for contacts first … last − 1 of ``contacts``
-    (restitution (k,) per contact, the bodies' ``Motion``, h s, threshold m/s).
+    (restitution and friction (k,) per contact, the bodies' ``Motion``, h s, threshold m/s).
 
     Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
@@ -540,7 +524,8 @@ def _prepare_range(first, last, contacts, restitution, motion, h, threshold, row
     change of the relative velocity along d (docs/physics.md#sequential-impulses); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts).
+    leaves with, tau (k,) when in the step it hit (see solve_contacts); and the rest of each
+    contact's packed row for the sweeps (see _ROW): its gap's bias and its friction.
 
     The records' arrays are taken out once, before the loop, and the loop's body calls no
     helper taking them: a record's field, or an array handed to a helper numba inlines, taken
@@ -552,6 +537,7 @@ def _prepare_range(first, last, contacts, restitution, motion, h, threshold, row
     inv_mass, inv_iw = motion.inv_mass, motion.inv_iw
     axes, jac, mass = rows.axes, rows.jac, rows.mass
     bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
+    packed = rows.packed
     for c in range(first, last):
         b, o = body[c], other[c]
         for a in range(3):
@@ -595,6 +581,8 @@ def _prepare_range(first, last, contacts, restitution, motion, h, threshold, row
                 an -= accel[o, a] * axes[c, 0, a]
         for j in range(3):
             mass[c, j] = 1.0 / mass[c, j]
+        packed[c, _BIAS] = max(sep[c], 0.0) / h
+        packed[c, _MU] = friction[c]
         vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
         fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
         e = restitution[c]
@@ -608,32 +596,33 @@ def _prepare_range(first, last, contacts, restitution, motion, h, threshold, row
 
 
 @njit(cache=True, nogil=True)
-def _prepare_serial(contacts, restitution, motion, h, threshold, rows):
+def _prepare_serial(contacts, restitution, friction, motion, h, threshold, rows):
     """The rows of every contact, on the calling thread. Records as plain tuples
     (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    _prepare_range(0, contacts.body.shape[0], contacts, restitution, motion, h, threshold, rows)
+    _prepare_range(0, contacts.body.shape[0], contacts, restitution, friction, motion, h,
+                   threshold, rows)
 
 
 @njit(cache=True, nogil=True)
-def _prepare_parallel(contacts, restitution, motion, h, threshold, rows):
+def _prepare_parallel(contacts, restitution, friction, motion, h, threshold, rows):
     """``_prepare_serial`` with the contacts shared out between the threads (independent), in
     SWEEP_SLABS runs of equal length, as the sweeps share theirs out in SWEEP_SLABS slabs: a
     call of ``_prepare_range`` per contact instead cost more than the rows themselves."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     bounds = chunk_bounds(contacts.body.shape[0], SWEEP_SLABS)
-    _prepare_threads(bounds, contacts, restitution, motion, h, threshold, rows)
+    _prepare_threads(bounds, contacts, restitution, friction, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_threads(bounds, contacts, restitution, motion, h, threshold, rows):
+def _prepare_threads(bounds, contacts, restitution, friction, motion, h, threshold, rows):
     """``_prepare_parallel``'s loop: the contacts bounds[t] … bounds[t + 1] − 1 in one call of
     ``_prepare_range``, so the writes are out of the parfor pass's sight (numba 0.68 took a
     write in the loop to an array that came out of a record's field for dead code unless the
     loop read it back; tests/physics/dynamics/test_solver.py: serial = parallel)."""
     for t in prange(bounds.shape[0] - 1):
-        _prepare_range(bounds[t], bounds[t + 1], contacts, restitution, motion, h, threshold,
-                       rows)
+        _prepare_range(bounds[t], bounds[t + 1], contacts, restitution, friction, motion, h,
+                       threshold, rows)
 
 
 @njit(cache=True)
@@ -716,15 +705,13 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
     n = motion.vel.shape[0]
     if k == 0:  # nothing touches: what the passes below give for no contact, without them
         return untouched(n)
-    rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
-                       np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
-                       np.empty(k))
+    rows = contact_rows(k)
     vel_forces = motion.vel.copy()  # (n, 3) m/s before any impulse (the sweeps change vel)
     # small steps stay on the calling thread: waking the others costs more than it saves
     if k >= PARALLEL_MIN_CONTACTS:
-        _prepare_parallel(contacts, restitution, motion, h, threshold, rows)
+        _prepare_parallel(contacts, restitution, friction, motion, h, threshold, rows)
     else:
-        _prepare_serial(contacts, restitution, motion, h, threshold, rows)
+        _prepare_serial(contacts, restitution, friction, motion, h, threshold, rows)
     collision = np.zeros(k)
     impulses = warm.copy()
     _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations)
@@ -733,9 +720,9 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
                  motion.omega, h, _ARM, _TURN, _OTHER)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
-        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion, h, iterations)
+        _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations)
     else:
-        _serial_sweeps(contacts, rows, friction, impulses, motion, h, iterations)
+        _serial_sweeps(contacts, rows, impulses, motion, iterations)
     _restitution_kernel(contacts, rows, impulses, collision, motion)
     result = ContactResult(impulses, collision, np.empty(k, dtype=np.bool_),
                            np.empty(k, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
@@ -747,6 +734,17 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
                             collision, motion.pos, vel_forces, motion.accel,
                             result.impact_fraction, h, ang_mom)
     return result
+
+
+@njit(cache=True, nogil=True)
+def contact_rows(k):
+    """Room for the ``ContactRows`` of k contacts: packed (k, _ROW) and axes, jac and mass the
+    views of its triples (see _ROW), so that the rows' other kernels read what the sweeps read,
+    written once (one array of 51 numbers a contact where there were four with 98)."""
+    triples = np.empty((k, _ROW // 3, 3))
+    return ContactRows(triples[:, 0:3], triples[:, 3:15], triples[:, 15],
+                       np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_), np.empty(k),
+                       np.empty(k), triples.reshape((k, _ROW)))
 
 
 @njit(cache=True, nogil=True)

@@ -21,6 +21,34 @@ def test_pairs_match_brute_force_on_random_clouds():
         assert np.all(pairs[:, 0] < pairs[:, 1])
 
 
+def test_bodies_spread_over_more_strips_than_bodies_give_the_same_pairs_in_the_same_order():
+    """The strips are counted into order unless there are more of them than bodies (bodies far
+    apart along z), when they are sorted instead: both give one order. A body far above a cloud
+    has a strip of its own beyond the cloud's and no partner, so the cloud's pairs, found with
+    it by the sort and without it by the count, are the same pairs in the same order."""
+    rng = np.random.default_rng(6)
+    pos = rng.uniform(-2, 2, (300, 3))
+    radius = rng.uniform(0.01, 0.3, 300)
+    alone = candidate_pairs(pos, radius)
+    far = candidate_pairs(np.vstack([pos, [0.0, 0.0, 1e4]]), np.append(radius, 0.1))
+    assert 2 * radius.max() * 301 < 1e4  # more strips than bodies: the sorted path
+    assert len(alone) > 100 and np.array_equal(alone, far)
+    assert {tuple(p) for p in far.tolist()} == brute_force(pos, radius)
+
+
+def test_a_body_gone_non_finite_is_swept_apart_from_the_others_whose_pairs_stay():
+    """A body whose position went non-finite in a batch (removed after it) has no strip to
+    count: the strips are sorted then, and the other bodies keep exactly their pairs."""
+    rng = np.random.default_rng(6)
+    pos = rng.uniform(-2, 2, (300, 3))
+    radius = rng.uniform(0.01, 0.3, 300)
+    expected = {(i, j) for i, j in brute_force(pos, radius) if 7 not in (i, j)}
+    for bad in (np.nan, np.inf):
+        broken = pos.copy()
+        broken[7, 2] = bad
+        assert {tuple(p) for p in candidate_pairs(broken, radius).tolist()} == expected
+
+
 def test_dense_cluster_overflows_the_first_buffer_and_still_finds_every_pair():
     pos = np.zeros((60, 3)) + np.arange(60)[:, None] * 1e-3
     pairs = candidate_pairs(pos, np.full(60, 0.5))

@@ -143,6 +143,36 @@ def test_pruned_edge_query_changes_no_decision():
     assert mattered > 30
 
 
+def test_a_ball_beyond_a_face_plane_is_dismissed_with_the_verdict_the_closest_point_gives():
+    """``_closest_on_hull`` stops at a face plane farther than ``far``: what it returns then is
+    at least far and at most the distance (to rounding), which is beyond far − _FAR_MARGIN (so a
+    ball's pair dismissed by the plane is one the closest point would have dismissed); nearer,
+    it returns the closest point's distance, point and face, bit for bit."""
+    from physics.collision.narrowphase import _FAR_MARGIN, _closest_on_hull, world_hulls
+    from physics.geometry.meshes import builtin_shape
+    from physics.geometry.rotation import quat_normalize
+
+    rng = np.random.default_rng(9)
+    model = Model(WorldDef())
+    model.append(0, builtin_shape("t_handle").body_def(np.zeros(3)))
+    rotm = quat_to_matrix(quat_normalize(rng.normal(size=(1, 4))))
+    hulls = world_hulls(np.zeros((1, 3)), rotm, model, np.arange(1))
+    cut = whole = 0
+    for _ in range(400):
+        c = rng.normal(size=3) * rng.uniform(0.05, 1.5) * model.bound_radius[0]
+        full_q, q = np.zeros(3), np.zeros(3)
+        full, full_face = _closest_on_hull(c, 0, hulls, full_q, np.inf)
+        far = full + rng.uniform(-0.05, 0.02)
+        dist, face = _closest_on_hull(c, 0, hulls, q, far)
+        if dist >= far:
+            cut += 1
+            assert dist <= full + 1e-12 and full >= far - _FAR_MARGIN
+        else:
+            whole += 1
+            assert (dist, face) == (full, full_face) and np.array_equal(q, full_q)
+    assert cut > 50 and whole > 50
+
+
 def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
     """Against the brute force (every face of one hull against every vertex of the other):
     the same largest separation and the same first face reaching it."""

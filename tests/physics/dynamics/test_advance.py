@@ -22,7 +22,6 @@ from physics.dynamics.islands import island_labels, islands
 from physics.dynamics.sleep import rest, wake_pressed
 from physics.dynamics.solver import (
     PARALLEL_MIN_CONTACTS,
-    ContactRows,
     Motion,
     _angular_impulse_kernel,
     _impact_kernel,
@@ -34,6 +33,7 @@ from physics.dynamics.solver import (
     _summary_kernel,
     contact_impulses,
     contact_materials,
+    contact_rows,
     push_apart,
     solve_contacts,
     sweep_groups,
@@ -55,12 +55,10 @@ def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm,
     as ``contact_impulses`` passes them: as plain tuples they would be another signature of
     each kernel, compiled for this test alone (a minute in CI)."""
     k, n = contacts.count, len(motion.vel)
-    rows = ContactRows(np.empty((k, 3, 3)), np.empty((k, 12, 3)), np.empty((k, 3)),
-                       np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k),
-                       np.empty(k))
+    rows = contact_rows(k)
     vel_forces = motion.vel.copy()
     prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    prepare(contacts, restitution, motion, h, threshold, rows)
+    prepare(contacts, restitution, friction, motion, h, threshold, rows)
     collision, impulses = np.zeros(k), warm.copy()
     _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
                    iterations)
@@ -68,11 +66,9 @@ def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm,
                  motion.omega, h, 0, 3, 6)
     if k >= PARALLEL_MIN_CONTACTS:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
-        _slab_sweeps(order, starts, contacts, rows, friction, impulses, motion,
-                     h, iterations)
+        _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations)
     else:
-        _serial_sweeps(contacts, rows, friction, impulses, motion, h,
-                       iterations)
+        _serial_sweeps(contacts, rows, impulses, motion, iterations)
     _restitution_kernel(contacts, rows, impulses, collision, motion)
     flags = (np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.zeros(n, dtype=bool),
              np.zeros(n, dtype=bool), np.ones(n))

@@ -191,7 +191,18 @@ def test_many_contacts_swept_on_threads_conserve_momentum():
 def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     """Every field of the solver's rows, wall and pair contacts alike (numba's parfor pass once
     dropped the flags' writes)."""
-    from physics.dynamics.solver import ContactRows, Motion, _prepare_parallel, _prepare_serial
+    from physics.dynamics.solver import (
+        _AXES,
+        _BIAS,
+        _JAC,
+        _MASS,
+        _MU,
+        _ROW,
+        Motion,
+        _prepare_parallel,
+        _prepare_serial,
+        contact_rows,
+    )
 
     contacts, pos, rng = random_body_contacts()
     n, k = len(pos), contacts.count
@@ -200,19 +211,33 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     motion = Motion(pos, rng.normal(size=(n, 3)), rng.normal(size=(n, 3)),
                     rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, n),
                     np.tile(np.eye(3), (n, 1, 1)) * rng.uniform(1.0, 5.0, (n, 1, 1)))
-    restitution = rng.uniform(0.0, 1.0, k)
+    restitution, friction = rng.uniform(0.0, 1.0, k), rng.uniform(0.0, 1.0, k)
 
     def rows():
-        return ContactRows(np.zeros((k, 3, 3)), np.zeros((k, 12, 3)), np.zeros((k, 3)),
-                           np.zeros(k, dtype=bool), np.zeros(k, dtype=bool), np.zeros(k),
-                           np.zeros(k))
+        made = contact_rows(k)
+        for field in made:
+            field[:] = 0
+        return made
     serial = rows()  # records as plain tuples, as solve_contacts passes them
-    _prepare_serial(tuple(contacts), restitution, tuple(motion), 0.01, 0.1, tuple(serial))
+    _prepare_serial(tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
+                    tuple(serial))
     assert serial.bounce.any() and serial.collide.any() and serial.target.any()
     threaded = rows()
-    _prepare_parallel(tuple(contacts), restitution, tuple(motion), 0.01, 0.1, tuple(threaded))
-    for field in ContactRows._fields:
+    _prepare_parallel(tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
+                      tuple(threaded))
+    for field in serial._fields:
         assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
+    # each packed row holds what the sweeps read: the contact's axes, Jacobian block and masses
+    # (the very arrays the other kernels read), its gap's bias and its friction
+    packed = serial.packed
+    assert packed.shape == (k, _ROW)
+    assert np.array_equal(packed[:, _AXES:_JAC], serial.axes.reshape(k, 9))
+    assert np.array_equal(packed[:, _JAC:_MASS], serial.jac.reshape(k, 36))
+    assert np.array_equal(packed[:, _MASS:_BIAS], serial.mass)
+    for view in (serial.axes, serial.jac, serial.mass):
+        assert np.shares_memory(view, packed)
+    assert np.array_equal(packed[:, _BIAS], np.maximum(contacts.separation, 0.0) / 0.01)
+    assert np.array_equal(packed[:, _MU], friction)
 
 
 def test_no_contact_changes_no_velocity_and_touches_nobody():
