@@ -29,6 +29,8 @@ together, ~38 ms a frame on the 2-core development machine, noisy): the bodies ~
 shading ~9, of which the two shadow lookups ~5; their triangles, ~23 000 at their coarsest
 levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4 (since
 drawn by the opaque surfaces, above), the rest (Python, the background copy, gizmos) ~4.
+The shadow pass is since ~4 times cheaper (texels 2 px wide, ``SHADOW_TEXEL_PIXELS``) and
+draws the casters at rest once (the still layer, ``_shadow_pass``): docs/architecture.md.
 Half the resolution halves the bodies' pass; coarser levels of detail change little (the
 builtin meshes are small).
 
@@ -123,8 +125,9 @@ STILL_FRAMES = 30                   # frames: a body still this long joins the l
 STILL_TOLERANCE = 1e-5             # m (and per entry of the rotation): the drawn pose may
                                    # stray this far from where it was and still count as still
                                    # (the interpolation's rounding; a texel is ≥ 2 mm)
-STILL_LAYER_MIN = 16               # bodies: fewer still ones are drawn each frame (the copy
-                                   # costs about what drawing ~16 of them does)
+STILL_LAYER_MIN = 4                # bodies: fewer still ones are drawn each frame (the copy
+                                   # costs llvmpipe 0.03–0.16 ms, 320²–1 024² texels: about
+                                   # what drawing a few of them does)
 STILL_REBUILD = 0.25               # the layer is redrawn to take in bodies that came to rest
                                    # once they are this fraction of those it holds
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
