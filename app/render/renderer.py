@@ -4,8 +4,9 @@ translucent container walls.
 Per frame (``Renderer.render``):
 
 1. shadow pass: bodies into a depth map from the directional light (orthographic, fitted to
-   the bodies and their shadows, snapped to texels so shadow edges don't shimmer; a corner of
-   the map with texels about a pixel wide at the nearest body);
+   the bodies and their shadows, snapped to texels so shadow edges don't shimmer, and kept
+   while they stay inside it; a corner of the map with texels ``SHADOW_TEXEL_PIXELS`` wide at
+   the nearest body); the bodies at rest come from a still layer drawn once and copied;
 2. bodies (instanced per Shape and level of detail: one vertex buffer per mesh level, one
    instance per body: model matrix, colour, highlight) and opaque gizmos first, so the costly
    full-screen passes skip what they cover: the floor (grid, fog; PCF shadow lookups only in
@@ -28,6 +29,8 @@ together, ~38 ms a frame on the 2-core development machine, noisy): the bodies ~
 shading ~9, of which the two shadow lookups ~5; their triangles, ~23 000 at their coarsest
 levels already, the rest), the shadow pass ~9, the shadowed floor ~4, the walls ~4 (since
 drawn by the opaque surfaces, above), the rest (Python, the background copy, gizmos) ~4.
+The shadow pass is since ~4 times cheaper (texels 2 px wide, ``SHADOW_TEXEL_PIXELS``) and
+draws the casters at rest once (the still layer, ``_shadow_pass``): docs/architecture.md.
 Half the resolution halves the bodies' pass; coarser levels of detail change little (the
 builtin meshes are small).
 
@@ -56,6 +59,7 @@ made on the worker thread, which replace it when they are ready.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import math
 import threading
@@ -106,8 +110,26 @@ COARSE_DEVIATION = 0.04            # × the mesh's size: how far a small mesh's 
                                    # may stray from it (≤ 1 px where levels switch)
 SHADOW_SIZE = 1024                 # shadow map texels per side: each lookup costs bandwidth on
                                    # llvmpipe (2048² made the floor ~50 % slower); a frame uses
-                                   # a corner of it with texels about a pixel wide (_light_space)
+                                   # a corner of it (_light_space)
 SHADOW_STEP = 64                   # texels: the corner's side is a multiple of this
+SHADOW_TEXEL_PIXELS = 2.0          # px: a shadow texel's width on screen at the nearest body
+                                   # (or shadow); filling the corner is most of the shadow
+                                   # pass on llvmpipe (∝ its texels: 1 px cost ~4 of a 500-body
+                                   # frame's 19 ms, 2 px ~1), and the soft edge (~4 texels) is
+                                   # then ~7 px wide there, narrower further back
+# the still layer of the shadow map (Renderer._shadow_pass): casters that have not moved are
+# drawn once into a map of their own, which each frame's pass copies before drawing the others
+STILL_FRAMES = 30                   # frames: a body still this long joins the layer (a body
+                                   # at the top of its bounce is not: the layer is redrawn
+                                   # whenever one of its bodies moves)
+STILL_TOLERANCE = 1e-5             # m (and per entry of the rotation): the drawn pose may
+                                   # stray this far from where it was and still count as still
+                                   # (the interpolation's rounding; a texel is ≥ 2 mm)
+STILL_LAYER_MIN = 4                # bodies: fewer still ones are drawn each frame (the copy
+                                   # costs llvmpipe 0.03–0.16 ms, 320²–1 024² texels: about
+                                   # what drawing a few of them does)
+STILL_REBUILD = 0.25               # the layer is redrawn to take in bodies that came to rest
+                                   # once they are this fraction of those it holds
 FLOOR_HALF_SIZE = 200.0            # m: "no container → just a large floor"
 # polygon offset (slope factor, units) of the shadowed floor rectangles: their interpolated depth
 # lies within ~5 units of the floor's exact depth (floor_depth; measured over camera poses), and
@@ -390,16 +412,19 @@ class _GpuMesh:
 
     INSTANCE_FORMAT = "16f 3f 1f/i"  # model matrix (pyrr layout), colour, highlight
     INSTANCE_FLOATS = 20
+    _serials = itertools.count(1)
 
     def __init__(self, ctx: moderngl.Context, level: tuple[np.ndarray, np.ndarray],
                  two_sided: bool, body_prog, depth_prog):
         self.ctx, self.body_prog, self.depth_prog = ctx, body_prog, depth_prog
         self.two_sided = two_sided
+        self.serial = next(self._serials)  # names this level in keys (id() may be reused)
         self.vbo = ctx.buffer(level[0])
         self.ibo = ctx.buffer(level[1])
         self.capacity = 0
         self.instances = None
         self.vaos: tuple = ()
+        self._still = None  # (instance buffer, shadow vertex array) of draw_still
         self.reserve(1)
 
     def reserve(self, count: int) -> None:
@@ -421,6 +446,25 @@ class _GpuMesh:
             ], index_buffer=self.ibo, index_element_size=4),
         )
 
+    def draw_still(self, instances: np.ndarray) -> None:
+        """Draw ``instances`` (k, INSTANCE_FLOATS) float32 with the shadow program from a
+        buffer of their own (the still layer's casters; the frame's buffer holds every body)."""
+        if self._still is None or self._still[0].size < instances.nbytes:
+            self._release_still()
+            buffer = self.ctx.buffer(reserve=max(instances.nbytes, 4 * self.INSTANCE_FLOATS))
+            self._still = (buffer, self.ctx.vertex_array(self.depth_prog, [
+                (self.vbo, "3f 12x", "in_position"),
+                (buffer, "16f 16x/i", "i_model"),
+            ], index_buffer=self.ibo, index_element_size=4))
+        self._still[0].write(instances)
+        draw_indexed_triangles(self._still[1], len(instances))
+
+    def _release_still(self) -> None:
+        if self._still is not None:
+            self._still[1].release()
+            self._still[0].release()
+            self._still = None
+
     def release_instances(self) -> None:
         for vao in self.vaos:
             vao.release()
@@ -429,6 +473,7 @@ class _GpuMesh:
 
     def release(self) -> None:
         self.release_instances()
+        self._release_still()
         self.vbo.release()
         self.ibo.release()
 
@@ -624,6 +669,23 @@ class Renderer:
         self.shadow_fbo.clear(depth=1.0)
         self._shadow_key: bytes | None = None  # what the shadow map holds (_shadow_pass)
         self._shadow_used = shadow_size  # texels per side of the map's corner not all empty
+        # (half, centre, texels, reach, camera) of the last frame's _light_space
+        self._light_box: tuple | None = None
+        # the casters at rest, drawn once (_shadow_pass): the body ids seen (sorted), the
+        # model matrix each was last seen to move to and the frame it got there (_track_still)
+        self._frame = 0
+        self._seen = (np.zeros(0, np.int64), np.zeros((0, 16), np.float32),
+                      np.zeros(0, np.int64))
+        # the still layer's map, and what it holds: (light_vp bytes, member ids sorted, the
+        # frame each came to rest, the serial of the level each was drawn with); None: nothing
+        self._layer_map: moderngl.Texture | None = None
+        self._layer_fbo: moderngl.Framebuffer | None = None
+        self._layer_used = 0  # texels per side of the layer's corner not all empty
+        self._layer: tuple | None = None
+        self._last_light: bytes | None = None  # the light's box of the last frame (light_vp)
+        # this frame's use of the layer ("all" casters drawn, "keep" it, "build" it first) and
+        # what a build will hold
+        self._layer_plan: tuple[str, tuple | None] = ("all", None)
         self.gizmos = Gizmos(ctx)
         # id(shape) → (shape, levels on the GPU, their face counts, whether they are only the
         # first level drawn while the real ones are prepared)
@@ -717,6 +779,9 @@ class Renderer:
                     self.shadow_fbo, self.shadow_map, self.body_prog, self.depth_prog,
                     self.sky_prog, self.floor_prog, self.far_floor_prog):
             obj.release()
+        if self._layer_map is not None:
+            self._layer_fbo.release()
+            self._layer_map.release()
 
     # ---- frame ----------------------------------------------------------------------------
 
@@ -726,8 +791,8 @@ class Renderer:
         screen) over its ``size`` = (width, height) pixels, with the ``gizmos`` chosen."""
         ctx = self.ctx
         width, height = size
-        groups = self._upload_instances(view, camera, height)
         light_vp, texel, shadows, texels = self._light_space(view, camera, height)
+        groups = self._upload_instances(view, camera, height, light_vp)
         casting = self.shadows and bool(groups)
         target = fbo if fbo is not None else ctx.screen
         vp = camera.view_projection(width / height)
@@ -789,7 +854,7 @@ class Renderer:
         ctx.disable(moderngl.BLEND)
         ctx.depth_func = "<"
         set_uniforms(self.body_prog, frame, u_highlight_color=HIGHLIGHT_COLOR)
-        for gpu, instances in groups:
+        for gpu, instances, _ in groups:
             if gpu.two_sided:
                 ctx.disable(moderngl.CULL_FACE)
             else:
@@ -878,11 +943,14 @@ class Renderer:
                 obj.release()
             self._background = None
 
-    def _upload_instances(self, view: FrameView, camera: OrbitCamera,
-                          height: int) -> list[tuple[_GpuMesh, np.ndarray]]:
+    def _upload_instances(self, view: FrameView, camera: OrbitCamera, height: int,
+                          light_vp: np.ndarray) -> list[tuple[_GpuMesh, np.ndarray, int]]:
         """Write the instance buffers of each (Shape, level of detail) in view;
-        [(mesh level, its instances (k, INSTANCE_FLOATS) float32)] of those ready to draw."""
+        [(mesh level, its instances (k, INSTANCE_FLOATS) float32, how many of them the shadow
+        pass draws: the first, those not in the shadow map's still layer)] of those ready to
+        draw. Plans the layer's use for ``light_vp`` (``_plan_layer``)."""
         n = view.count
+        self._layer_plan = ("all", None)
         if n == 0:
             return []
         data = np.zeros((n, _GpuMesh.INSTANCE_FLOATS), dtype=np.float32)
@@ -901,7 +969,10 @@ class Renderer:
                            camera.clip_range()[0])
         pixels = radius / camera.world_per_pixel(depth, height)
         budget = 2.0 * math.pi * pixels ** 2 / PIXELS_PER_TRIANGLE  # faces worth drawing
-        groups = []
+        ids = np.asarray(view.ids, dtype=np.int64)
+        still, since = self._track_still(ids, data[:, :16])
+        chosen = []
+        serial = np.zeros(n, dtype=np.int64)  # of the level each row is drawn with, 0: none
         for shape, rows in _rows_by_shape(view.shapes):
             mesh = self.mesh(shape)
             if mesh is None:
@@ -911,12 +982,78 @@ class Renderer:
             fits = faces[None, :] <= budget[rows, None]
             level = np.where(fits.any(axis=1), fits.argmax(axis=1), len(faces) - 1)
             for index in sorted(set(level.tolist())):
-                chosen = data[rows[level == index]]
-                gpu = levels[index]
-                gpu.reserve(len(chosen))
-                gpu.instances.write(chosen)
-                groups.append((gpu, chosen))
+                gpu, picked = levels[index], rows[level == index]
+                serial[picked] = gpu.serial
+                chosen.append((gpu, picked))
+        layered = np.zeros(n, dtype=bool)
+        if self.shadows:
+            layered = self._plan_layer(ids, serial, still & (serial > 0), since, light_vp)
+        groups = []
+        for gpu, picked in chosen:
+            # the casters the shadow pass draws each frame first, the still layer's after
+            picked = picked[np.argsort(layered[picked], kind="stable")]
+            instances = data[picked]
+            gpu.reserve(len(instances))
+            gpu.instances.write(instances)
+            groups.append((gpu, instances, int(np.count_nonzero(~layered[picked]))))
         return groups
+
+    def _track_still(self, ids: np.ndarray, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(still (n,) bool, since (n,) int64) for this frame's bodies, ``ids`` (n,) with
+        their model matrices (n, 16): since which frame each has stayed within
+        ``STILL_TOLERANCE`` of where it was then, and whether that is ``STILL_FRAMES`` or
+        more. Bodies asleep, static or paused are still; a body is compared with the pose it
+        came to rest at, so one creeping slowly does not stay still."""
+        self._frame += 1
+        seen_ids, seen_model, seen_since = self._seen
+        since = np.full(len(ids), self._frame, dtype=np.int64)
+        reference = np.array(model, dtype=np.float32)
+        if len(seen_ids) and len(ids):
+            at = np.minimum(np.searchsorted(seen_ids, ids), len(seen_ids) - 1)
+            close = seen_ids[at] == ids
+            close[close] = (np.abs(reference[close] - seen_model[at[close]]).max(axis=1)
+                            <= STILL_TOLERANCE)
+            since[close] = seen_since[at[close]]
+            reference[close] = seen_model[at[close]]
+        order = np.argsort(ids)
+        self._seen = (ids[order], reference[order], since[order])
+        return self._frame - since >= STILL_FRAMES, since
+
+    def _plan_layer(self, ids: np.ndarray, serial: np.ndarray, still: np.ndarray,
+                    since: np.ndarray, light_vp: np.ndarray) -> np.ndarray:
+        """Which of this frame's casters (``ids`` (n,), the ``serial`` of the level each is
+        drawn with, ``still`` and ``since`` from ``_track_still``) the shadow pass takes from
+        the still layer rather than drawing them: (n,) bool. Sets ``_layer_plan``.
+
+        The layer as it is serves while the light's box (``light_vp``) is the same and every
+        body in it is there, unmoved and drawn with the same level; it is drawn again (with
+        every still body) when bodies that came to rest since are ``STILL_REBUILD`` of it, or
+        when it cannot serve and the same still bodies and box were there last frame too (an
+        orbiting camera or a moving pile changes the box every frame: then every caster is
+        drawn, as without a layer)."""
+        light = light_vp.tobytes()
+        stable, self._last_light = light == self._last_light, light
+        if self._layer is not None and self._layer[0] == light:
+            layer_ids, layer_since, layer_serial = self._layer[1:]
+            at = np.minimum(np.searchsorted(layer_ids, ids), len(layer_ids) - 1)
+            member = ((layer_ids[at] == ids) & (layer_since[at] == since)
+                      & (layer_serial[at] == serial))
+            if np.count_nonzero(member) == len(layer_ids):
+                newly = np.count_nonzero(still & ~member)
+                if newly < max(1.0, STILL_REBUILD * len(layer_ids)):
+                    self._layer_plan = ("keep", None)
+                    return member
+                return self._plan_build(light, ids, serial, still, since)
+        if stable and np.count_nonzero(still) >= STILL_LAYER_MIN:
+            return self._plan_build(light, ids, serial, still, since)
+        return np.zeros(len(ids), dtype=bool)
+
+    def _plan_build(self, light: bytes, ids: np.ndarray, serial: np.ndarray,
+                    still: np.ndarray, since: np.ndarray) -> np.ndarray:
+        order = np.argsort(ids[still])
+        self._layer_plan = ("build", (light, ids[still][order], since[still][order],
+                                      serial[still][order]))
+        return still
 
     def _light_space(self, view: FrameView, camera: OrbitCamera,
                      height: int) -> tuple[np.ndarray, float, np.ndarray, int]:
@@ -926,9 +1063,10 @@ class Renderer:
         their shadows on the floor (only casters need texels; receivers outside read the map's
         empty border), as tight as they are across the light.
 
-        The box is drawn into a corner of the map with texels about as wide as a pixel of the
-        ``camera``'s viewport ``height`` px tall at the nearest of those points: finer would
-        not show, and every texel costs the shadow pass its clear and its fill."""
+        The box is drawn into a corner of the map with texels ``SHADOW_TEXEL_PIXELS`` wide on
+        the ``camera``'s viewport ``height`` px tall at the nearest of those points: finer
+        would hardly show through the soft edge, and every texel costs the shadow pass its
+        clear and its fill."""
         points = [np.zeros((1, 3))]
         shadows = np.zeros((0, 4))
         if view.count:
@@ -947,15 +1085,43 @@ class Renderer:
         # snapped to whole texels: the map only changes in steps, so shadow edges stay still
         # while bodies move
         half = 1.1 ** math.ceil(math.log(0.5 * (high - low)[:2].max() * 1.02 + 0.05, 1.1))
+        reach = 0.5 * np.linalg.norm(high - low) * 1.02 + 0.05  # depth: the whole box's
         size = self.shadow_map.width
         nearest = max(float(((points - camera.eye) @ -camera.back).min()),
                       camera.clip_range()[0])
-        wanted = 2.0 * half / camera.world_per_pixel(nearest, height)
-        texels = int(min(size, SHADOW_STEP * math.ceil(wanted / SHADOW_STEP)))
+        per_pixel = SHADOW_TEXEL_PIXELS * camera.world_per_pixel(nearest, height)
+
+        def texels_for(half: float) -> int:
+            return int(min(size, SHADOW_STEP * math.ceil(2.0 * half / per_pixel / SHADOW_STEP)))
+
+        # the last frame's box, if the camera has not moved since, while it still holds the
+        # points as the fit would (with the fit's margin) and is at most two sizes larger, with
+        # as many texels as it would get: a box that does not change keeps the still layer
+        # (_plan_layer) and the shadows still
+        seen_from = np.concatenate([camera.target, [camera.yaw, camera.pitch,
+                                                    camera.distance, camera.fov_y, height]])
+        kept = self._light_box
+        if kept is not None:
+            kept_half, kept_centre, kept_texels, kept_reach, kept_from = kept
+            margin = 0.01 * (high - low) + 0.05
+            if (np.array_equal(seen_from, kept_from)
+                    and half <= kept_half <= 1.1 ** 2 * half and reach <= kept_reach <= 1.5 * reach
+                    and texels_for(kept_half) <= kept_texels
+                    <= texels_for(kept_half) + SHADOW_STEP
+                    and np.all(low[:2] - margin[:2] >= kept_centre[:2] - kept_half)
+                    and np.all(high[:2] + margin[:2] <= kept_centre[:2] + kept_half)
+                    and np.all(np.abs(across[:, 2] - kept_centre[2]) <= kept_reach)):
+                half, reach, texels = kept_half, kept_reach, kept_texels
+                centre_light = kept_centre
+            else:
+                kept = None
+        if kept is None:
+            texels = texels_for(half)
+            texel = 2.0 * half / texels
+            centre_light = np.round(0.5 * (low + high) / texel) * texel
+        self._light_box = (half, centre_light, texels, reach, seen_from)
         texel = 2.0 * half / texels
-        centre_light = np.round(0.5 * (low + high) / texel) * texel
         centre = look[:3, :3] @ centre_light  # the look-at rotation is orthonormal
-        reach = 0.5 * np.linalg.norm(high - low) * 1.02 + 0.05  # depth: the whole box's
         eye = centre + LIGHT_DIR * 2.0 * reach
         light_view = look_at(eye, centre, np.array([0.0, 1.0, 0.0]))
         proj = matrix44.create_orthogonal_projection(-half, half, -half, half, 0.0, 4.0 * reach)
@@ -968,41 +1134,82 @@ class Renderer:
         """Draw the casters into the corner of ``texels`` per side of the shadow map —
         unless the map already holds exactly these casters (same meshes, levels, instances and
         light), as when everything rests: the camera may move, the map depends on the bodies
-        alone (and the corner's size, in the light's matrix). True if it drew."""
+        alone (and the corner's size, in the light's matrix). True if it drew.
+
+        Casters at rest come from the still layer (``_plan_layer``): a map of their own, drawn
+        when it changes and copied here (llvmpipe copies the memory); only the others are
+        drawn over the copy, with the same depth test, so the map holds the same depths as if
+        every caster were drawn."""
         key = hashlib.blake2b(light_vp.tobytes(), digest_size=16)
-        for gpu, instances in groups:
-            key.update(np.array([id(gpu)], dtype=np.int64).tobytes())
+        for gpu, instances, _ in groups:
+            key.update(np.array([gpu.serial], dtype=np.int64).tobytes())
             key.update(instances.tobytes())
         if key.digest() == self._shadow_key:
             return False
         self._shadow_key = key.digest()
         ctx = self.ctx
-        self.shadow_fbo.use()
         size = self.shadow_map.width
-        ctx.viewport = (0, 0, size, size)
         # the rest of the map stays empty, for receivers beyond the corner (a few texels
         # past its edge, where the soft edge's lookups reach)
         used = min(size, texels + 8)
         cleared = max(used, self._shadow_used)
-        self.shadow_fbo.clear(depth=1.0, viewport=(0, 0, cleared, cleared))
-        self._shadow_used = used
+        ctx.viewport = (0, 0, size, size)
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)
         ctx.depth_func = "<"
         # slope-scaled offset on the casters; the receivers add a normal offset (shadow.glsl)
         ctx.polygon_offset = (1.5, 2.0)
         set_uniforms(self.depth_prog, {"u_light_vp": light_vp})
-        for gpu, instances in groups:
-            # a closed body's faces turned away from the light lie behind its lit ones: culling
-            # them stores the same depths for half the fragments (the pass is fill-bound here)
-            if gpu.two_sided:
-                ctx.disable(moderngl.CULL_FACE)
-            else:
-                ctx.enable(moderngl.CULL_FACE)
-            draw_indexed_triangles(gpu.vaos[1], len(instances))
+        plan, layer = self._layer_plan
+        if plan == "build":
+            self._draw_layer(groups, layer, used)
+        if plan == "all":
+            self.shadow_fbo.use()
+            self.shadow_fbo.clear(depth=1.0, viewport=(0, 0, cleared, cleared))
+        else:
+            # the layer is empty beyond its corner, which is this frame's (same light)
+            gl = gl_library()
+            gl.glBindFramebuffer(GL_READ_FRAMEBUFFER, self._layer_fbo.glo)
+            gl.glBindFramebuffer(GL_DRAW_FRAMEBUFFER, self.shadow_fbo.glo)
+            gl.glBlitFramebuffer(0, 0, cleared, cleared, 0, 0, cleared, cleared,
+                                 GL_DEPTH_BUFFER_BIT, GL_NEAREST)
+            self.shadow_fbo.use()  # moderngl's own binding, which the calls above went around
+        self._shadow_used = used
+        for gpu, instances, moving in groups:
+            if moving:
+                self._cull_for(gpu)
+                draw_indexed_triangles(gpu.vaos[1], moving)
         ctx.disable(moderngl.CULL_FACE)
         ctx.polygon_offset = (0.0, 0.0)
         return True
+
+    def _cull_for(self, gpu: _GpuMesh) -> None:
+        # a closed body's faces turned away from the light lie behind its lit ones: culling
+        # them stores the same depths for half the fragments (the pass is fill-bound here)
+        if gpu.two_sided:
+            self.ctx.disable(moderngl.CULL_FACE)
+        else:
+            self.ctx.enable(moderngl.CULL_FACE)
+
+    def _draw_layer(self, groups, layer: tuple, used: int) -> None:
+        """Draw the still layer's casters (each group's instances after those drawn every
+        frame) into the layer's map, and keep what it now holds (``layer``, from
+        ``_plan_layer``). The shadow pass's state (depth test, offset, program) is set."""
+        if self._layer_map is None:
+            size = self.shadow_map.width
+            self._layer_map = self.ctx.depth_texture((size, size))
+            self._layer_fbo = self.ctx.framebuffer(depth_attachment=self._layer_map)
+            self._layer_fbo.clear(depth=1.0)  # cleared whole, then only where it was drawn
+            self._layer_used = 0
+        self._layer_fbo.use()
+        cleared = max(used, self._layer_used)
+        self._layer_fbo.clear(depth=1.0, viewport=(0, 0, cleared, cleared))
+        self._layer_used = used
+        for gpu, instances, moving in groups:
+            if moving < len(instances):
+                self._cull_for(gpu)
+                gpu.draw_still(instances[moving:])
+        self._layer = layer
 
 
 class OffscreenTarget:
