@@ -7,7 +7,8 @@ boundaries computes the same bits. So the past is kept as
 - a **checkpoint** (the whole ``World``: model, state with its warm-start, manifold and
   broad-phase caches, sleep timers, joints) every ``CHECKPOINT_INTERVAL`` of sim time, or
   sooner once the steps since the last one took ``CHECKPOINT_WORK`` of wall time (those early
-  ones are kept for the last ``EARLY_KEPT`` s only, so they cost memory while they matter), taken
+  ones are kept for the last ``EARLY_KEPT`` s, and older ones while they fit ``EARLY_BYTES`` a
+  body a second of history, the newest first, so they cost memory while they matter), taken
   right after a step and before the commands of that step boundary, all but the model pickled
   and compressed (a pile's contact caches are mostly empty hash slots: 3× smaller);
 - the **log** of every command that changed the world, with the step boundary it was applied at;
@@ -40,6 +41,7 @@ import numpy as np
 from physics.settings import (
     CHECKPOINT_INTERVAL,
     CHECKPOINT_WORK,
+    EARLY_BYTES,
     EARLY_KEPT,
     HISTORY_SECONDS,
     MAX_HISTORY_SECONDS,
@@ -185,7 +187,7 @@ class History:
         due = now >= self._checkpoint_due()
         if due or self._work >= CHECKPOINT_WORK:
             self._checkpoint(world, step, hz, early=not due)
-            self._trim(now)
+            self._trim(now, EARLY_BYTES * world.model.count * self._seconds)
 
     def steps_until_due(self, time: float, dt: float, limit: int) -> int:
         """How many steps of dt from sim time ``time`` s reach the next ring frame or
@@ -267,12 +269,19 @@ class History:
             self._frames.append(frame)
             self._frame_times.append(frame.time)
 
-    def _trim(self, now: float) -> None:
+    def _trim(self, now: float, early_bytes: float) -> None:
         """Keep the newest checkpoint at or before ``now − seconds`` and everything after it,
-        less the early checkpoints older than ``EARLY_KEPT``."""
+        less the early checkpoints older than ``EARLY_KEPT`` beyond the newest of them whose
+        packed bytes fit ``early_bytes``."""
         with self._lock:
-            self._checkpoints[1:] = [c for c in self._checkpoints[1:]
-                                     if not c.early or c.time >= now - EARLY_KEPT]
+            held, kept = 0, []
+            for c in reversed(self._checkpoints[1:]):
+                if c.early and c.time < now - EARLY_KEPT:
+                    held += len(c.packed)
+                    if held > early_bytes:
+                        continue
+                kept.append(c)
+            self._checkpoints[1:] = kept[::-1]
             start = 0
             while (start + 1 < len(self._checkpoints)
                    and self._checkpoints[start + 1].time <= now - self._seconds):

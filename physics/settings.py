@@ -27,8 +27,14 @@ CHECKPOINT_INTERVAL = 1.0    # s of sim time between checkpoints: an exact seek 
 CHECKPOINT_WORK = 0.5        # s of wall time of the steps since the last checkpoint after
                              # which one is taken early: an exact seek re-runs about this much
                              # on a machine too slow to step a second of a big pile in a second
-EARLY_KEPT = 10.0            # s: those early checkpoints are dropped once older than this (an
-                             # instant replay's span), so the memory of a minute stays bounded
+EARLY_KEPT = 10.0            # s: those early checkpoints are kept this long whatever they cost
+                             # (an instant replay's span), and after it while they fit EARLY_BYTES
+EARLY_BYTES = 200.0          # bytes a body a second of history that older early checkpoints may
+                             # hold (an eighth of the 1 666 that keep a minute of 1 000 bodies
+                             # in 100 MB): a big pile's falling seconds stay quick to seek (~6 MB
+                             # of early ones for bench/replay.py's 1 000 cubes: its worst exact
+                             # seek 4.3 -> 0.5 s), while a scene slow for minutes loses its
+                             # oldest ones
 RING_HZ = 60.0               # pose frames per s of sim time kept for scrubbing: a display's rate
 
 # ---- world defaults ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from physics.history import QUAT_SCALE, History
-from physics.settings import CHECKPOINT_INTERVAL, RING_HZ
+from physics.settings import CHECKPOINT_INTERVAL, EARLY_BYTES, RING_HZ
 from physics.simulation import Simulation
 from tests.physics.scripted import HZ, SECONDS, scripted_run, start_world
 from tests.physics.world_compare import assert_same_world
@@ -74,9 +74,9 @@ def test_checkpoints_are_one_second_of_sim_time_apart(scripted):
     assert np.all(gaps < CHECKPOINT_INTERVAL + 1.0 / 120 + 1e-9)  # one step at most, at 120 Hz
 
 
-def test_slow_steps_bring_the_next_checkpoint_forward():
-    """Steps that cost 0.3 s of wall time each: a checkpoint every second step (0.6 s of
-    work ≥ CHECKPOINT_WORK), so an exact seek never re-runs much more than that."""
+def slow_start():
+    """A world and its history after 8 steps that cost 0.3 s of wall time each and a cheap
+    one: checkpoints at steps 0 and, early, 2, 4, 6 and 8."""
     world = start_world()
     history = History(world, 0, HZ)
     for step in range(1, 9):
@@ -86,13 +86,44 @@ def test_slow_steps_bring_the_next_checkpoint_forward():
     world.step(1.0 / HZ)
     history.after_step(world, 9, HZ, cost=0.0)  # a cheap step: the interval rules again
     assert len(history._checkpoints) == 5
-    # once older than EARLY_KEPT, the early ones go; the interval's stay
-    for step in range(10, 12 * HZ):
+    return world, history
+
+
+def test_slow_steps_bring_the_next_checkpoint_forward():
+    """Steps that cost 0.3 s of wall time each: a checkpoint every second step (0.6 s of
+    work ≥ CHECKPOINT_WORK), so an exact seek never re-runs much more than that."""
+    slow_start()
+
+
+def run_cheap_steps(world, history, until: int) -> None:
+    for step in range(10, until):
         world.step(1.0 / HZ)
         history.after_step(world, step, HZ)
+
+
+def test_early_checkpoints_older_than_early_kept_stay_while_they_fit_their_bytes():
+    """A big pile's falling seconds stay quick to seek after EARLY_KEPT (bench/replay.py's
+    1 000 cubes: an exact seek into the first second re-ran all of it, 4.3 s, once its early
+    checkpoints were dropped); their bytes are bounded by EARLY_BYTES a body a second."""
+    world, history = slow_start()
+    run_cheap_steps(world, history, 12 * HZ)
     kept = history._checkpoints
-    assert kept[0].step == 0 and not any(c.early for c in kept)
-    assert [c.step for c in kept] == [0, *range(8 + HZ, 12 * HZ, HZ)]  # a second after 8
+    assert [c.step for c in kept if c.early] == [2, 4, 6, 8]
+    assert [c.step for c in kept] == [0, 2, 4, 6, 8, *range(8 + HZ, 12 * HZ, HZ)]
+    assert sum(len(c.packed) for c in kept if c.early) <= (
+        EARLY_BYTES * len(world.ids) * history.seconds)
+
+
+def test_early_checkpoints_beyond_their_bytes_go_oldest_first(monkeypatch):
+    world, history = slow_start()
+    run_cheap_steps(world, history, 2 * HZ)  # the early ones all within EARLY_KEPT: all kept
+    assert [c.step for c in history._checkpoints if c.early] == [2, 4, 6, 8]
+    one = max(len(c.packed) for c in history._checkpoints if c.early)
+    # room for one and a half of them a body a second: the newest old early one stays
+    monkeypatch.setattr("physics.history.EARLY_BYTES",
+                        1.5 * one / (len(world.ids) * history.seconds))
+    run_cheap_steps(world, history, 12 * HZ)
+    assert [c.step for c in history._checkpoints if c.early] == [8]
 
 
 def test_ring_frames_hold_the_poses_at_display_rate(scripted):
