@@ -440,11 +440,16 @@ class _GpuMesh:
                 (self.vbo, "3f 3f", "in_position", "in_normal"),
                 (self.instances, self.INSTANCE_FORMAT, "i_model", "i_color", "i_highlight"),
             ], index_buffer=self.ibo, index_element_size=4),
-            self.ctx.vertex_array(self.depth_prog, [
-                (self.vbo, "3f 12x", "in_position"),
-                (self.instances, "16f 16x/i", "i_model"),
-            ], index_buffer=self.ibo, index_element_size=4),
+            self._shadow_vao(self.instances),
         )
+
+    def _shadow_vao(self, instances) -> moderngl.VertexArray:
+        """The shadow program's vertex array of this level with the model matrices of the
+        instance buffer ``instances`` (the rest of each instance skipped)."""
+        return self.ctx.vertex_array(self.depth_prog, [
+            (self.vbo, "3f 12x", "in_position"),
+            (instances, "16f 16x/i", "i_model"),
+        ], index_buffer=self.ibo, index_element_size=4)
 
     def draw_still(self, instances: np.ndarray) -> None:
         """Draw ``instances`` (k, INSTANCE_FLOATS) float32 with the shadow program from a
@@ -452,10 +457,7 @@ class _GpuMesh:
         if self._still is None or self._still[0].size < instances.nbytes:
             self._release_still()
             buffer = self.ctx.buffer(reserve=max(instances.nbytes, 4 * self.INSTANCE_FLOATS))
-            self._still = (buffer, self.ctx.vertex_array(self.depth_prog, [
-                (self.vbo, "3f 12x", "in_position"),
-                (buffer, "16f 16x/i", "i_model"),
-            ], index_buffer=self.ibo, index_element_size=4))
+            self._still = (buffer, self._shadow_vao(buffer))
         self._still[0].write(instances)
         draw_indexed_triangles(self._still[1], len(instances))
 
