@@ -857,10 +857,7 @@ class Renderer:
         ctx.depth_func = "<"
         set_uniforms(self.body_prog, frame, u_highlight_color=HIGHLIGHT_COLOR)
         for gpu, instances, _ in groups:
-            if gpu.two_sided:
-                ctx.disable(moderngl.CULL_FACE)
-            else:
-                ctx.enable(moderngl.CULL_FACE)
+            self._cull_for(gpu)
             draw_indexed_triangles(gpu.vaos[0], len(instances))
         ctx.disable(moderngl.CULL_FACE)
 
@@ -1186,8 +1183,10 @@ class Renderer:
         return True
 
     def _cull_for(self, gpu: _GpuMesh) -> None:
-        # a closed body's faces turned away from the light lie behind its lit ones: culling
-        # them stores the same depths for half the fragments (the pass is fill-bound here)
+        """Back faces culled for a closed mesh level, drawn for an open (two-sided) one: a
+        closed body's faces turned away from the eye, or the light, lie behind its front ones
+        (in the shadow pass, which is fill-bound here, culling them stores the same depths for
+        half the fragments)."""
         if gpu.two_sided:
             self.ctx.disable(moderngl.CULL_FACE)
         else:
