@@ -50,7 +50,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS; OpenMP is nu
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
-from pile import engines_to_run  # noqa: E402  (bench/pile.py: the engine rows, shared)
+from pile import FRAME_STEPS, engines_to_run  # noqa: E402  (bench/pile.py: the rows, shared)
 
 from physics.constraints.joint import WORLD, JointDef  # noqa: E402
 from physics.model import BodyDef, WorldDef  # noqa: E402
@@ -64,7 +64,6 @@ STEPS = {10: 2400, 100: 480, 1000: 120}  # per run: 10 s, 2 s, 0.5 s of swing
 RUN_SECONDS = 10.0  # wall time a run may take: slower engines run fewer steps
 MIN_STEPS = 6
 RK4_UP_TO = 100     # links: beyond, MuJoCo's RK4 takes seconds a step
-FRAME_STEPS = 4     # steps a call in the "Tumble ×4" row: 240 Hz at 60 frames a second
 
 
 def steps_for(n: int) -> int:
