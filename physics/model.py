@@ -269,7 +269,12 @@ class HullSet(NamedTuple):
     into face_vertex (V,) local vertex indices, counter-clockwise; edge (E, 2) local vertex
     pairs; edge_faces (E, 2) local face pairs; edge_start (n+1,); boxes (collision/boxes.py):
     box_axes (n, 3, 3) unit axes (the body frame's as columns, the world's as rows), box_half
-    (n, 3) m half extents (zero for any other shape), box_centre (n, 3) m.
+    (n, 3) m half extents (zero for any other shape), box_centre (n, 3) m; inner_radius (n,) m
+    the distance from each body's centre of mass to the nearest plane of its faces (+inf for a
+    hull without faces; ≤ 0 if the centre is not inside): the ball of that radius about the
+    centre lies inside the hull. The narrow phase bounds separations with it
+    (collision/narrowphase.py), pair after pair, so the world set holds it as the step's
+    transform computed it, once a body a step.
     """
 
     hull_points: np.ndarray
@@ -285,6 +290,7 @@ class HullSet(NamedTuple):
     box_axes: np.ndarray
     box_half: np.ndarray
     box_centre: np.ndarray
+    inner_radius: np.ndarray
 
 
 class ShapeSet(NamedTuple):
@@ -398,7 +404,8 @@ class Model:
     def hulls(self) -> HullSet:
         """The hulls and their topology, body frame, as one record for the kernels."""
         if self._hulls is None:
-            self._hulls = HullSet(*(getattr(self, name) for name in HullSet._fields))
+            self._hulls = HullSet(*(getattr(self, name) for name in HullSet._fields[:-1]),
+                                  _inner_radii(self.face_offset, self.face_start))
         return self._hulls
 
     @property
@@ -412,7 +419,8 @@ class Model:
                 face_normal=np.empty_like(body.face_normal),
                 face_offset=np.empty_like(body.face_offset),
                 box_axes=np.empty_like(body.box_axes),
-                box_centre=np.empty_like(body.box_centre))
+                box_centre=np.empty_like(body.box_centre),
+                inner_radius=np.empty_like(body.inner_radius))
         return self._world_hulls
 
     @property
@@ -668,6 +676,16 @@ def _shapes(model: Model) -> tuple:
     """The ``ShapeSet`` of a model's rows as nested plain tuples."""
     return (model.ids, model.radius, model.bound_radius, tuple(model.hulls),
             tuple(model.world_hulls_buffer))
+
+
+def _inner_radii(face_offset: np.ndarray, face_start: np.ndarray) -> np.ndarray:
+    """(n,) m: each hull's least face offset (face_offset (F,) m, face_start (n+1,)), the
+    distance from its body-frame origin to its nearest face plane; +inf without faces."""
+    radii = np.full(len(face_start) - 1, np.inf)
+    has_faces = np.diff(face_start) > 0
+    if has_faces.any():
+        radii[has_faces] = np.minimum.reduceat(face_offset, face_start[:-1][has_faces])
+    return radii
 
 
 def _extend_offsets(start: np.ndarray, sizes) -> np.ndarray:

@@ -194,18 +194,6 @@ def _closest_on_hull(c, b, hulls, q, far):
 
 
 @njit(cache=True)
-def _inner_radius(r, pos, hulls):
-    """Distance (m) from body r's centre of mass to the nearest face plane of its hull (≤ 0 if
-    the centre were not inside): the ball of that radius about it lies inside the hull."""
-    wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
-    least = np.inf
-    for f in range(face_start[r], face_start[r + 1]):
-        least = min(least, woff[f] - (wnorm[f, 0] * pos[r, 0] + wnorm[f, 1] * pos[r, 1]
-                                      + wnorm[f, 2] * pos[r, 2]))
-    return least
-
-
-@njit(cache=True)
 def _face_query(a, b, pos, hulls, floor=-1e300, near=None):
     """Largest separation of hull b from the face planes of hull a: (separation, face, the
     first face reaching it); pos (n, 3) m the centres of mass, hulls the world-frame
@@ -218,7 +206,7 @@ def _face_query(a, b, pos, hulls, floor=-1e300, near=None):
     most n·near, which skips all but the faces about b's point nearest a when near is that
     point (``_near_pair``); the face where that bound is largest is projected first."""
     wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
-    inner_b = _inner_radius(b, pos, hulls)
+    inner_b = hulls.inner_radius[b]
     if inner_b <= 0.0:
         inner_b = -np.inf  # no ball inside: no bound
     best, best_face = floor, -1
@@ -231,11 +219,15 @@ def _face_query(a, b, pos, hulls, floor=-1e300, near=None):
     for f in range(face_start[a], face_start[a + 1]):
         if f == first:
             continue
+        if near is not None:  # the margin covers the rounding of a point computed by GJK
+            near_bound = (wnorm[f, 0] * near[0] + wnorm[f, 1] * near[1] + wnorm[f, 2] * near[2]
+                          - woff[f] + EDGE_SKIP_MARGIN)
+            if near_bound < best:  # the tighter bound first: most faces end here
+                continue
         bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
                  - inner_b - woff[f])
-        if near is not None:  # the margin covers the rounding of a point computed by GJK
-            bound = min(bound, wnorm[f, 0] * near[0] + wnorm[f, 1] * near[1]
-                        + wnorm[f, 2] * near[2] - woff[f] + EDGE_SKIP_MARGIN)
+        if near is not None:
+            bound = min(bound, near_bound)
         if bound < best or (bound == best and f > best_face):
             continue
         s = _face_separation(f, b, hulls)
@@ -282,11 +274,12 @@ def _arc_bound(n1x, n1y, n1z, n2x, n2y, n2z, wx, wy, wz):
 
 
 @njit(cache=True)
-def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
+def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis, near=None):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
     axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
-    and kept (≥ edges of b,) are scratch. Scalar arithmetic only: this is the innermost loop of
-    the narrow phase.
+    and kept (≥ edges of b,) are scratch; near (2, 3), if given, a point of a and a point of b
+    (GJK's closest points, or within rounding of them). Scalar arithmetic only: this is the
+    innermost loop of the narrow phase.
 
     Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
     face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
@@ -294,9 +287,11 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     whenever it is ≥ spec or beats the faces. The bounds (exact, per edge): for N in the
     Gauss-map arc of a's edge through p0, a's support along N is N·p0 and b's lowest point along
     N is at most N·x_b − ρ_b, ρ_b the inner radius of b about its centre of mass x_b, and at
-    most N·q for any vertex q of b, so the separation along N is at most N·(x_b − p0) − ρ_b and
-    N·(q − p0) (_arc_bound over the arc); q is b's vertex deepest towards a, which bounds a thin
-    hull (small ρ) much closer than its ball. The same for b's edges."""
+    most N·q for any point q of b, so the separation along N is at most N·(x_b − p0) − ρ_b and
+    N·(q − p0) (_arc_bound over the arc); q is b's point closest to a when near gives it (the
+    tightest such bound, less ``EDGE_SKIP_MARGIN`` for its rounding), else b's vertex deepest
+    towards a, which bounds a thin hull (small ρ) much closer than its ball. The same for b's
+    edges."""
     wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
     edge, edge_faces, edge_start = hulls.edge, hulls.edge_faces, hulls.edge_start
     face_start = hulls.face_start
@@ -304,13 +299,20 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
     va, vb = hull_start[a], hull_start[b]
     fa, fb = face_start[a], face_start[b]
     threshold = min(spec, face_best + FACE_PREFERENCE)  # keep an edge whose bound reaches it
-    inner_a = _inner_radius(a, pos, hulls)
-    inner_b = _inner_radius(b, pos, hulls)
+    inner_a, inner_b = hulls.inner_radius[a], hulls.inner_radius[b]
     if inner_a <= 0.0 or inner_b <= 0.0:
         threshold = -np.inf  # no ball inside: no bound, search everything
-    tx, ty, tz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
-    sa = support_vertex(a, tx, ty, tz, wpts, hull_start)     # a's vertex deepest towards b
-    sb = support_vertex(b, -tx, -ty, -tz, wpts, hull_start)  # b's towards a
+    if near is None:
+        tx, ty, tz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
+        sa = support_vertex(a, tx, ty, tz, wpts, hull_start)     # a's vertex deepest towards b
+        sb = support_vertex(b, -tx, -ty, -tz, wpts, hull_start)  # b's towards a
+        qax, qay, qaz = wpts[sa, 0], wpts[sa, 1], wpts[sa, 2]
+        qbx, qby, qbz = wpts[sb, 0], wpts[sb, 1], wpts[sb, 2]
+        slack = 0.0
+    else:
+        qax, qay, qaz = near[0, 0], near[0, 1], near[0, 2]
+        qbx, qby, qbz = near[1, 0], near[1, 1], near[1, 2]
+        slack = EDGE_SKIP_MARGIN
     # b's Gauss-map arcs once per pair, not once per edge pair: c, d = −nb1, −nb2 and d × c,
     # one row per component (arcs[k, e]) so that the first test below runs over b's edges in
     # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
@@ -322,8 +324,8 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
         q = vb + edge[eb, 0]
         if (_arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
                        wpts[q, 2] - pos[a, 2]) - inner_a < threshold
-                or _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - wpts[sa, 0],
-                              wpts[q, 1] - wpts[sa, 1], wpts[q, 2] - wpts[sa, 2]) < threshold):
+                or _arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - qax, wpts[q, 1] - qay,
+                              wpts[q, 2] - qaz) + slack < threshold):
             continue
         arcs[0, nb], arcs[1, nb], arcs[2, nb] = cx, cy, cz
         arcs[3, nb], arcs[4, nb], arcs[5, nb] = dx, dy, dz
@@ -340,8 +342,8 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis):
         p = va + edge[ea, 0]
         if (_arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
                        pos[b, 2] - wpts[p, 2]) - inner_b < threshold
-                or _arc_bound(ax, ay, az, bx, by, bz, wpts[sb, 0] - wpts[p, 0],
-                              wpts[sb, 1] - wpts[p, 1], wpts[sb, 2] - wpts[p, 2]) < threshold):
+                or _arc_bound(ax, ay, az, bx, by, bz, qbx - wpts[p, 0], qby - wpts[p, 1],
+                              qbz - wpts[p, 2]) + slack < threshold):
             continue
         # b × a: the great circle of the arc between the edge's two face normals
         bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
@@ -468,8 +470,8 @@ def _edges_cannot_matter(a, b, pos, hulls, threshold, distance):
     threshold (m) less ``EDGE_SKIP_MARGIN``, so that no edge pair can separate them by
     threshold: the separation along any axis is at most the distance. Only hulls about whose
     centres (pos (n, 3) m) a ball fits inside, whose edge axes ``_edge_query`` turns outward."""
-    return (distance < threshold - EDGE_SKIP_MARGIN and _inner_radius(a, pos, hulls) > 0.0
-            and _inner_radius(b, pos, hulls) > 0.0)
+    return (distance < threshold - EDGE_SKIP_MARGIN and hulls.inner_radius[a] > 0.0
+            and hulls.inner_radius[b] > 0.0)
 
 
 @njit(cache=True, inline='always')
@@ -917,6 +919,9 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                 if _edges_cannot_matter(a, b, pos, hulls, min(spec, max(sa, sb) + FACE_PREFERENCE),
                                         distance):
                     se = -np.inf
+                elif distance > 0.0:  # bounded by the closest points, as the faces were
+                    se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept,
+                                             axis, witness)
                 else:
                     se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept,
                                              axis)
@@ -947,7 +952,8 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
 
 def world_hulls(pos, rotm, model, rows) -> HullSet:
     """The model's hulls in the world (``HullSet``: vertices, face normals and offsets, the
-    boxes' axes as rows and centres moved; the topology is the model's), only the bodies
+    boxes' axes as rows and centres moved, the inner radii measured in the world; the topology
+    is the model's), only the bodies
     ``rows`` (k,) filled in (the rest is garbage), so a sparse scene transforms just the few
     hulls the broad phase paired. The record is the model's buffer, valid until the next call.
 
@@ -968,7 +974,7 @@ def transform_hulls(rows, pos, rotm, body, world):
     face_normal, face_offset = body.face_normal, body.face_offset
     body_box_axes, body_box_centre = body.box_axes, body.box_centre
     points, normals, offsets = world.hull_points, world.face_normal, world.face_offset
-    box_axes, box_centre = world.box_axes, world.box_centre
+    box_axes, box_centre, inner_radius = world.box_axes, world.box_centre, world.inner_radius
     for r in rows:
         r00, r01, r02 = rotm[r, 0, 0], rotm[r, 0, 1], rotm[r, 0, 2]
         r10, r11, r12 = rotm[r, 1, 0], rotm[r, 1, 1], rotm[r, 1, 2]
@@ -979,6 +985,7 @@ def transform_hulls(rows, pos, rotm, body, world):
             points[v, 0] = p0 + (r00 * x + r01 * y + r02 * z)
             points[v, 1] = p1 + (r10 * x + r11 * y + r12 * z)
             points[v, 2] = p2 + (r20 * x + r21 * y + r22 * z)
+        inner = np.inf
         for f in range(face_start[r], face_start[r + 1]):
             x, y, z = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
             n0 = r00 * x + r01 * y + r02 * z
@@ -990,6 +997,10 @@ def transform_hulls(rows, pos, rotm, body, world):
             shift += n1 * p1
             shift += n2 * p2
             offsets[f] = face_offset[f] + shift
+            # the centre's distance to this plane in the world, as the face queries would
+            # measure it: the world offset less n·x
+            inner = min(inner, offsets[f] - shift)
+        inner_radius[r] = inner
         rot = rotm[r]
         for i in range(3):
             box_centre[r, i] = pos[r, i] + (rot[i, 0] * body_box_centre[r, 0]

@@ -203,3 +203,29 @@ def test_face_queries_bounded_by_the_closest_points_find_the_exact_best_face(see
         else:
             assert (sep, face) == (floor, -1)
         found.append((sep, face))
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), gap=st.floats(1e-4, 0.08), spec=st.floats(0.0, 0.1))
+def test_edge_queries_bounded_by_the_closest_points_decide_as_the_full_query(seed, gap, spec):
+    """The edge query given GJK's closest points (which bound each edge's separation from
+    above, as the faces' are): wherever the unpruned query finds an edge pair separating the
+    hulls by the speculative distance or beating the faces by ``FACE_PREFERENCE``, the bounded
+    one finds the same pair and separation; elsewhere it too stays below that threshold."""
+    model, pos, hulls, _ = placed_pair(seed, gap)
+    upper, _, witness = distance(hulls, pos)
+    face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
+    threshold = min(spec, face_best + FACE_PREFERENCE)
+
+    def query(spec, face_best, near=None):
+        scratch = (np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64), np.empty(3))
+        if near is None:
+            return _edge_query(0, 1, pos, hulls, spec, face_best, *scratch)
+        return _edge_query(0, 1, pos, hulls, spec, face_best, *scratch, near)
+
+    full = query(-np.inf, -np.inf)
+    bounded = query(spec, face_best, witness)
+    if full[0] >= threshold:
+        assert bounded == full
+    else:
+        assert bounded[0] < threshold

@@ -281,3 +281,29 @@ def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
     assert np.isnan(world.hull_points[far]).all() and np.isnan(world.face_offset[far_faces]).all()
     near = slice(model.hulls.hull_start[0], model.hulls.hull_start[2])
     assert np.isfinite(world.hull_points[near]).all()
+
+
+def test_the_inner_radius_is_the_centres_distance_to_the_nearest_face_plane():
+    """The inner radius the face and edge queries bound separations with, written once a body
+    by the transform: at random poses it is exactly the least of offset − n·x over the moved
+    body's face planes (the value the queries computed face by face before), and it equals the
+    body-frame one, the least face offset, to rounding. A sphere's row (no faces) holds +inf
+    and a ball of the radius about the centre lies inside the hull."""
+    from physics.collision.narrowphase import world_hulls
+
+    model = round_hulls(3)
+    model.append(3, sphere(0.2))
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        pos = rng.uniform(-50.0, 50.0, size=(4, 3))
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(4, 4))))
+        hulls = world_hulls(pos, rotm, model, np.arange(4))
+        for r in range(3):
+            faces = slice(hulls.face_start[r], hulls.face_start[r + 1])
+            n, offset = hulls.face_normal[faces], hulls.face_offset[faces]
+            brute = (offset - (n[:, 0] * pos[r, 0] + n[:, 1] * pos[r, 1]
+                               + n[:, 2] * pos[r, 2])).min()
+            assert hulls.inner_radius[r] == brute
+            assert abs(brute - model.hulls.inner_radius[r]) < 1e-12
+            assert brute > 0.05  # the ellipsoid's least semi-axis is 0.06 m
+        assert hulls.inner_radius[3] == np.inf and model.hulls.inner_radius[3] == np.inf
