@@ -189,7 +189,8 @@ def main() -> None:
         peer = ratio = rounds = ""
         if runs["peer"]:
             ratios = [mine / theirs for mine, theirs in zip(runs["batched"], runs["peer"])]
-            peer, ratio = f"{statistics.median(runs['peer']):16.0f}", f"{ours / float(peer):8.2f}"
+            theirs = statistics.median(runs["peer"])
+            peer, ratio = f"{theirs:16.0f}", f"{ours / theirs:8.2f}"
             rounds = (f"   median of rounds {statistics.median(ratios):.2f}: "
                       + " ".join(f"{r:.2f}" for r in ratios))
         label = f"{n} {'wall-bouncing' if walls else 'free'}"
