@@ -922,6 +922,7 @@ class App:
             "frame_gap_since_drop": self._gap_since_drop,
             "background_cached": self.renderer.cache_background,
             "recording": None if self.recording is None else self.recording.frames,
+            "include_panel": self.state.recording.include_panel,
             "last_video": self._last_video,
             "clip": None if self.state.recording.clip is None
             else self.state.recording.clip.frames_done,

@@ -361,6 +361,9 @@ def test_closing_the_window_mid_recording_leaves_a_playable_video(app):
     """With "include panel": F9, a second of sim time, then the window manager's close →
     the app ends with status 0 and the video (panel included) decodes."""
     click(app, "include_panel")
+    # the checkbox takes the click at the panel's next frame, F9 at once: on a loaded machine
+    # F9 could come first and start the recording without the panel
+    app.wait_for("include panel ticked", lambda s: s["include_panel"])
     app.xdotool("key", "F9")
     started = app.wait_for("recording", lambda s: s["recording"] is not None)
     app.wait_for("some frames", lambda s: s["time"] > started["time"] + 1.0)
