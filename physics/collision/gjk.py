@@ -26,13 +26,19 @@ from physics.settings import GJK_MAX_ITERATIONS, GJK_TOLERANCE
 @njit(cache=True, inline='always')
 def support_vertex(r, dx, dy, dz, points, start):
     """Row of points (the hulls' vertices, (v, 3)) of hull r's vertex farthest along
-    (dx, dy, dz); start (n+1,) the hulls' first rows. The first of equals wins."""
-    best, best_v = -np.inf, start[r]
-    for v in range(start[r], start[r + 1]):
-        d = points[v, 0] * dx + points[v, 1] * dy + points[v, 2] * dz
+    (dx, dy, dz); start (n+1,) the hulls' first rows. The first of equals wins.
+
+    The hull's rows are taken as a slice and counted from 0: indexed by a row read from
+    start, which could be negative as far as the compiler knows, every access paid numba's
+    wrap-around of negative indices (~15 % of the search)."""
+    first = start[r]
+    rows = points[first:start[r + 1]]
+    best, best_k = -np.inf, 0
+    for k in range(rows.shape[0]):
+        d = rows[k, 0] * dx + rows[k, 1] * dy + rows[k, 2] * dz
         if d > best:
-            best, best_v = d, v
-    return best_v
+            best, best_k = d, k
+    return first + best_k
 
 
 @njit(cache=True, inline='always')

@@ -254,10 +254,11 @@ def _face_separation(f, b, hulls):
     ``HullSet`` hulls: b's lowest vertex along the face's normal."""
     wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
                                      hulls.face_offset)
+    nx, ny, nz = wnorm[f, 0], wnorm[f, 1], wnorm[f, 2]
+    rows = wpts[hull_start[b]:hull_start[b + 1]]  # counted from 0: see gjk.support_vertex
     lowest = 1e300
-    for v in range(hull_start[b], hull_start[b + 1]):
-        s = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
-        lowest = min(lowest, s)
+    for k in range(rows.shape[0]):
+        lowest = min(lowest, nx * rows[k, 0] + ny * rows[k, 1] + nz * rows[k, 2])
     return lowest - woff[f]
 
 
