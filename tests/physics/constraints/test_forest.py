@@ -50,6 +50,9 @@ def _chain(closed=False):
 
 
 def _parts(world):
+    """The joints (a named ``JointSet``; the compiled solves are given it as a plain tuple, as
+    constraints/projection.py gives it, so the tests run the signature the warm-up compiled
+    instead of compiling their own) and the bodies' arrays, copies."""
     m, s = world.model, world.state
     return (world.joints.arrays(m.ids), s.pos.copy(), s.quat.copy(), s.vel.copy(),
             s.ang_mom.copy(), m.inv_mass.copy(), m.inv_inertia.copy())
@@ -94,8 +97,8 @@ def test_newton_on_the_tree_closes_the_chain_as_dense_newton_steps_do():
         turn(ref_quat, move[:, 3:])
     impulses = np.zeros((len(nblock), 9))
     status, _, jac, phi, _, nblock = newton_forest(
-        joints, np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)), quat, quat, impulses,
-        pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240, no_factors())
+        tuple(joints), np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)), quat, quat,
+        impulses, pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240, no_factors())
     assert status == CLOSED
     assert np.abs(phi[:, :3]).max() < JOINT_TOLERANCE
     # the same first step; the chord steps after it take another path onto the joints, which
@@ -111,7 +114,7 @@ def test_a_loop_of_joints_is_left_to_the_sparse_solve_unchanged():
     joints, pos, quat, vel, ang_mom, inv_mass, inv_inertia = _parts(_chain(closed=True))
     n, before = len(pos), (pos.copy(), quat.copy())
     status, step, *_ = newton_forest(
-        joints, np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)), quat, quat,
+        tuple(joints), np.zeros((0, 9, 12)), False, False, quat, np.zeros((n, 3)), quat, quat,
         np.zeros((LINKS + 1, 9)), pos, quat, vel, ang_mom, inv_mass, inv_inertia, 1 / 240,
         no_factors())
     assert (status, step) == (NOT_SOLVED, 0)
@@ -127,7 +130,7 @@ def _shake(joints, start_jac, start_quat, pos, vel, ang_mom, inv_mass, inv_inert
     free = rotate_free(start_quat, moved, inv_inertia, h)
     quat, later = free.copy(), np.tile([1.0, 0.0, 0.0, 0.0], (len(pos), 1))
     status, _, _, phi, _, _ = newton_forest(
-        joints, start_jac, True, True, start_quat, moved, free, later, np.zeros((LINKS, 9)),
+        tuple(joints), start_jac, True, True, start_quat, moved, free, later, np.zeros((LINKS, 9)),
         pos, quat, vel, moved.copy(), inv_mass, inv_inertia, h, chord)
     return status, pos, quat, phi
 
@@ -174,8 +177,8 @@ def test_velocities_on_the_tree_are_the_dense_mass_weighted_projection():
                           -present @ np.concatenate((vel, omega), axis=1).ravel())
     impulse = (present.T @ lam).reshape(n, 6)
     impulses = np.zeros((LINKS, 9))
-    solved, factors = velocities_forest(joints, rows, impulses, vel, ang_mom, inv_mass, inv_iw,
-                                        no_factors(), False)
+    solved, factors = velocities_forest(tuple(joints), rows, impulses, vel, ang_mom, inv_mass,
+                                        inv_iw, no_factors(), False)
     assert solved
     # the tree's system carries REGULARISATION × its largest diagonal: equal to ~1e-8 m/s
     np.testing.assert_allclose(vel, _parts(_chain())[3] + impulse[:, :3] * inv_mass[:, None],
@@ -185,8 +188,8 @@ def test_velocities_on_the_tree_are_the_dense_mass_weighted_projection():
     assert np.abs(rates).max() < 1e-9  # J v = 0
     # the factors handed back are those of the system: given again, they give its bits
     again = [array.copy() for array in (impulses, vel, ang_mom)]
-    assert velocities_forest(joints, rows, *again, inv_mass, inv_iw, factors, True)[0]
-    assert velocities_forest(joints, rows, impulses, vel, ang_mom, inv_mass, inv_iw,
+    assert velocities_forest(tuple(joints), rows, *again, inv_mass, inv_iw, factors, True)[0]
+    assert velocities_forest(tuple(joints), rows, impulses, vel, ang_mom, inv_mass, inv_iw,
                              no_factors(), False)[0]
     for array, fresh in zip(again, (impulses, vel, ang_mom)):
         np.testing.assert_array_equal(array, fresh)
