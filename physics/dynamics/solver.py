@@ -128,30 +128,33 @@ _O_ARM, _O_TURN = _JAC + 3 * (_OTHER + _ARM), _JAC + 3 * (_OTHER + _TURN)
 
 
 @njit(cache=True, inline='always')
-def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
-    """Velocity of body b's point of contact c minus body o's (0 for a wall) along its
-    direction j (axes (k, 3, 3): normal, tangent 1, tangent 2)."""
+def _relative_velocity(r, j, b, o, rows, vel, omega):
+    """Velocity of body b's point of the contact of packed row r minus body o's (0 for a
+    wall) along its direction j (0 the normal, 1 and 2 the tangents); rows (k, _ROW)
+    ``ContactRows.packed``, read as the sweeps read it (2-D and contiguous, cheaper to index
+    than the 3-D views axes and jac)."""
     u = 0.0
     for a in range(3):
-        u += vel[b, a] * axes[c, j, a] + omega[b, a] * jac[c, _ARM + j, a]
+        u += vel[b, a] * rows[r, _AXES + 3 * j + a] + omega[b, a] * rows[r, _B_ARM + 3 * j + a]
     if o >= 0:
         for a in range(3):
-            u -= vel[o, a] * axes[c, j, a] + omega[o, a] * jac[c, _OTHER + _ARM + j, a]
+            u -= (vel[o, a] * rows[r, _AXES + 3 * j + a]
+                  + omega[o, a] * rows[r, _O_ARM + 3 * j + a])
     return u
 
 
 @njit(cache=True, inline='always')
-def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
-    """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
-    ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
-    the end of the step (``_restitution_kernel``)."""
+def _push(r, j, b, o, impulse, rows, vel, omega, inv_mass):
+    """Impulse λ d_j on body b at the contact of packed row r and −λ d_j on body o (if not a
+    wall): v += P/m, ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the
+    accumulated impulses, at the end of the step (``_restitution_kernel``)."""
     for a in range(3):
-        vel[b, a] += inv_mass[b] * impulse * axes[c, j, a]
-        omega[b, a] += impulse * jac[c, _TURN + j, a]
+        vel[b, a] += inv_mass[b] * impulse * rows[r, _AXES + 3 * j + a]
+        omega[b, a] += impulse * rows[r, _B_TURN + 3 * j + a]
     if o >= 0:
         for a in range(3):
-            vel[o, a] -= inv_mass[o] * impulse * axes[c, j, a]
-            omega[o, a] -= impulse * jac[c, _OTHER + _TURN + j, a]
+            vel[o, a] -= inv_mass[o] * impulse * rows[r, _AXES + 3 * j + a]
+            omega[o, a] -= impulse * rows[r, _O_TURN + 3 * j + a]
 
 
 @njit(cache=True, nogil=True)
@@ -189,8 +192,7 @@ def _impact_kernel(contacts, rows, slot, restitution, threshold, collision, moti
         first = last
     # each manifold is collided in the loop's body rather than by a helper taking the records:
     # numba counted a reference of each of their arrays per visit (docs/architecture.md#records)
-    sep, axes, jac, mass, impact = (contacts.separation, rows.axes, rows.jac, rows.mass,
-                                    rows.tau)
+    sep, packed, impact = contacts.separation, rows.packed, rows.tau
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     for sweep in range(iterations):
         active = False
@@ -204,7 +206,7 @@ def _impact_kernel(contacts, rows, slot, restitution, threshold, collision, moti
             approaching = False
             for c in range(first, last):
                 given[c] = 0.0
-                vn = _relative_velocity(slot[c], 0, b, o, axes, jac, vel, omega)
+                vn = _relative_velocity(slot[c], 0, b, o, packed, vel, omega)
                 gap = max(sep[c], 0.0)
                 # slow, or does not close the gap this step: left out (a target it already
                 # meets)
@@ -223,9 +225,9 @@ def _impact_kernel(contacts, rows, slot, restitution, threshold, collision, moti
                     if target[c] == -np.inf:
                         continue
                     r = slot[c]
-                    vn = _relative_velocity(r, 0, b, o, axes, jac, vel, omega)
-                    new = max(given[c] + mass[r, 0] * (target[c] - vn), 0.0)
-                    _push(r, 0, b, o, new - given[c], axes, jac, vel, omega, inv_mass)
+                    vn = _relative_velocity(r, 0, b, o, packed, vel, omega)
+                    new = max(given[c] + packed[r, _MASS] * (target[c] - vn), 0.0)
+                    _push(r, 0, b, o, new - given[c], packed, vel, omega, inv_mass)
                     change = max(change, abs(new - given[c]))
                     given[c] = new
                     total = max(total, new)
@@ -240,13 +242,14 @@ def _impact_kernel(contacts, rows, slot, restitution, threshold, collision, moti
 
 
 @njit(cache=True, nogil=True)
-def _warm_start(first, last, order, body, other, axes, jac, impulses, vel, omega, inv_mass):
+def _warm_start(first, last, order, body, other, rows, impulses, vel, omega, inv_mass):
     """Apply the impulses from the previous step of the contacts of rows first … last − 1
     (row i contact order[i]; before the first sweep).
 
     ``_push`` per direction, the two bodies' velocities held in locals over the points of one
     manifold, as ``_sweep`` holds them: each push then adds to registers rather than storing
-    and reloading the same memory. The same additions in the same order, so the same bits."""
+    and reloading the same memory. The same additions in the same order, so the same bits.
+    rows (k, _ROW) the packed rows (``ContactRows.packed``), as the sweeps read them."""
     i = first
     while i < last:
         c = order[i]
@@ -262,19 +265,20 @@ def _warm_start(first, last, order, body, other, axes, jac, impulses, vel, omega
         while True:
             for j in range(3):
                 impulse = impulses[c, j]
-                vb0 += mb * impulse * axes[i, j, 0]
-                wb0 += impulse * jac[i, _TURN + j, 0]
-                vb1 += mb * impulse * axes[i, j, 1]
-                wb1 += impulse * jac[i, _TURN + j, 1]
-                vb2 += mb * impulse * axes[i, j, 2]
-                wb2 += impulse * jac[i, _TURN + j, 2]
+                d, t, u = _AXES + 3 * j, _B_TURN + 3 * j, _O_TURN + 3 * j
+                vb0 += mb * impulse * rows[i, d]
+                wb0 += impulse * rows[i, t]
+                vb1 += mb * impulse * rows[i, d + 1]
+                wb1 += impulse * rows[i, t + 1]
+                vb2 += mb * impulse * rows[i, d + 2]
+                wb2 += impulse * rows[i, t + 2]
                 if o >= 0:
-                    vo0 -= mo * impulse * axes[i, j, 0]
-                    wo0 -= impulse * jac[i, _OTHER + _TURN + j, 0]
-                    vo1 -= mo * impulse * axes[i, j, 1]
-                    wo1 -= impulse * jac[i, _OTHER + _TURN + j, 1]
-                    vo2 -= mo * impulse * axes[i, j, 2]
-                    wo2 -= impulse * jac[i, _OTHER + _TURN + j, 2]
+                    vo0 -= mo * impulse * rows[i, d]
+                    wo0 -= impulse * rows[i, u]
+                    vo1 -= mo * impulse * rows[i, d + 1]
+                    wo1 -= impulse * rows[i, u + 1]
+                    vo2 -= mo * impulse * rows[i, d + 2]
+                    wo2 -= impulse * rows[i, u + 2]
             i += 1
             if i == last:
                 break
@@ -406,11 +410,11 @@ def _serial_sweeps(contacts, rows, impulses, motion, iterations):
     thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
-    axes, jac, packed = rows.axes, rows.jac, rows.packed
+    packed = rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
     every = np.arange(k)
-    _warm_start(0, k, every, body, other, axes, jac, impulses, vel, omega, inv_mass)
+    _warm_start(0, k, every, body, other, packed, impulses, vel, omega, inv_mass)
     for _ in range(iterations):
         _sweep(0, k, every, body, other, packed, impulses, vel, omega, inv_mass)
 
@@ -422,15 +426,15 @@ def _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations):
     thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
-    axes, jac, packed = rows.axes, rows.jac, rows.packed
+    packed = rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     slabs = starts.shape[0] - 2
     for phase in range(2):
         for t in prange(slabs // 2):
             g = 2 * t + phase
-            _warm_start(starts[g], starts[g + 1], order, body, other, axes, jac, impulses, vel,
+            _warm_start(starts[g], starts[g + 1], order, body, other, packed, impulses, vel,
                         omega, inv_mass)
-    _warm_start(starts[slabs], starts[slabs + 1], order, body, other, axes, jac, impulses, vel,
+    _warm_start(starts[slabs], starts[slabs + 1], order, body, other, packed, impulses, vel,
                 omega, inv_mass)
     for _ in range(iterations):
         for phase in range(2):
@@ -448,7 +452,7 @@ def _restitution_kernel(contacts, rows, slot, impulses, collision, motion):
     (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
-    axes, jac, mass, bounce, target = rows.axes, rows.jac, rows.mass, rows.bounce, rows.target
+    packed, bounce, target = rows.packed, rows.bounce, rows.target
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
@@ -463,11 +467,11 @@ def _restitution_kernel(contacts, rows, slot, impulses, collision, motion):
         change, total = 0.0, 0.0
         for c in bouncing:
             b, o, r = body[c], other[c], slot[c]
-            vn = _relative_velocity(r, 0, b, o, axes, jac, vel, omega)
+            vn = _relative_velocity(r, 0, b, o, packed, vel, omega)
             old = impulses[c, 0]
-            new = max(old - mass[r, 0] * (vn - target[c]), 0.0)
+            new = max(old - packed[r, _MASS] * (vn - target[c]), 0.0)
             impulses[c, 0] = new
-            _push(r, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
+            _push(r, 0, b, o, new - old, packed, vel, omega, inv_mass)
             change = max(change, abs(new - old))
             total = max(total, new)
         if change <= RESTITUTION_TOLERANCE * total:
