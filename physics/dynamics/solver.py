@@ -92,8 +92,9 @@ class ContactRows(NamedTuple):
     tangent 2; jac (k, 12, 3) the Jacobian block (see _ARM); mass (k, 3) kg effective masses
     along the axes; packed (see below). By contact: bounce (k,) bool a wall
     contact hit faster than the restitution threshold; collide (k,) bool a body pair with
-    restitution; target (k,) m/s the normal velocity a bounce leaves with; tau (k,) in [0, 1]
-    when in the step the contact hit; packed (k, _ROW) what the sweeps read of each contact, in
+    restitution; target (k,) m/s the normal velocity a bounce leaves with (walls; 0 for a
+    pair); tau (k,) in [0, 1] when in the step the contact hit (a pair's set by the collision
+    pass, 1 until then); packed (k, _ROW) what the sweeps read of each contact, in
     one row (see _ROW): the axes, the Jacobian block and the masses, the gap's bias and the
     friction coefficient. axes, jac and mass are views of packed (``contact_rows``): each
     value is written once, and every kernel reads the same memory.
@@ -551,8 +552,10 @@ def _prepare_range(first, last, order, contacts, restitution, friction, motion, 
     change of the relative velocity along d (docs/physics.md#sequential-impulses); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts); and the rest of each
-    contact's packed row for the sweeps (see _ROW): its gap's bias and its friction.
+    leaves with, tau (k,) when in the step it hit (see solve_contacts) — a body pair's are
+    the collision pass's (``_impact_kernel``), which finds its impact time itself, so the rows
+    give it no target and tau 1 until that pass sets it; and the rest of each contact's packed
+    row for the sweeps (see _ROW): its gap's bias and its friction.
 
     The records' arrays are taken out once, before the loop, and the loop's body calls no
     helper taking them: a record's field, or an array handed to a helper numba inlines, taken
@@ -575,10 +578,6 @@ def _prepare_range(first, last, order, contacts, restitution, friction, motion, 
         packed[i, _AXES], packed[i, _AXES + 1], packed[i, _AXES + 2] = n0, n1, n2
         packed[i, _AXES + 3], packed[i, _AXES + 4], packed[i, _AXES + 5] = s0, s1, s2
         packed[i, _AXES + 6], packed[i, _AXES + 7], packed[i, _AXES + 8] = u0, u1, u2
-        an = 0.0
-        an += accel[b, 0] * n0
-        an += accel[b, 1] * n1
-        an += accel[b, 2] * n2
         # the first body's rows, then the second's (zero for a wall)
         rx, ry, rz = point[c, 0] - pos[b, 0], point[c, 1] - pos[b, 1], point[c, 2] - pos[b, 2]
         i00, i01, i02 = inv_iw[b, 0, 0], inv_iw[b, 0, 1], inv_iw[b, 0, 2]
@@ -599,11 +598,6 @@ def _prepare_range(first, last, order, contacts, restitution, friction, motion, 
         packed[i, _B_TURN + 6], packed[i, _B_TURN + 7], packed[i, _B_TURN + 8] = tx, ty, tz
         mb = inv_mass[b]
         k0, k1, k2 = mb + m0, mb + m1, mb + m2
-        # the normal velocity as _relative_velocity sums it
-        vn = 0.0
-        vn += vel[b, 0] * n0 + omega[b, 0] * arm0
-        vn += vel[b, 1] * n1 + omega[b, 1] * arm1
-        vn += vel[b, 2] * n2 + omega[b, 2] * arm2
         if o < 0:
             for j in range(_O_ARM, _O_TURN + 9):
                 packed[i, j] = 0.0
@@ -614,7 +608,6 @@ def _prepare_range(first, last, order, contacts, restitution, friction, motion, 
             i20, i21, i22 = inv_iw[o, 2, 0], inv_iw[o, 2, 1], inv_iw[o, 2, 2]
             ax, ay, az, tx, ty, tz, m0 = _arm(rx, ry, rz, n0, n1, n2, i00, i01, i02, i10, i11,
                                               i12, i20, i21, i22)
-            arm0, arm1, arm2 = ax, ay, az
             packed[i, _O_ARM], packed[i, _O_ARM + 1], packed[i, _O_ARM + 2] = ax, ay, az
             packed[i, _O_TURN], packed[i, _O_TURN + 1], packed[i, _O_TURN + 2] = tx, ty, tz
             ax, ay, az, tx, ty, tz, m1 = _arm(rx, ry, rz, s0, s1, s2, i00, i01, i02, i10, i11,
@@ -627,23 +620,32 @@ def _prepare_range(first, last, order, contacts, restitution, friction, motion, 
             packed[i, _O_TURN + 6], packed[i, _O_TURN + 7], packed[i, _O_TURN + 8] = tx, ty, tz
             mo = inv_mass[o]
             k0, k1, k2 = (k0 + mo) + m0, (k1 + mo) + m1, (k2 + mo) + m2
-            an -= accel[o, 0] * n0
-            an -= accel[o, 1] * n1
-            an -= accel[o, 2] * n2
-            vn -= vel[o, 0] * n0 + omega[o, 0] * arm0
-            vn -= vel[o, 1] * n1 + omega[o, 1] * arm1
-            vn -= vel[o, 2] * n2 + omega[o, 2] * arm2
         packed[i, _MASS], packed[i, _MASS + 1], packed[i, _MASS + 2] = 1.0 / k0, 1.0 / k1, 1.0 / k2
         gap = sep[c]
         packed[i, _BIAS] = max(gap, 0.0) / h
         packed[i, _MU] = friction[c]
-        fraction, v_impact = impact_time(gap, vn - an * h, an, h)
         e = restitution[c]
-        # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
-        bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+        bounce[c] = False
         collide[c] = o >= 0 and e > 0.0
+        if o >= 0:
+            # a body pair's impact is the collision pass's business (see _impact_kernel), which
+            # sets its impact time: neither needs the restitution pass's target
+            tau[c], target[c] = 1.0, 0.0
+            continue
+        # walls: the restitution pass's inputs, from the normal's acceleration and velocity
+        # (as _relative_velocity sums it)
+        an = 0.0
+        an += accel[b, 0] * n0
+        an += accel[b, 1] * n1
+        an += accel[b, 2] * n2
+        vn = 0.0
+        vn += vel[b, 0] * n0 + omega[b, 0] * arm0
+        vn += vel[b, 1] * n1 + omega[b, 1] * arm1
+        vn += vel[b, 2] * n2 + omega[b, 2] * arm2
+        fraction, v_impact = impact_time(gap, vn - an * h, an, h)
+        bounce[c] = fraction <= 1.0 and v_impact < -threshold and e > 0.0
         when = min(fraction, 1.0)
-        tau[c] = when  # walls; the collision pass sets the pairs' impact times
+        tau[c] = when
         # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
         # the step
         target[c] = -e * v_impact + an * (1.0 - when) * h
