@@ -87,11 +87,14 @@ class Motion(NamedTuple):
 class ContactRows(NamedTuple):
     """The solver's rows of k contacts (Box2D's contact constraints), made once a step.
 
-    axes (k, 3, 3) the directions: normal, tangent 1, tangent 2; jac (k, 12, 3) the Jacobian
-    block (see _ARM); mass (k, 3) kg effective masses along the axes; bounce (k,) bool a wall
+    By row, in the order the sweeps visit them (``contact_impulses``: row i holds contact
+    order[i], contact c's row is slot[c]): axes (k, 3, 3) the directions: normal, tangent 1,
+    tangent 2; jac (k, 12, 3) the Jacobian block (see _ARM); mass (k, 3) kg effective masses
+    along the axes; packed (see below). By contact: bounce (k,) bool a wall
     contact hit faster than the restitution threshold; collide (k,) bool a body pair with
-    restitution; target (k,) m/s the normal velocity a bounce leaves with; tau (k,) in [0, 1]
-    when in the step the contact hit; packed (k, _ROW) what the sweeps read of each contact, in
+    restitution; target (k,) m/s the normal velocity a bounce leaves with (walls; 0 for a
+    pair); tau (k,) in [0, 1] when in the step the contact hit (a pair's set by the collision
+    pass, 1 until then); packed (k, _ROW) what the sweeps read of each contact, in
     one row (see _ROW): the axes, the Jacobian block and the masses, the gap's bias and the
     friction coefficient. axes, jac and mass are views of packed (``contact_rows``): each
     value is written once, and every kernel reads the same memory.
@@ -126,38 +129,41 @@ _O_ARM, _O_TURN = _JAC + 3 * (_OTHER + _ARM), _JAC + 3 * (_OTHER + _TURN)
 
 
 @njit(cache=True, inline='always')
-def _relative_velocity(c, j, b, o, axes, jac, vel, omega):
-    """Velocity of body b's point of contact c minus body o's (0 for a wall) along its
-    direction j (axes (k, 3, 3): normal, tangent 1, tangent 2)."""
+def _relative_velocity(r, j, b, o, rows, vel, omega):
+    """Velocity of body b's point of the contact of packed row r minus body o's (0 for a
+    wall) along its direction j (0 the normal, 1 and 2 the tangents); rows (k, _ROW)
+    ``ContactRows.packed``, read as the sweeps read it (2-D and contiguous, cheaper to index
+    than the 3-D views axes and jac)."""
     u = 0.0
     for a in range(3):
-        u += vel[b, a] * axes[c, j, a] + omega[b, a] * jac[c, _ARM + j, a]
+        u += vel[b, a] * rows[r, _AXES + 3 * j + a] + omega[b, a] * rows[r, _B_ARM + 3 * j + a]
     if o >= 0:
         for a in range(3):
-            u -= vel[o, a] * axes[c, j, a] + omega[o, a] * jac[c, _OTHER + _ARM + j, a]
+            u -= (vel[o, a] * rows[r, _AXES + 3 * j + a]
+                  + omega[o, a] * rows[r, _O_ARM + 3 * j + a])
     return u
 
 
 @njit(cache=True, inline='always')
-def _push(c, j, b, o, impulse, axes, jac, vel, omega, inv_mass):
-    """Impulse λ d_j on body b at contact c and −λ d_j on body o (if not a wall): v += P/m,
-    ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the accumulated impulses, at
-    the end of the step (``_restitution_kernel``)."""
+def _push(r, j, b, o, impulse, rows, vel, omega, inv_mass):
+    """Impulse λ d_j on body b at the contact of packed row r and −λ d_j on body o (if not a
+    wall): v += P/m, ω += I_w⁻¹ (r × P). Angular momenta are updated once, from the
+    accumulated impulses, at the end of the step (``_restitution_kernel``)."""
     for a in range(3):
-        vel[b, a] += inv_mass[b] * impulse * axes[c, j, a]
-        omega[b, a] += impulse * jac[c, _TURN + j, a]
+        vel[b, a] += inv_mass[b] * impulse * rows[r, _AXES + 3 * j + a]
+        omega[b, a] += impulse * rows[r, _B_TURN + 3 * j + a]
     if o >= 0:
         for a in range(3):
-            vel[o, a] -= inv_mass[o] * impulse * axes[c, j, a]
-            omega[o, a] -= impulse * jac[c, _OTHER + _TURN + j, a]
+            vel[o, a] -= inv_mass[o] * impulse * rows[r, _AXES + 3 * j + a]
+            omega[o, a] -= impulse * rows[r, _O_TURN + 3 * j + a]
 
 
 @njit(cache=True, nogil=True)
-def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations):
-    """The collision pass of the body pairs (``Contacts``, their ``ContactRows``; restitution
-    (k,) per contact; threshold m/s) on the velocities of ``motion``; collision (k,) N·s
-    receives the impulses and rows.tau the pairs' impact times. Records as plain tuples
-    (docs/architecture.md#records)."""
+def _impact_kernel(contacts, rows, slot, restitution, threshold, collision, motion, h, iterations):
+    """The collision pass of the body pairs (``Contacts``, their ``ContactRows``, contact c's
+    packed row slot[c]; restitution (k,) per contact; threshold m/s) on the velocities of
+    ``motion``; collision (k,) N·s receives the impulses and rows.tau the pairs' impact times.
+    Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other, collide = contacts.body, contacts.other, rows.collide
     k = body.shape[0]
@@ -187,8 +193,7 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
         first = last
     # each manifold is collided in the loop's body rather than by a helper taking the records:
     # numba counted a reference of each of their arrays per visit (docs/architecture.md#records)
-    sep, axes, jac, mass, impact = (contacts.separation, rows.axes, rows.jac, rows.mass,
-                                    rows.tau)
+    sep, packed, impact = contacts.separation, rows.packed, rows.tau
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     for sweep in range(iterations):
         active = False
@@ -202,7 +207,7 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
             approaching = False
             for c in range(first, last):
                 given[c] = 0.0
-                vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+                vn = _relative_velocity(slot[c], 0, b, o, packed, vel, omega)
                 gap = max(sep[c], 0.0)
                 # slow, or does not close the gap this step: left out (a target it already
                 # meets)
@@ -220,9 +225,10 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
                 for c in range(first, last):
                     if target[c] == -np.inf:
                         continue
-                    vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-                    new = max(given[c] + mass[c, 0] * (target[c] - vn), 0.0)
-                    _push(c, 0, b, o, new - given[c], axes, jac, vel, omega, inv_mass)
+                    r = slot[c]
+                    vn = _relative_velocity(r, 0, b, o, packed, vel, omega)
+                    new = max(given[c] + packed[r, _MASS] * (target[c] - vn), 0.0)
+                    _push(r, 0, b, o, new - given[c], packed, vel, omega, inv_mass)
                     change = max(change, abs(new - given[c]))
                     given[c] = new
                     total = max(total, new)
@@ -237,16 +243,17 @@ def _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
 
 
 @njit(cache=True, nogil=True)
-def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass):
-    """Apply the given contacts' impulses from the previous step (before the first sweep).
+def _warm_start(first, last, order, body, other, rows, impulses, vel, omega, inv_mass):
+    """Apply the impulses from the previous step of the contacts of rows first … last − 1
+    (row i contact order[i]; before the first sweep).
 
     ``_push`` per direction, the two bodies' velocities held in locals over the points of one
     manifold, as ``_sweep`` holds them: each push then adds to registers rather than storing
-    and reloading the same memory. The same additions in the same order, so the same bits."""
-    count = contacts.shape[0]
-    i = 0
-    while i < count:
-        c = contacts[i]
+    and reloading the same memory. The same additions in the same order, so the same bits.
+    rows (k, _ROW) the packed rows (``ContactRows.packed``), as the sweeps read them."""
+    i = first
+    while i < last:
+        c = order[i]
         b, o = body[c], other[c]
         mb = inv_mass[b]
         vb0, vb1, vb2 = vel[b, 0], vel[b, 1], vel[b, 2]
@@ -259,23 +266,24 @@ def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass
         while True:
             for j in range(3):
                 impulse = impulses[c, j]
-                vb0 += mb * impulse * axes[c, j, 0]
-                wb0 += impulse * jac[c, _TURN + j, 0]
-                vb1 += mb * impulse * axes[c, j, 1]
-                wb1 += impulse * jac[c, _TURN + j, 1]
-                vb2 += mb * impulse * axes[c, j, 2]
-                wb2 += impulse * jac[c, _TURN + j, 2]
+                d, t, u = _AXES + 3 * j, _B_TURN + 3 * j, _O_TURN + 3 * j
+                vb0 += mb * impulse * rows[i, d]
+                wb0 += impulse * rows[i, t]
+                vb1 += mb * impulse * rows[i, d + 1]
+                wb1 += impulse * rows[i, t + 1]
+                vb2 += mb * impulse * rows[i, d + 2]
+                wb2 += impulse * rows[i, t + 2]
                 if o >= 0:
-                    vo0 -= mo * impulse * axes[c, j, 0]
-                    wo0 -= impulse * jac[c, _OTHER + _TURN + j, 0]
-                    vo1 -= mo * impulse * axes[c, j, 1]
-                    wo1 -= impulse * jac[c, _OTHER + _TURN + j, 1]
-                    vo2 -= mo * impulse * axes[c, j, 2]
-                    wo2 -= impulse * jac[c, _OTHER + _TURN + j, 2]
+                    vo0 -= mo * impulse * rows[i, d]
+                    wo0 -= impulse * rows[i, u]
+                    vo1 -= mo * impulse * rows[i, d + 1]
+                    wo1 -= impulse * rows[i, u + 1]
+                    vo2 -= mo * impulse * rows[i, d + 2]
+                    wo2 -= impulse * rows[i, u + 2]
             i += 1
-            if i == count:
+            if i == last:
                 break
-            c = contacts[i]
+            c = order[i]
             if body[c] != b or other[c] != o:
                 break
         vel[b, 0], vel[b, 1], vel[b, 2] = vb0, vb1, vb2
@@ -286,8 +294,9 @@ def _warm_start(contacts, body, other, axes, jac, impulses, vel, omega, inv_mass
 
 
 @njit(cache=True, nogil=True, fastmath={'contract'})
-def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
-    """One Gauss–Seidel sweep over the given contacts: normal impulse, then friction.
+def _sweep(first, last, order, body, other, rows, impulses, vel, omega, inv_mass):
+    """One Gauss–Seidel sweep over the contacts of rows first … last − 1 (row i contact
+    order[i]): normal impulse, then friction.
 
     The points of one manifold (consecutive contacts of one pair, or of one body with the
     walls) are visited with the two bodies' velocities held in locals, loaded before the first
@@ -301,10 +310,9 @@ def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
     1 000 cubes the whole contact solve some 7 % faster, the packing included; the bits the
     same). The rows' axes, jac and mass are views of the packed rows (``contact_rows``), so no
     pass copies them out (docs/architecture.md#records)."""
-    count = contacts.shape[0]
-    i = 0
-    while i < count:
-        c = contacts[i]
+    i = first
+    while i < last:
+        c = order[i]
         b, o = body[c], other[c]
         mb = inv_mass[b]
         vb0, vb1, vb2 = vel[b, 0], vel[b, 1], vel[b, 2]
@@ -317,52 +325,52 @@ def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
         while True:
             # normal: v_n = (v_b − v_o)·n + ω_b·(r_b × n) − ω_o·(r_o × n)
             vn = 0.0
-            vn += vb0 * rows[c, _AXES] + wb0 * rows[c, _B_ARM]
-            vn += vb1 * rows[c, _AXES + 1] + wb1 * rows[c, _B_ARM + 1]
-            vn += vb2 * rows[c, _AXES + 2] + wb2 * rows[c, _B_ARM + 2]
+            vn += vb0 * rows[i, _AXES] + wb0 * rows[i, _B_ARM]
+            vn += vb1 * rows[i, _AXES + 1] + wb1 * rows[i, _B_ARM + 1]
+            vn += vb2 * rows[i, _AXES + 2] + wb2 * rows[i, _B_ARM + 2]
             if o >= 0:
-                vn -= vo0 * rows[c, _AXES] + wo0 * rows[c, _O_ARM]
-                vn -= vo1 * rows[c, _AXES + 1] + wo1 * rows[c, _O_ARM + 1]
-                vn -= vo2 * rows[c, _AXES + 2] + wo2 * rows[c, _O_ARM + 2]
+                vn -= vo0 * rows[i, _AXES] + wo0 * rows[i, _O_ARM]
+                vn -= vo1 * rows[i, _AXES + 1] + wo1 * rows[i, _O_ARM + 1]
+                vn -= vo2 * rows[i, _AXES + 2] + wo2 * rows[i, _O_ARM + 2]
             old = impulses[c, 0]
-            new = max(old - rows[c, _MASS] * (vn + rows[c, _BIAS]), 0.0)
+            new = max(old - rows[i, _MASS] * (vn + rows[i, _BIAS]), 0.0)
             impulses[c, 0] = new
             o1, o2 = impulses[c, 1], impulses[c, 2]
             # a speculative contact left apart has the point 0 for its cone: no impulse at all
             if not (new == 0.0 and old == 0.0 and o1 == 0.0 and o2 == 0.0):
                 d = new - old
-                vb0 += mb * d * rows[c, _AXES]
-                vb1 += mb * d * rows[c, _AXES + 1]
-                vb2 += mb * d * rows[c, _AXES + 2]
-                wb0 += d * rows[c, _B_TURN]
-                wb1 += d * rows[c, _B_TURN + 1]
-                wb2 += d * rows[c, _B_TURN + 2]
+                vb0 += mb * d * rows[i, _AXES]
+                vb1 += mb * d * rows[i, _AXES + 1]
+                vb2 += mb * d * rows[i, _AXES + 2]
+                wb0 += d * rows[i, _B_TURN]
+                wb1 += d * rows[i, _B_TURN + 1]
+                wb2 += d * rows[i, _B_TURN + 2]
                 if o >= 0:
-                    vo0 -= mo * d * rows[c, _AXES]
-                    vo1 -= mo * d * rows[c, _AXES + 1]
-                    vo2 -= mo * d * rows[c, _AXES + 2]
-                    wo0 -= d * rows[c, _O_TURN]
-                    wo1 -= d * rows[c, _O_TURN + 1]
-                    wo2 -= d * rows[c, _O_TURN + 2]
+                    vo0 -= mo * d * rows[i, _AXES]
+                    vo1 -= mo * d * rows[i, _AXES + 1]
+                    vo2 -= mo * d * rows[i, _AXES + 2]
+                    wo0 -= d * rows[i, _O_TURN]
+                    wo1 -= d * rows[i, _O_TURN + 1]
+                    wo2 -= d * rows[i, _O_TURN + 2]
                 # Coulomb cone on the two tangent impulses together
                 u1 = 0.0
-                u1 += vb0 * rows[c, _AXES + 3] + wb0 * rows[c, _B_ARM + 3]
-                u1 += vb1 * rows[c, _AXES + 4] + wb1 * rows[c, _B_ARM + 4]
-                u1 += vb2 * rows[c, _AXES + 5] + wb2 * rows[c, _B_ARM + 5]
+                u1 += vb0 * rows[i, _AXES + 3] + wb0 * rows[i, _B_ARM + 3]
+                u1 += vb1 * rows[i, _AXES + 4] + wb1 * rows[i, _B_ARM + 4]
+                u1 += vb2 * rows[i, _AXES + 5] + wb2 * rows[i, _B_ARM + 5]
                 u2 = 0.0
-                u2 += vb0 * rows[c, _AXES + 6] + wb0 * rows[c, _B_ARM + 6]
-                u2 += vb1 * rows[c, _AXES + 7] + wb1 * rows[c, _B_ARM + 7]
-                u2 += vb2 * rows[c, _AXES + 8] + wb2 * rows[c, _B_ARM + 8]
+                u2 += vb0 * rows[i, _AXES + 6] + wb0 * rows[i, _B_ARM + 6]
+                u2 += vb1 * rows[i, _AXES + 7] + wb1 * rows[i, _B_ARM + 7]
+                u2 += vb2 * rows[i, _AXES + 8] + wb2 * rows[i, _B_ARM + 8]
                 if o >= 0:
-                    u1 -= vo0 * rows[c, _AXES + 3] + wo0 * rows[c, _O_ARM + 3]
-                    u1 -= vo1 * rows[c, _AXES + 4] + wo1 * rows[c, _O_ARM + 4]
-                    u1 -= vo2 * rows[c, _AXES + 5] + wo2 * rows[c, _O_ARM + 5]
-                    u2 -= vo0 * rows[c, _AXES + 6] + wo0 * rows[c, _O_ARM + 6]
-                    u2 -= vo1 * rows[c, _AXES + 7] + wo1 * rows[c, _O_ARM + 7]
-                    u2 -= vo2 * rows[c, _AXES + 8] + wo2 * rows[c, _O_ARM + 8]
-                l1 = o1 - rows[c, _MASS + 1] * u1
-                l2 = o2 - rows[c, _MASS + 2] * u2
-                limit = rows[c, _MU] * new
+                    u1 -= vo0 * rows[i, _AXES + 3] + wo0 * rows[i, _O_ARM + 3]
+                    u1 -= vo1 * rows[i, _AXES + 4] + wo1 * rows[i, _O_ARM + 4]
+                    u1 -= vo2 * rows[i, _AXES + 5] + wo2 * rows[i, _O_ARM + 5]
+                    u2 -= vo0 * rows[i, _AXES + 6] + wo0 * rows[i, _O_ARM + 6]
+                    u2 -= vo1 * rows[i, _AXES + 7] + wo1 * rows[i, _O_ARM + 7]
+                    u2 -= vo2 * rows[i, _AXES + 8] + wo2 * rows[i, _O_ARM + 8]
+                l1 = o1 - rows[i, _MASS + 1] * u1
+                l2 = o2 - rows[i, _MASS + 2] * u2
+                limit = rows[i, _MU] * new
                 squared = l1 * l1 + l2 * l2
                 if squared > limit * limit:  # sliding (the root only then: it is slow)
                     scale = limit / np.sqrt(squared)
@@ -371,23 +379,23 @@ def _sweep(contacts, body, other, rows, impulses, vel, omega, inv_mass):
                 impulses[c, 1] = l1
                 impulses[c, 2] = l2
                 d1, d2 = l1 - o1, l2 - o2
-                vb0 += mb * (d1 * rows[c, _AXES + 3] + d2 * rows[c, _AXES + 6])
-                vb1 += mb * (d1 * rows[c, _AXES + 4] + d2 * rows[c, _AXES + 7])
-                vb2 += mb * (d1 * rows[c, _AXES + 5] + d2 * rows[c, _AXES + 8])
-                wb0 += d1 * rows[c, _B_TURN + 3] + d2 * rows[c, _B_TURN + 6]
-                wb1 += d1 * rows[c, _B_TURN + 4] + d2 * rows[c, _B_TURN + 7]
-                wb2 += d1 * rows[c, _B_TURN + 5] + d2 * rows[c, _B_TURN + 8]
+                vb0 += mb * (d1 * rows[i, _AXES + 3] + d2 * rows[i, _AXES + 6])
+                vb1 += mb * (d1 * rows[i, _AXES + 4] + d2 * rows[i, _AXES + 7])
+                vb2 += mb * (d1 * rows[i, _AXES + 5] + d2 * rows[i, _AXES + 8])
+                wb0 += d1 * rows[i, _B_TURN + 3] + d2 * rows[i, _B_TURN + 6]
+                wb1 += d1 * rows[i, _B_TURN + 4] + d2 * rows[i, _B_TURN + 7]
+                wb2 += d1 * rows[i, _B_TURN + 5] + d2 * rows[i, _B_TURN + 8]
                 if o >= 0:
-                    vo0 -= mo * (d1 * rows[c, _AXES + 3] + d2 * rows[c, _AXES + 6])
-                    vo1 -= mo * (d1 * rows[c, _AXES + 4] + d2 * rows[c, _AXES + 7])
-                    vo2 -= mo * (d1 * rows[c, _AXES + 5] + d2 * rows[c, _AXES + 8])
-                    wo0 -= d1 * rows[c, _O_TURN + 3] + d2 * rows[c, _O_TURN + 6]
-                    wo1 -= d1 * rows[c, _O_TURN + 4] + d2 * rows[c, _O_TURN + 7]
-                    wo2 -= d1 * rows[c, _O_TURN + 5] + d2 * rows[c, _O_TURN + 8]
+                    vo0 -= mo * (d1 * rows[i, _AXES + 3] + d2 * rows[i, _AXES + 6])
+                    vo1 -= mo * (d1 * rows[i, _AXES + 4] + d2 * rows[i, _AXES + 7])
+                    vo2 -= mo * (d1 * rows[i, _AXES + 5] + d2 * rows[i, _AXES + 8])
+                    wo0 -= d1 * rows[i, _O_TURN + 3] + d2 * rows[i, _O_TURN + 6]
+                    wo1 -= d1 * rows[i, _O_TURN + 4] + d2 * rows[i, _O_TURN + 7]
+                    wo2 -= d1 * rows[i, _O_TURN + 5] + d2 * rows[i, _O_TURN + 8]
             i += 1
-            if i == count:
+            if i == last:
                 break
-            c = contacts[i]
+            c = order[i]
             if body[c] != b or other[c] != o:
                 break
         vel[b, 0], vel[b, 1], vel[b, 2] = vb0, vb1, vb2
@@ -403,12 +411,13 @@ def _serial_sweeps(contacts, rows, impulses, motion, iterations):
     thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
-    axes, jac, packed = rows.axes, rows.jac, rows.packed
+    packed = rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
-    every = np.arange(body.shape[0])
-    _warm_start(every, body, other, axes, jac, impulses, vel, omega, inv_mass)
+    k = body.shape[0]
+    every = np.arange(k)
+    _warm_start(0, k, every, body, other, packed, impulses, vel, omega, inv_mass)
     for _ in range(iterations):
-        _sweep(every, body, other, packed, impulses, vel, omega, inv_mass)
+        _sweep(0, k, every, body, other, packed, impulses, vel, omega, inv_mass)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -418,32 +427,33 @@ def _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations):
     thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
-    axes, jac, packed = rows.axes, rows.jac, rows.packed
+    packed = rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     slabs = starts.shape[0] - 2
     for phase in range(2):
         for t in prange(slabs // 2):
             g = 2 * t + phase
-            _warm_start(order[starts[g]:starts[g + 1]], body, other, axes, jac, impulses, vel,
+            _warm_start(starts[g], starts[g + 1], order, body, other, packed, impulses, vel,
                         omega, inv_mass)
-    _warm_start(order[starts[slabs]:starts[slabs + 1]], body, other, axes, jac, impulses, vel,
+    _warm_start(starts[slabs], starts[slabs + 1], order, body, other, packed, impulses, vel,
                 omega, inv_mass)
     for _ in range(iterations):
         for phase in range(2):
             for t in prange(slabs // 2):
                 g = 2 * t + phase
-                _sweep(order[starts[g]:starts[g + 1]], body, other, packed, impulses, vel, omega,
-                       inv_mass)
-        _sweep(order[starts[slabs]:starts[slabs + 1]], body, other, packed, impulses, vel, omega,
-               inv_mass)
+                _sweep(starts[g], starts[g + 1], order, body, other, packed, impulses, vel,
+                       omega, inv_mass)
+        _sweep(starts[slabs], starts[slabs + 1], order, body, other, packed, impulses, vel,
+               omega, inv_mass)
 
 
 @njit(cache=True, nogil=True)
-def _restitution_kernel(contacts, rows, impulses, collision, motion):
-    """The wall restitution pass. Records as plain tuples (docs/architecture.md#records)."""
+def _restitution_kernel(contacts, rows, slot, impulses, collision, motion):
+    """The wall restitution pass (contact c's packed row slot[c]). Records as plain tuples
+    (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
-    axes, jac, mass, bounce, target = rows.axes, rows.jac, rows.mass, rows.bounce, rows.target
+    packed, bounce, target = rows.packed, rows.bounce, rows.target
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
     # Restitution pass (Box2D: only contacts that carry load and hit faster than the threshold).
@@ -457,12 +467,12 @@ def _restitution_kernel(contacts, rows, impulses, collision, motion):
     for _ in range(RESTITUTION_MAX_SWEEPS):
         change, total = 0.0, 0.0
         for c in bouncing:
-            b, o = body[c], other[c]
-            vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
+            b, o, r = body[c], other[c], slot[c]
+            vn = _relative_velocity(r, 0, b, o, packed, vel, omega)
             old = impulses[c, 0]
-            new = max(old - mass[c, 0] * (vn - target[c]), 0.0)
+            new = max(old - packed[r, _MASS] * (vn - target[c]), 0.0)
             impulses[c, 0] = new
-            _push(c, 0, b, o, new - old, axes, jac, vel, omega, inv_mass)
+            _push(r, 0, b, o, new - old, packed, vel, omega, inv_mass)
             change = max(change, abs(new - old))
             total = max(total, new)
         if change <= RESTITUTION_TOLERANCE * total:
@@ -470,37 +480,42 @@ def _restitution_kernel(contacts, rows, impulses, collision, motion):
 
 
 @njit(cache=True, nogil=True)
-def _angular_impulse_kernel(body, other, point, axes, impulses, collision, pos, vel_forces,
+def _angular_impulse_kernel(body, other, point, axes, slot, impulses, collision, pos, vel_forces,
                             accel, impact_fraction, h, ang_mom):
     """L += r × P into ang_mom (n, 3) for the whole impulse P each contact gave (the collision
-    pass's and the accumulated one, which includes the warm start), r from the body's centre at
+    pass's and the accumulated one, which includes the warm start; contact c's axes are row
+    slot[c] of axes), r from the body's centre at
     the moment ``drift`` (dynamics/integrator.py) lets the impulse act: at the impact
     x + tv₀ + ½at², t = impact_fraction·h, for a body that bounced (v₀ = vel_forces − ah, the
     velocity before this step's forces); at the step's start for one in resting contact (drift
     moves it by h·v₁ from x). The orbital momentum x × mv then changes by exactly c × P, and
     c × P + (p − c) × P = p × P cancels between the two bodies of a contact: total angular
-    momentum is kept (docs/physics.md#angular-momentum-of-impacts)."""
+    momentum is kept (docs/physics.md#angular-momentum-of-impacts). The centres are found once
+    a body, not once a contact (the same numbers)."""
+    centre = np.empty_like(pos)
+    for i in range(pos.shape[0]):
+        t = impact_fraction[i] * h if impact_fraction[i] < 1.0 else 0.0
+        for a in range(3):
+            centre[i, a] = _centre(i, a, pos, vel_forces, accel, t, h)
     for c in range(body.shape[0]):
-        b, o = body[c], other[c]
+        b, o, r = body[c], other[c], slot[c]
         normal, first, second = impulses[c, 0] + collision[c], impulses[c, 1], impulses[c, 2]
-        impulse = (normal * axes[c, 0, 0] + first * axes[c, 1, 0] + second * axes[c, 2, 0],
-                   normal * axes[c, 0, 1] + first * axes[c, 1, 1] + second * axes[c, 2, 1],
-                   normal * axes[c, 0, 2] + first * axes[c, 1, 2] + second * axes[c, 2, 2])
-        _add_moment(ang_mom, b, point[c], pos, vel_forces, accel, impact_fraction, h, impulse,
-                    1.0)
+        impulse = (normal * axes[r, 0, 0] + first * axes[r, 1, 0] + second * axes[r, 2, 0],
+                   normal * axes[r, 0, 1] + first * axes[r, 1, 1] + second * axes[r, 2, 1],
+                   normal * axes[r, 0, 2] + first * axes[r, 1, 2] + second * axes[r, 2, 2])
+        x, y, z = point[c, 0], point[c, 1], point[c, 2]
+        _add_moment(ang_mom, b, x, y, z, centre, impulse, 1.0)
         if o >= 0:
-            _add_moment(ang_mom, o, point[c], pos, vel_forces, accel, impact_fraction, h,
-                        impulse, -1.0)
+            _add_moment(ang_mom, o, x, y, z, centre, impulse, -1.0)
 
 
 @njit(cache=True, inline='always')
-def _add_moment(ang_mom, row, point, pos, vel_forces, accel, impact_fraction, h, impulse, sign):
-    """ang_mom[row] += sign · (point − c) × P for the impulse P (a 3-tuple), c the body's
-    centre when its impulses act (see ``_angular_impulse_kernel``)."""
-    t = impact_fraction[row] * h if impact_fraction[row] < 1.0 else 0.0
-    rx = point[0] - _centre(row, 0, pos, vel_forces, accel, t, h)
-    ry = point[1] - _centre(row, 1, pos, vel_forces, accel, t, h)
-    rz = point[2] - _centre(row, 2, pos, vel_forces, accel, t, h)
+def _add_moment(ang_mom, row, x, y, z, centre, impulse, sign):
+    """ang_mom[row] += sign · ((x, y, z) − c) × P for the impulse P (a 3-tuple), c = centre[row]
+    the body's centre when its impulses act (see ``_angular_impulse_kernel``)."""
+    rx = x - centre[row, 0]
+    ry = y - centre[row, 1]
+    rz = z - centre[row, 2]
     px, py, pz = impulse
     ang_mom[row, 0] += sign * (ry * pz - rz * py)
     ang_mom[row, 1] += sign * (rz * px - rx * pz)
@@ -513,10 +528,23 @@ def _centre(row, a, pos, vel_forces, accel, t, h):
     return pos[row, a] + t * (vel_forces[row, a] - accel[row, a] * h) + 0.5 * accel[row, a] * t * t
 
 
+@njit(cache=True, inline='always')
+def _arm(rx, ry, rz, dx, dy, dz, i00, i01, i02, i10, i11, i12, i20, i21, i22):
+    """r × d, I_w⁻¹ (r × d) (the rows of I_w⁻¹ i0…, i1…, i2…) and (r × d)·I_w⁻¹ (r × d): one
+    direction's Jacobian rows of one body and its term of the effective mass."""
+    ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
+    tx = i00 * ax + i01 * ay + i02 * az
+    ty = i10 * ax + i11 * ay + i12 * az
+    tz = i20 * ax + i21 * ay + i22 * az
+    return ax, ay, az, tx, ty, tz, ax * tx + ay * ty + az * tz
+
+
 @njit(cache=True, nogil=True)
-def _prepare_range(first, last, contacts, restitution, friction, motion, h, threshold, rows):
-    """Fill in the rows of ``ContactRows`` rows for contacts first … last − 1 of ``contacts``
-    (restitution and friction (k,) per contact, the bodies' ``Motion``, h s, threshold m/s).
+def _prepare_range(first, last, order, contacts, restitution, friction, motion, h, threshold,
+                   rows):
+    """Fill in rows first … last − 1 of ``ContactRows`` rows, row i that of contact order[i]
+    of ``contacts`` (restitution and friction (k,) per contact, the bodies' ``Motion``, h s,
+    threshold m/s): packed row i, and the per-contact fields at order[i].
 
     Per contact: the directions axes (k, 3, 3) (normal, tangent 1, tangent 2); the Jacobian
     block jac (k, 12, 3) (see _ARM); effective masses (k, 3) along the normal and the tangents:
@@ -524,105 +552,133 @@ def _prepare_range(first, last, contacts, restitution, friction, motion, h, thre
     change of the relative velocity along d (docs/physics.md#sequential-impulses); and the
     restitution pass's inputs: bounce (k,) a wall contact hit faster than the threshold this
     step, collide (k,) a body pair with restitution, target (k,) m/s the normal velocity a bounce
-    leaves with, tau (k,) when in the step it hit (see solve_contacts); and the rest of each
-    contact's packed row for the sweeps (see _ROW): its gap's bias and its friction.
+    leaves with, tau (k,) when in the step it hit (see solve_contacts) — a body pair's are
+    the collision pass's (``_impact_kernel``), which finds its impact time itself, so the rows
+    give it no target and tau 1 until that pass sets it; and the rest of each contact's packed
+    row for the sweeps (see _ROW): its gap's bias and its friction.
 
     The records' arrays are taken out once, before the loop, and the loop's body calls no
     helper taking them: a record's field, or an array handed to a helper numba inlines, taken
     per contact cost a reference count each, a fifth of a pile's step
-    (docs/architecture.md#records)."""
+    (docs/architecture.md#records). Each value is computed in locals and stored once into the
+    packed row (2-D, contiguous), never read back from the rows' 3-D views: a fifth less time
+    than through those views, the same arithmetic in the same order, so the same bits."""
     body, other, point, normal = contacts.body, contacts.other, contacts.point, contacts.normal
     tangent1, tangent2, sep = contacts.tangent1, contacts.tangent2, contacts.separation
     pos, vel, omega, accel = motion.pos, motion.vel, motion.omega, motion.accel
     inv_mass, inv_iw = motion.inv_mass, motion.inv_iw
-    axes, jac, mass = rows.axes, rows.jac, rows.mass
     bounce, collide, target, tau = rows.bounce, rows.collide, rows.target, rows.tau
     packed = rows.packed
-    for c in range(first, last):
+    for i in range(first, last):
+        c = order[i]
         b, o = body[c], other[c]
-        for a in range(3):
-            axes[c, 0, a] = normal[c, a]
-            axes[c, 1, a] = tangent1[c, a]
-            axes[c, 2, a] = tangent2[c, a]
-        an = 0.0
-        for a in range(3):
-            an += accel[b, a] * axes[c, 0, a]
-        for j in range(3):
-            mass[c, j] = inv_mass[b]
-        # scalar indexing throughout: a row view (jac[c, i]) costs numba a reference count
-        for side in range(2):
-            q = b if side == 0 else o
-            row = _OTHER * side
-            if q < 0:
-                for i in range(row, row + _OTHER):
-                    for a in range(3):
-                        jac[c, i, a] = 0.0
-                break
-            rx = point[c, 0] - pos[q, 0]
-            ry = point[c, 1] - pos[q, 1]
-            rz = point[c, 2] - pos[q, 2]
-            for j in range(3):
-                dx, dy, dz = axes[c, j, 0], axes[c, j, 1], axes[c, j, 2]
-                ax, ay, az = ry * dz - rz * dy, rz * dx - rx * dz, rx * dy - ry * dx
-                jac[c, row + _ARM + j, 0] = ax
-                jac[c, row + _ARM + j, 1] = ay
-                jac[c, row + _ARM + j, 2] = az
-                tx = inv_iw[q, 0, 0] * ax + inv_iw[q, 0, 1] * ay + inv_iw[q, 0, 2] * az
-                ty = inv_iw[q, 1, 0] * ax + inv_iw[q, 1, 1] * ay + inv_iw[q, 1, 2] * az
-                tz = inv_iw[q, 2, 0] * ax + inv_iw[q, 2, 1] * ay + inv_iw[q, 2, 2] * az
-                jac[c, row + _TURN + j, 0] = tx
-                jac[c, row + _TURN + j, 1] = ty
-                jac[c, row + _TURN + j, 2] = tz
-                if side == 1:
-                    mass[c, j] += inv_mass[q]
-                mass[c, j] += ax * tx + ay * ty + az * tz
-        if o >= 0:
-            for a in range(3):
-                an -= accel[o, a] * axes[c, 0, a]
-        for j in range(3):
-            mass[c, j] = 1.0 / mass[c, j]
-        packed[c, _BIAS] = max(sep[c], 0.0) / h
-        packed[c, _MU] = friction[c]
-        vn = _relative_velocity(c, 0, b, o, axes, jac, vel, omega)
-        fraction, v_impact = impact_time(sep[c], vn - an * h, an, h)
+        n0, n1, n2 = normal[c, 0], normal[c, 1], normal[c, 2]
+        s0, s1, s2 = tangent1[c, 0], tangent1[c, 1], tangent1[c, 2]
+        u0, u1, u2 = tangent2[c, 0], tangent2[c, 1], tangent2[c, 2]
+        packed[i, _AXES], packed[i, _AXES + 1], packed[i, _AXES + 2] = n0, n1, n2
+        packed[i, _AXES + 3], packed[i, _AXES + 4], packed[i, _AXES + 5] = s0, s1, s2
+        packed[i, _AXES + 6], packed[i, _AXES + 7], packed[i, _AXES + 8] = u0, u1, u2
+        # the first body's rows, then the second's (zero for a wall)
+        rx, ry, rz = point[c, 0] - pos[b, 0], point[c, 1] - pos[b, 1], point[c, 2] - pos[b, 2]
+        i00, i01, i02 = inv_iw[b, 0, 0], inv_iw[b, 0, 1], inv_iw[b, 0, 2]
+        i10, i11, i12 = inv_iw[b, 1, 0], inv_iw[b, 1, 1], inv_iw[b, 1, 2]
+        i20, i21, i22 = inv_iw[b, 2, 0], inv_iw[b, 2, 1], inv_iw[b, 2, 2]
+        ax, ay, az, tx, ty, tz, m0 = _arm(rx, ry, rz, n0, n1, n2, i00, i01, i02, i10, i11, i12,
+                                          i20, i21, i22)
+        arm0, arm1, arm2 = ax, ay, az
+        packed[i, _B_ARM], packed[i, _B_ARM + 1], packed[i, _B_ARM + 2] = ax, ay, az
+        packed[i, _B_TURN], packed[i, _B_TURN + 1], packed[i, _B_TURN + 2] = tx, ty, tz
+        ax, ay, az, tx, ty, tz, m1 = _arm(rx, ry, rz, s0, s1, s2, i00, i01, i02, i10, i11, i12,
+                                          i20, i21, i22)
+        packed[i, _B_ARM + 3], packed[i, _B_ARM + 4], packed[i, _B_ARM + 5] = ax, ay, az
+        packed[i, _B_TURN + 3], packed[i, _B_TURN + 4], packed[i, _B_TURN + 5] = tx, ty, tz
+        ax, ay, az, tx, ty, tz, m2 = _arm(rx, ry, rz, u0, u1, u2, i00, i01, i02, i10, i11, i12,
+                                          i20, i21, i22)
+        packed[i, _B_ARM + 6], packed[i, _B_ARM + 7], packed[i, _B_ARM + 8] = ax, ay, az
+        packed[i, _B_TURN + 6], packed[i, _B_TURN + 7], packed[i, _B_TURN + 8] = tx, ty, tz
+        mb = inv_mass[b]
+        k0, k1, k2 = mb + m0, mb + m1, mb + m2
+        if o < 0:
+            for j in range(_O_ARM, _O_TURN + 9):
+                packed[i, j] = 0.0
+        else:
+            rx, ry, rz = point[c, 0] - pos[o, 0], point[c, 1] - pos[o, 1], point[c, 2] - pos[o, 2]
+            i00, i01, i02 = inv_iw[o, 0, 0], inv_iw[o, 0, 1], inv_iw[o, 0, 2]
+            i10, i11, i12 = inv_iw[o, 1, 0], inv_iw[o, 1, 1], inv_iw[o, 1, 2]
+            i20, i21, i22 = inv_iw[o, 2, 0], inv_iw[o, 2, 1], inv_iw[o, 2, 2]
+            ax, ay, az, tx, ty, tz, m0 = _arm(rx, ry, rz, n0, n1, n2, i00, i01, i02, i10, i11,
+                                              i12, i20, i21, i22)
+            packed[i, _O_ARM], packed[i, _O_ARM + 1], packed[i, _O_ARM + 2] = ax, ay, az
+            packed[i, _O_TURN], packed[i, _O_TURN + 1], packed[i, _O_TURN + 2] = tx, ty, tz
+            ax, ay, az, tx, ty, tz, m1 = _arm(rx, ry, rz, s0, s1, s2, i00, i01, i02, i10, i11,
+                                              i12, i20, i21, i22)
+            packed[i, _O_ARM + 3], packed[i, _O_ARM + 4], packed[i, _O_ARM + 5] = ax, ay, az
+            packed[i, _O_TURN + 3], packed[i, _O_TURN + 4], packed[i, _O_TURN + 5] = tx, ty, tz
+            ax, ay, az, tx, ty, tz, m2 = _arm(rx, ry, rz, u0, u1, u2, i00, i01, i02, i10, i11,
+                                              i12, i20, i21, i22)
+            packed[i, _O_ARM + 6], packed[i, _O_ARM + 7], packed[i, _O_ARM + 8] = ax, ay, az
+            packed[i, _O_TURN + 6], packed[i, _O_TURN + 7], packed[i, _O_TURN + 8] = tx, ty, tz
+            mo = inv_mass[o]
+            k0, k1, k2 = (k0 + mo) + m0, (k1 + mo) + m1, (k2 + mo) + m2
+        packed[i, _MASS], packed[i, _MASS + 1], packed[i, _MASS + 2] = 1.0 / k0, 1.0 / k1, 1.0 / k2
+        gap = sep[c]
+        packed[i, _BIAS] = max(gap, 0.0) / h
+        packed[i, _MU] = friction[c]
         e = restitution[c]
-        # walls: restitution pass; body pairs: collision pass (see _impact_kernel)
-        bounce[c] = o < 0 and fraction <= 1.0 and v_impact < -threshold and e > 0.0
+        bounce[c] = False
         collide[c] = o >= 0 and e > 0.0
-        tau[c] = min(fraction, 1.0)  # walls; the collision pass sets the pairs' impact times
+        if o >= 0:
+            # a body pair's impact is the collision pass's business (see _impact_kernel), which
+            # sets its impact time: neither needs the restitution pass's target
+            tau[c], target[c] = 1.0, 0.0
+            continue
+        # walls: the restitution pass's inputs, from the normal's acceleration and velocity
+        # (as _relative_velocity sums it)
+        an = 0.0
+        an += accel[b, 0] * n0
+        an += accel[b, 1] * n1
+        an += accel[b, 2] * n2
+        vn = 0.0
+        vn += vel[b, 0] * n0 + omega[b, 0] * arm0
+        vn += vel[b, 1] * n1 + omega[b, 1] * arm1
+        vn += vel[b, 2] * n2 + omega[b, 2] * arm2
+        fraction, v_impact = impact_time(gap, vn - an * h, an, h)
+        bounce[c] = fraction <= 1.0 and v_impact < -threshold and e > 0.0
+        when = min(fraction, 1.0)
+        tau[c] = when
         # after the impact the point leaves at −e·v_impact and gravity acts for the rest of
         # the step
-        target[c] = -e * v_impact + an * (1.0 - tau[c]) * h
+        target[c] = -e * v_impact + an * (1.0 - when) * h
 
 
 @njit(cache=True, nogil=True)
-def _prepare_serial(contacts, restitution, friction, motion, h, threshold, rows):
-    """The rows of every contact, on the calling thread. Records as plain tuples
-    (docs/architecture.md#records)."""
+def _prepare_serial(order, contacts, restitution, friction, motion, h, threshold, rows):
+    """The rows of every contact (row i that of contact order[i]), on the calling thread.
+    Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
-    _prepare_range(0, contacts.body.shape[0], contacts, restitution, friction, motion, h,
+    _prepare_range(0, contacts.body.shape[0], order, contacts, restitution, friction, motion, h,
                    threshold, rows)
 
 
 @njit(cache=True, nogil=True)
-def _prepare_parallel(contacts, restitution, friction, motion, h, threshold, rows):
-    """``_prepare_serial`` with the contacts shared out between the threads (independent), in
+def _prepare_parallel(order, contacts, restitution, friction, motion, h, threshold, rows):
+    """``_prepare_serial`` with the rows shared out between the threads (independent), in
     SWEEP_SLABS runs of equal length, as the sweeps share theirs out in SWEEP_SLABS slabs: a
     call of ``_prepare_range`` per contact instead cost more than the rows themselves."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     bounds = chunk_bounds(contacts.body.shape[0], SWEEP_SLABS)
-    _prepare_threads(bounds, contacts, restitution, friction, motion, h, threshold, rows)
+    _prepare_threads(bounds, order, contacts, restitution, friction, motion, h, threshold, rows)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_threads(bounds, contacts, restitution, friction, motion, h, threshold, rows):
-    """``_prepare_parallel``'s loop: the contacts bounds[t] … bounds[t + 1] − 1 in one call of
+def _prepare_threads(bounds, order, contacts, restitution, friction, motion, h, threshold, rows):
+    """``_prepare_parallel``'s loop: the rows bounds[t] … bounds[t + 1] − 1 in one call of
     ``_prepare_range``, so the writes are out of the parfor pass's sight (numba 0.68 took a
     write in the loop to an array that came out of a record's field for dead code unless the
     loop read it back; tests/physics/dynamics/test_solver.py: serial = parallel)."""
     for t in prange(bounds.shape[0] - 1):
-        _prepare_range(bounds[t], bounds[t + 1], contacts, restitution, friction, motion, h,
-                       threshold, rows)
+        _prepare_range(bounds[t], bounds[t + 1], order, contacts, restitution, friction, motion,
+                       h, threshold, rows)
 
 
 @njit(cache=True)
@@ -707,31 +763,40 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
         return untouched(n)
     rows = contact_rows(k)
     vel_forces = motion.vel.copy()  # (n, 3) m/s before any impulse (the sweeps change vel)
-    # small steps stay on the calling thread: waking the others costs more than it saves
-    if k >= PARALLEL_MIN_CONTACTS:
-        _prepare_parallel(contacts, restitution, friction, motion, h, threshold, rows)
+    # small steps stay on the calling thread: waking the others costs more than it saves.
+    # The packed rows are laid out in the order the sweeps visit them (row i that of contact
+    # order[i], contact c's row slot[c]), so that each group's sweep reads its rows one after
+    # the other (docs/architecture.md#records); the visits, and so the bits, are the same.
+    parallel = k >= PARALLEL_MIN_CONTACTS
+    if parallel:
+        order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
+        _prepare_parallel(order, contacts, restitution, friction, motion, h, threshold, rows)
     else:
-        _prepare_serial(contacts, restitution, friction, motion, h, threshold, rows)
+        order, starts = np.arange(k), np.zeros(0, dtype=np.int64)
+        _prepare_serial(order, contacts, restitution, friction, motion, h, threshold, rows)
+    slot = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        slot[order[i]] = i
     collision = np.zeros(k)
     impulses = warm.copy()
-    _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h, iterations)
+    _impact_kernel(contacts, rows, slot, restitution, threshold, collision, motion, h,
+                   iterations)
     # islands of very unequal masses: their normal impulses solved exactly, as the warm start
-    solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
+    solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, slot, impulses, motion.vel,
                  motion.omega, h, _ARM, _TURN, _OTHER)
-    if k >= PARALLEL_MIN_CONTACTS:
-        order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
+    if parallel:
         _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations)
     else:
         _serial_sweeps(contacts, rows, impulses, motion, iterations)
-    _restitution_kernel(contacts, rows, impulses, collision, motion)
+    _restitution_kernel(contacts, rows, slot, impulses, collision, motion)
     result = ContactResult(impulses, collision, np.empty(k, dtype=np.bool_),
                            np.empty(k, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
                            np.zeros(n, dtype=np.bool_), np.ones(n))
     _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
                     result.loaded, result.acted, result.touched, result.walled,
                     result.impact_fraction)
-    _angular_impulse_kernel(contacts.body, contacts.other, contacts.point, rows.axes, impulses,
-                            collision, motion.pos, vel_forces, motion.accel,
+    _angular_impulse_kernel(contacts.body, contacts.other, contacts.point, rows.axes, slot,
+                            impulses, collision, motion.pos, vel_forces, motion.accel,
                             result.impact_fraction, h, ang_mom)
     return result
 

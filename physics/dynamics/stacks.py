@@ -290,17 +290,19 @@ def _stack_kernel(chosen, starts, body, other, sep, axes, jac, impulses, vel, om
 
 
 @njit(cache=True, nogil=True)
-def solve_stacks(contacts, inv_mass, axes, jac, impulses, vel, omega, h, row_arm, row_turn,
-                 row_other) -> bool:
+def solve_stacks(contacts, inv_mass, axes, jac, slot, impulses, vel, omega, h, row_arm,
+                 row_turn, row_other) -> bool:
     """Replace the warm-start normal impulses (impulses (k, 3), N·s, column 0) of the islands
     of very unequal masses (``stack_islands``) with the solution of their normal problem (see
     the module docstring), from vel, omega (n, 3) before any warm start, axes (k, 3, 3) and the
     Jacobian block jac (k, 12, 3) (rows row_arm, row_turn, row_other as the solver lays them
-    out); inv_mass (n,) 1/kg. Returns whether every island's search reached the optimum (where
-    it did not, the impulses are a feasible point with less kinetic energy than before)."""
+    out; contact c's at row slot[c] (k,)); inv_mass (n,) 1/kg. Returns whether every island's
+    search reached the optimum (where it did not, the impulses are a feasible point with less
+    kinetic energy than before)."""
     chosen, starts = stack_islands(contacts, inv_mass)
     if len(chosen) == 0:
         return True
+    # by contact, as the kernel reads them (rare: only islands of very unequal masses)
     return _stack_kernel(chosen, starts, contacts.body, contacts.other, contacts.separation,
-                         axes, jac, impulses, vel, omega, inv_mass, h, row_arm, row_turn,
-                         row_other, STACK_SOLVE_BUDGET)
+                         axes[slot], jac[slot], impulses, vel, omega, inv_mass, h, row_arm,
+                         row_turn, row_other, STACK_SOLVE_BUDGET)

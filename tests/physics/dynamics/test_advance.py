@@ -57,25 +57,30 @@ def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm,
     k, n = contacts.count, len(motion.vel)
     rows = contact_rows(k)
     vel_forces = motion.vel.copy()
-    prepare = _prepare_parallel if k >= PARALLEL_MIN_CONTACTS else _prepare_serial
-    prepare(contacts, restitution, friction, motion, h, threshold, rows)
+    many = k >= PARALLEL_MIN_CONTACTS
+    # the rows in the sweeps' order: row i contact order[i], contact c's row slot[c]
+    order = sweep_groups(contacts.body, contacts.other, motion.pos)[0] if many else np.arange(k)
+    slot = np.argsort(order)
+    prepare = _prepare_parallel if many else _prepare_serial
+    prepare(order, contacts, restitution, friction, motion, h, threshold, rows)
     collision, impulses = np.zeros(k), warm.copy()
-    _impact_kernel(contacts, rows, restitution, threshold, collision, motion, h,
+    _impact_kernel(contacts, rows, slot, restitution, threshold, collision, motion, h,
                    iterations)
-    solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, impulses, motion.vel,
+    solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, slot, impulses, motion.vel,
                  motion.omega, h, 0, 3, 6)
-    if k >= PARALLEL_MIN_CONTACTS:
+    if many:
         order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
         _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations)
     else:
         _serial_sweeps(contacts, rows, impulses, motion, iterations)
-    _restitution_kernel(contacts, rows, impulses, collision, motion)
+    _restitution_kernel(contacts, rows, slot, impulses, collision, motion)
     flags = (np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.zeros(n, dtype=bool),
              np.zeros(n, dtype=bool), np.ones(n))
     _summary_kernel(contacts.body, contacts.other, impulses, collision, rows.bounce, rows.tau,
                     *flags)
-    _angular_impulse_kernel(contacts.body, contacts.other, contacts.point, rows.axes, impulses,
-                            collision, motion.pos, vel_forces, motion.accel, flags[4], h, ang_mom)
+    _angular_impulse_kernel(contacts.body, contacts.other, contacts.point, rows.axes, slot,
+                            impulses, collision, motion.pos, vel_forces, motion.accel, flags[4],
+                            h, ang_mom)
     return (impulses, collision) + flags
 
 

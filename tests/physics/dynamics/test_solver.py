@@ -190,7 +190,8 @@ def test_many_contacts_swept_on_threads_conserve_momentum():
 
 def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     """Every field of the solver's rows, wall and pair contacts alike (numba's parfor pass once
-    dropped the flags' writes)."""
+    dropped the flags' writes), and the packed rows in the order asked for (row i that of
+    contact order[i]), the per-contact fields by contact."""
     from physics.dynamics.solver import (
         _AXES,
         _BIAS,
@@ -218,15 +219,23 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
         for field in made:
             field[:] = 0
         return made
+    order = rng.permutation(k)
     serial = rows()  # records as plain tuples, as solve_contacts passes them
-    _prepare_serial(tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
+    _prepare_serial(order, tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
                     tuple(serial))
     assert serial.bounce.any() and serial.collide.any() and serial.target.any()
     threaded = rows()
-    _prepare_parallel(tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
+    _prepare_parallel(order, tuple(contacts), restitution, friction, tuple(motion), 0.01, 0.1,
                       tuple(threaded))
     for field in serial._fields:
         assert np.array_equal(getattr(serial, field), getattr(threaded, field)), field
+    in_order = rows()
+    _prepare_serial(np.arange(k), tuple(contacts), restitution, friction, tuple(motion), 0.01,
+                    0.1, tuple(in_order))
+    for field in ("axes", "jac", "mass", "packed"):
+        assert np.array_equal(getattr(serial, field), getattr(in_order, field)[order]), field
+    for field in ("bounce", "collide", "target", "tau"):
+        assert np.array_equal(getattr(serial, field), getattr(in_order, field)), field
     # each packed row holds what the sweeps read: the contact's axes, Jacobian block and masses
     # (the very arrays the other kernels read), its gap's bias and its friction
     packed = serial.packed
@@ -236,8 +245,8 @@ def test_rows_prepared_on_threads_are_the_ones_prepared_serially():
     assert np.array_equal(packed[:, _MASS:_BIAS], serial.mass)
     for view in (serial.axes, serial.jac, serial.mass):
         assert np.shares_memory(view, packed)
-    assert np.array_equal(packed[:, _BIAS], np.maximum(contacts.separation, 0.0) / 0.01)
-    assert np.array_equal(packed[:, _MU], friction)
+    assert np.array_equal(packed[:, _BIAS], np.maximum(contacts.separation[order], 0.0) / 0.01)
+    assert np.array_equal(packed[:, _MU], friction[order])
 
 
 def test_no_contact_changes_no_velocity_and_touches_nobody():
