@@ -11,9 +11,10 @@ piles). --no-sleep keeps Tumble's bodies awake (``WorldDef(sleep=False)``), as M
 by default bouncing bodies that come to rest fall asleep. Tumble runs twice: step by step
 (``World.step``) and in batches (``World.advance``, as the app's physics thread and ``tumble
 simulate`` run it); the ratio is the batched rate's. The engines run in rounds (``--rounds``,
-each engine a run of ``--repeats`` timed stretches from a fresh world, the same stretches of
-simulated time for all), so that whatever else the machine does falls on all alike; the ratio is
-given for each round and as their median. Targets: at least MuJoCo's rate for N ≥ 10, one free
+each from fresh worlds) of ``--repeats`` timed stretches of the same simulated time, taking
+turns stretch by stretch, so that whatever else the machine does falls on all alike; the ratio
+is also given stretch by stretch (each against the peer's stretch run just after it) and round
+by round. Targets: at least MuJoCo's rate for N ≥ 10, one free
 body ≥ 100 000 steps/s batched, and 10 000 free bodies and 1 000 wall-bouncing bodies each
 ≥ 240 steps/s on one core. Prints medians; never fails on a timing.
 """
@@ -124,35 +125,48 @@ def mujoco_model(n: int, walls: bool):
     return model, data
 
 
-def steps_per_second(step, steps: int, repeats: int) -> float:
-    for _ in range(5):
-        step()
-    rates = []
+def interleaved_rates(runners: dict, steps: int, repeats: int) -> dict:
+    """Steps per second of each runner (name → a callable that runs k steps) over ``repeats``
+    timed stretches of ``steps`` steps, the runners taking turns stretch by stretch, so that
+    whatever the machine does at that moment falls on all of them (5 steps each first,
+    untimed). Returns name → the stretches' rates."""
+    for run in runners.values():
+        run(5)
+    rates = {name: [] for name in runners}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        rates.append(steps / (time.perf_counter() - t0))
-    return statistics.median(rates)
+        for name, run in runners.items():
+            t0 = time.perf_counter()
+            run(steps)
+            rates[name].append(steps / (time.perf_counter() - t0))
+    return rates
 
 
-def batched_steps_per_second(world: World, steps: int, repeats: int) -> float:
-    """``steps_per_second`` through ``World.advance``: the same steps of the same world, each
-    timed stretch one batch."""
-    world.advance(H, 5)
-    rates = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        world.advance(H, steps)
-        rates.append(steps / (time.perf_counter() - t0))
-    return statistics.median(rates)
+def one_by_one(world: World):
+    """A runner of k steps of ``World.step``, one call a step."""
+    def run(k):
+        for _ in range(k):
+            world.step(H)
+    return run
+
+
+def batched(world: World):
+    """A runner of k steps in one ``World.advance`` call, as the app's physics thread and
+    ``tumble simulate`` run them."""
+    return lambda k: world.advance(H, k)
+
+
+def mujoco_steps(mujoco, model, data):
+    def run(k):
+        for _ in range(k):
+            mujoco.mj_step(model, data)
+    return run
 
 
 def main() -> None:
     configure()  # the engine's process settings (physics/runtime.py), as the app sets them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5,
-                        help="timed stretches an engine runs a round (its rate: their median)")
+                        help="timed stretches each engine runs a round")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of all engines, one after the other (default 3)")
     parser.add_argument("--only", choices=("free", "walls"), help="run only these cases")
@@ -176,23 +190,27 @@ def main() -> None:
     for n, walls in cases:
         steps = max(20, min(240, 200_000 // (n * (8 if walls else 1))))
         runs = {"single": [], "batched": [], "peer": []}
+        by_round = []
         for _ in range(args.rounds):
-            world = tumble_world(n, walls, sleep=not args.no_sleep)
-            runs["single"].append(steps_per_second(lambda: world.step(H), steps, args.repeats))
-            batched_world = tumble_world(n, walls, sleep=not args.no_sleep)
-            runs["batched"].append(batched_steps_per_second(batched_world, steps, args.repeats))
+            runners = {"single": one_by_one(tumble_world(n, walls, sleep=not args.no_sleep)),
+                       "batched": batched(tumble_world(n, walls, sleep=not args.no_sleep))}
             if mujoco is not None:
-                model, data = mujoco_model(n, walls)
-                runs["peer"].append(steps_per_second(lambda: mujoco.mj_step(model, data), steps,
-                                                     args.repeats))
+                runners["peer"] = mujoco_steps(mujoco, *mujoco_model(n, walls))
+            for name, rates in interleaved_rates(runners, steps, args.repeats).items():
+                runs[name] += rates
+            if mujoco is not None:
+                by_round.append(statistics.median(
+                    mine / theirs for mine, theirs in zip(runs["batched"][-args.repeats:],
+                                                          runs["peer"][-args.repeats:])))
         single, ours = statistics.median(runs["single"]), statistics.median(runs["batched"])
         peer = ratio = rounds = ""
         if runs["peer"]:
+            # each stretch's ratio against the peer's stretch run just after it
             ratios = [mine / theirs for mine, theirs in zip(runs["batched"], runs["peer"])]
             theirs = statistics.median(runs["peer"])
             peer, ratio = f"{theirs:16.0f}", f"{ours / theirs:8.2f}"
-            rounds = (f"   median of rounds {statistics.median(ratios):.2f}: "
-                      + " ".join(f"{r:.2f}" for r in ratios))
+            rounds = (f"   median of stretches {statistics.median(ratios):.2f}, of rounds "
+                      + " ".join(f"{r:.2f}" for r in by_round))
         label = f"{n} {'wall-bouncing' if walls else 'free'}"
         target = {(10000, False): "≥ 240", (1000, True): "≥ 240",
                   (1, False): "≥ 100 000 batched"}.get((n, walls), "")
