@@ -466,11 +466,12 @@ def _kept_apart(a, b, ids, pos, wpts, hull_start, wnorm, woff, face_start, edge,
 
 
 @njit(cache=True, inline='always')
-def _edges_cannot_matter(a, b, pos, hulls, threshold, distance):
+def _edges_cannot_matter(a, b, hulls, threshold, distance):
     """Whether hulls a and b, at most distance (m) apart (GJK's upper bound), are closer than
     threshold (m) less ``EDGE_SKIP_MARGIN``, so that no edge pair can separate them by
     threshold: the separation along any axis is at most the distance. Only hulls about whose
-    centres (pos (n, 3) m) a ball fits inside, whose edge axes ``_edge_query`` turns outward."""
+    centres of mass a ball fits inside (``HullSet.inner_radius`` > 0), whose edge axes
+    ``_edge_query`` turns outward."""
     return (distance < threshold - EDGE_SKIP_MARGIN and hulls.inner_radius[a] > 0.0
             and hulls.inner_radius[b] > 0.0)
 
@@ -917,7 +918,7 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                 if sb >= spec:
                     remember(apart[p], FACE_OF_SECOND, -1, fb - face_start[b], swap)
                     continue
-                if _edges_cannot_matter(a, b, pos, hulls, min(spec, max(sa, sb) + FACE_PREFERENCE),
+                if _edges_cannot_matter(a, b, hulls, min(spec, max(sa, sb) + FACE_PREFERENCE),
                                         distance):
                     se = -np.inf
                 elif distance > 0.0:  # bounded by the closest points, as the faces were

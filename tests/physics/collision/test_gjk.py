@@ -162,7 +162,7 @@ def test_the_edge_query_is_skipped_only_when_no_edge_pair_can_matter():
         spec = rng.uniform(0.01, 0.1)
         face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
         threshold = min(spec, face_best + FACE_PREFERENCE)
-        skip = _edges_cannot_matter(0, 1, pos, hulls, threshold, distance(hulls, pos)[0])
+        skip = _edges_cannot_matter(0, 1, hulls, threshold, distance(hulls, pos)[0])
         full, _, _ = _edge_query(0, 1, pos, hulls, -np.inf, face_best,
                                  np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
                                  np.empty(3))
