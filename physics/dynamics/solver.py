@@ -406,18 +406,17 @@ def _sweep(first, last, order, body, other, rows, impulses, vel, omega, inv_mass
 
 
 @njit(cache=True, nogil=True)
-def _serial_sweeps(contacts, rows, impulses, motion, iterations):
-    """Warm start, then the velocity sweeps over every contact in order, on the calling
-    thread. Records as plain tuples (docs/architecture.md#records)."""
+def _serial_sweeps(order, contacts, rows, impulses, motion, iterations):
+    """Warm start, then the velocity sweeps over every row in order (row i that of contact
+    order[i]), on the calling thread. Records as plain tuples (docs/architecture.md#records)."""
     contacts, rows, motion = Contacts(*contacts), ContactRows(*rows), Motion(*motion)
     body, other = contacts.body, contacts.other
     packed = rows.packed
     vel, omega, inv_mass = motion.vel, motion.omega, motion.inv_mass
     k = body.shape[0]
-    every = np.arange(k)
-    _warm_start(0, k, every, body, other, packed, impulses, vel, omega, inv_mass)
+    _warm_start(0, k, order, body, other, packed, impulses, vel, omega, inv_mass)
     for _ in range(iterations):
-        _sweep(0, k, every, body, other, packed, impulses, vel, omega, inv_mass)
+        _sweep(0, k, order, body, other, packed, impulses, vel, omega, inv_mass)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -787,7 +786,7 @@ def contact_impulses(contacts, motion, ang_mom, restitution, friction, warm, h, 
     if parallel:
         _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations)
     else:
-        _serial_sweeps(contacts, rows, impulses, motion, iterations)
+        _serial_sweeps(order, contacts, rows, impulses, motion, iterations)
     _restitution_kernel(contacts, rows, slot, impulses, collision, motion)
     result = ContactResult(impulses, collision, np.empty(k, dtype=np.bool_),
                            np.empty(k, dtype=np.bool_), np.zeros(n, dtype=np.bool_),

@@ -59,7 +59,8 @@ def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm,
     vel_forces = motion.vel.copy()
     many = k >= PARALLEL_MIN_CONTACTS
     # the rows in the sweeps' order: row i contact order[i], contact c's row slot[c]
-    order = sweep_groups(contacts.body, contacts.other, motion.pos)[0] if many else np.arange(k)
+    order, starts = (sweep_groups(contacts.body, contacts.other, motion.pos) if many
+                     else (np.arange(k), None))
     slot = np.argsort(order)
     prepare = _prepare_parallel if many else _prepare_serial
     prepare(order, contacts, restitution, friction, motion, h, threshold, rows)
@@ -69,10 +70,9 @@ def solve_stage_by_stage(contacts, motion, ang_mom, restitution, friction, warm,
     solve_stacks(contacts, motion.inv_mass, rows.axes, rows.jac, slot, impulses, motion.vel,
                  motion.omega, h, 0, 3, 6)
     if many:
-        order, starts = sweep_groups(contacts.body, contacts.other, motion.pos)
         _slab_sweeps(order, starts, contacts, rows, impulses, motion, iterations)
     else:
-        _serial_sweeps(contacts, rows, impulses, motion, iterations)
+        _serial_sweeps(order, contacts, rows, impulses, motion, iterations)
     _restitution_kernel(contacts, rows, slot, impulses, collision, motion)
     flags = (np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.zeros(n, dtype=bool),
              np.zeros(n, dtype=bool), np.ones(n))
