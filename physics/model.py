@@ -273,8 +273,8 @@ class HullSet(NamedTuple):
     the distance from each body's centre of mass to the nearest plane of its faces (+inf for a
     hull without faces; ≤ 0 if the centre is not inside): the ball of that radius about the
     centre lies inside the hull. The narrow phase bounds separations with it
-    (collision/narrowphase.py), pair after pair, so the world set holds it as the step's
-    transform computed it, once a body a step.
+    (collision/narrowphase.py). The world set moves only the vertices and the boxes: its faces'
+    planes and inner radii are the body frame's, moved by the narrow phase where it reads them.
     """
 
     hull_points: np.ndarray
@@ -411,16 +411,14 @@ class Model:
     @property
     def world_hulls_buffer(self) -> HullSet:
         """Room for the hulls in the world frame (collision/narrowphase.py ``world_hulls``):
-        the topology shared with ``hulls``, the coordinates to be filled in each step."""
+        the vertices and the boxes to be filled in each step; the topology, the faces' planes
+        and the inner radii shared with ``hulls`` (the narrow phase moves the planes it reads)."""
         if self._world_hulls is None:
             body = self.hulls
             self._world_hulls = body._replace(
                 hull_points=np.empty_like(body.hull_points),
-                face_normal=np.empty_like(body.face_normal),
-                face_offset=np.empty_like(body.face_offset),
                 box_axes=np.empty_like(body.box_axes),
-                box_centre=np.empty_like(body.box_centre),
-                inner_radius=np.empty_like(body.inner_radius))
+                box_centre=np.empty_like(body.box_centre))
         return self._world_hulls
 
     @property

@@ -84,6 +84,7 @@ from physics.settings import (
 )
 
 _MAX_EDGES = 3 * MAX_HULL_VERTICES - 6  # edges of a hull (Euler: E ≤ 3V − 6)
+_MAX_FACES = 2 * MAX_HULL_VERTICES - 4  # faces of a hull (Euler: F ≤ 2V − 4)
 _CLIP_CAPACITY = 256       # points of a clipped polygon: 64 incident vertices + 2 per side plane
 # a pair's verdict before the narrow phase (``_sort_pairs``); ≥ 0 is its reusable manifold's row
 _NARROW = -1  # the narrow phase finds its contacts
@@ -128,49 +129,83 @@ def _emit(out, out_n, body, other, key, px, py, pz, nx, ny, nz, sep):
     return out_n + 1
 
 
+@njit(cache=True, inline='always')
+def _moved_normal(f, r, normals, rotm):
+    """World normal (3 floats) of face f (global index) of body r: its body-frame normal (row f
+    of normals (F, 3)) turned by rotm[r] (n, 3, 3). The world ``HullSet`` keeps the faces in the
+    body frame (``world_hulls``): the narrow phase moves only the few planes it reads, most
+    faces being dismissed by bounds taken in the body frame (docs/physics.md#faces-moved-on-demand).
+    """
+    x, y, z = normals[f, 0], normals[f, 1], normals[f, 2]
+    return (rotm[r, 0, 0] * x + rotm[r, 0, 1] * y + rotm[r, 0, 2] * z,
+            rotm[r, 1, 0] * x + rotm[r, 1, 1] * y + rotm[r, 1, 2] * z,
+            rotm[r, 2, 0] * x + rotm[r, 2, 1] * y + rotm[r, 2, 2] * z)
+
+
+@njit(cache=True, inline='always')
+def _moved_offset(f, r, n0, n1, n2, offsets, pos):
+    """World offset (m) of face f of body r (pos (n, 3) m) whose world normal is (n0, n1, n2):
+    its body-frame offset (offsets (F,)) plus n·x_r."""
+    shift = n0 * pos[r, 0]
+    shift += n1 * pos[r, 1]
+    shift += n2 * pos[r, 2]
+    return offsets[f] + shift
+
+
+@njit(cache=True, inline='always')
+def _face_plane(f, r, hulls, pos, rotm):
+    """World plane of face f of body r of the ``HullSet`` hulls: (normal x, y, z, offset m)."""
+    n0, n1, n2 = _moved_normal(f, r, hulls.face_normal, rotm)
+    return n0, n1, n2, _moved_offset(f, r, n0, n1, n2, hulls.face_offset, pos)
+
+
 @njit(cache=True)
-def _closest_on_hull(c, b, hulls, q, far):
-    """Closest point q (3,) of hull b of ``hulls`` (world frame) to c (3,); returns (distance,
-    face index or −1).
+def _closest_on_hull(c, b, hulls, pos, rotm, planes, q, far):
+    """Closest point q (3,) of hull b of the world ``HullSet`` hulls (pos (n, 3), rotm (n, 3, 3)
+    the bodies' poses) to c (3,); returns (distance, local face index or −1); planes (≥ faces,
+    4) receives b's world face planes (normal, offset).
 
     Inside the hull the distance is the (negative) signed distance to the least deep face, q is
     the projection on it, and the face index says which face's normal to use. A c farther than
     far m from one of the face planes is farther than that from the hull (the planes bound it):
     then the distance returned is that plane's, a lower bound, and q is not set."""
-    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
-                                     hulls.face_offset)
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
     face_start, loop_start, face_vertex = hulls.face_start, hulls.face_loop_start, hulls.face_vertex
     edge, edge_start = hulls.edge, hulls.edge_start
     v0 = hull_start[b]
+    first, faces = face_start[b], face_start[b + 1] - face_start[b]
+    for k in range(faces):
+        planes[k, 0], planes[k, 1], planes[k, 2], planes[k, 3] = _face_plane(first + k, b, hulls,
+                                                                             pos, rotm)
     best_face, best = -1, -1e300
-    for f in range(face_start[b], face_start[b + 1]):
-        d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
+    for k in range(faces):
+        d = planes[k, 0] * c[0] + planes[k, 1] * c[1] + planes[k, 2] * c[2] - planes[k, 3]
         if d > best:
-            best, best_face = d, f
+            best, best_face = d, k
     if best <= 0.0:  # inside: push out through the nearest face
         for a in range(3):
-            q[a] = c[a] - best * wnorm[best_face, a]
+            q[a] = c[a] - best * planes[best_face, a]
         return best, best_face
     if best >= far:  # out of the caller's reach: the faces' and edges' closest points unneeded
         return best, -1
     dist2 = 1e300
-    for f in range(face_start[b], face_start[b + 1]):
-        d = wnorm[f, 0] * c[0] + wnorm[f, 1] * c[1] + wnorm[f, 2] * c[2] - woff[f]
+    for k in range(faces):
+        d = planes[k, 0] * c[0] + planes[k, 1] * c[1] + planes[k, 2] * c[2] - planes[k, 3]
         if d <= 0.0 or d * d >= dist2:
             continue
-        px = c[0] - d * wnorm[f, 0]
-        py = c[1] - d * wnorm[f, 1]
-        pz = c[2] - d * wnorm[f, 2]
+        px = c[0] - d * planes[k, 0]
+        py = c[1] - d * planes[k, 1]
+        pz = c[2] - d * planes[k, 2]
         inside = True
-        lo, hi = loop_start[f], loop_start[f + 1]
-        for k in range(lo, hi):
-            i = v0 + face_vertex[k]
-            j = v0 + face_vertex[k + 1 if k + 1 < hi else lo]
+        lo, hi = loop_start[first + k], loop_start[first + k + 1]
+        for m in range(lo, hi):
+            i = v0 + face_vertex[m]
+            j = v0 + face_vertex[m + 1 if m + 1 < hi else lo]
             ex, ey, ez = wpts[j, 0] - wpts[i, 0], wpts[j, 1] - wpts[i, 1], wpts[j, 2] - wpts[i, 2]
             rx, ry, rz = px - wpts[i, 0], py - wpts[i, 1], pz - wpts[i, 2]
             # (e × r)·n < 0: p is outside this edge of the counter-clockwise loop
-            if ((ey * rz - ez * ry) * wnorm[f, 0] + (ez * rx - ex * rz) * wnorm[f, 1]
-                    + (ex * ry - ey * rx) * wnorm[f, 2]) < 0.0:
+            if ((ey * rz - ez * ry) * planes[k, 0] + (ez * rx - ex * rz) * planes[k, 1]
+                    + (ex * ry - ey * rx) * planes[k, 2]) < 0.0:
                 inside = False
                 break
         if inside:
@@ -194,72 +229,82 @@ def _closest_on_hull(c, b, hulls, q, far):
 
 
 @njit(cache=True)
-def _face_query(a, b, pos, hulls, floor=-1e300, near=None):
+def _face_query(a, b, pos, rotm, hulls, floor=-1e300, near=None, bounds=None):
     """Largest separation of hull b from the face planes of hull a: (separation, face, the
-    first face reaching it); pos (n, 3) m the centres of mass, hulls the world-frame
-    ``HullSet``. Only separations above floor (m) are searched: if none is, (floor, −1).
-    near (3,) m, if given, is a point of b (or within rounding of one).
+    first face reaching it); pos (n, 3) m and rotm (n, 3, 3) the bodies' poses, hulls the world
+    ``HullSet`` (faces in the body frame). Only separations above floor (m) are searched: if
+    none is, (floor, −1). near (3,) m, if given, is a point of b (or within rounding of one),
+    and bounds (≥ faces of a,) then scratch.
 
     A face is only projected against b's vertices if it can beat the best so far: b's lowest
     point along the face normal n is at most n·x_b − ρ_b (the ball of b's inner radius ρ_b about
     its centre of mass lies inside it), which skips the faces turned away from b exactly, and at
     most n·near, which skips all but the faces about b's point nearest a when near is that
-    point (``_near_pair``); the face where that bound is largest is projected first."""
-    wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
+    point (GJK's closest point); the face where that bound is largest is projected first. The
+    bounds are taken in a's frame, x_b and near turned into it, so that only the faces
+    projected are moved into the world; ``EDGE_SKIP_MARGIN`` covers the rounding of either
+    frame (and of a point computed by GJK). The bounds from near are computed in one pass and
+    read back by the search: the passes over a's faces, not the projections (about 1.6 a
+    query), are most of its cost."""
+    normals, offsets, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
     inner_b = hulls.inner_radius[b]
     if inner_b <= 0.0:
         inner_b = -np.inf  # no ball inside: no bound
     best, best_face = floor, -1
+    lo, hi = face_start[a], face_start[a + 1]
+    # b's centre of mass in a's frame: Rₐᵀ (x_b − x_a)
+    dx, dy, dz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
+    cx = rotm[a, 0, 0] * dx + rotm[a, 1, 0] * dy + rotm[a, 2, 0] * dz
+    cy = rotm[a, 0, 1] * dx + rotm[a, 1, 1] * dy + rotm[a, 2, 1] * dz
+    cz = rotm[a, 0, 2] * dx + rotm[a, 1, 2] * dy + rotm[a, 2, 2] * dz
     first = -1
     if near is not None:
-        first = _face_bound_max(a, near, hulls)
-        s = _face_separation(first, b, hulls)
+        # each face's bound from near, and the face where it is largest
+        dx, dy, dz = near[0] - pos[a, 0], near[1] - pos[a, 1], near[2] - pos[a, 2]
+        qx = rotm[a, 0, 0] * dx + rotm[a, 1, 0] * dy + rotm[a, 2, 0] * dz
+        qy = rotm[a, 0, 1] * dx + rotm[a, 1, 1] * dy + rotm[a, 2, 1] * dz
+        qz = rotm[a, 0, 2] * dx + rotm[a, 1, 2] * dy + rotm[a, 2, 2] * dz
+        for f in range(lo, hi):
+            bounds[f - lo] = (normals[f, 0] * qx + normals[f, 1] * qy + normals[f, 2] * qz
+                              - offsets[f] + EDGE_SKIP_MARGIN)
+        first, top = lo, -np.inf
+        for f in range(lo, hi):
+            if bounds[f - lo] > top:
+                top, first = bounds[f - lo], f
+        s = _face_separation(first, a, b, hulls, pos, rotm)
         if s > best:
             best, best_face = s, first
-    for f in range(face_start[a], face_start[a + 1]):
+    for f in range(lo, hi):
         if f == first:
             continue
-        if near is not None:  # the margin covers the rounding of a point computed by GJK
-            near_bound = (wnorm[f, 0] * near[0] + wnorm[f, 1] * near[1] + wnorm[f, 2] * near[2]
-                          - woff[f] + EDGE_SKIP_MARGIN)
+        if near is not None:
+            near_bound = bounds[f - lo]
             if near_bound < best:  # the tighter bound first: most faces end here
                 continue
-        bound = (wnorm[f, 0] * pos[b, 0] + wnorm[f, 1] * pos[b, 1] + wnorm[f, 2] * pos[b, 2]
-                 - inner_b - woff[f])
+        bound = (normals[f, 0] * cx + normals[f, 1] * cy + normals[f, 2] * cz - inner_b
+                 - offsets[f] + EDGE_SKIP_MARGIN)
         if near is not None:
             bound = min(bound, near_bound)
-        if bound < best or (bound == best and f > best_face):
+        if bound < best:
             continue
-        s = _face_separation(f, b, hulls)
+        s = _face_separation(f, a, b, hulls, pos, rotm)
         if s > best or (s == best and f < best_face):  # the first face of the largest
             best, best_face = s, f
     return best, best_face
 
 
 @njit(cache=True, inline='always')
-def _face_bound_max(a, near, hulls):
-    """The face of hull a whose plane lies farthest below the point near (3,)."""
-    wnorm, woff, face_start = hulls.face_normal, hulls.face_offset, hulls.face_start
-    top, top_face = -np.inf, face_start[a]
-    for f in range(face_start[a], face_start[a + 1]):
-        d = wnorm[f, 0] * near[0] + wnorm[f, 1] * near[1] + wnorm[f, 2] * near[2] - woff[f]
-        if d > top:
-            top, top_face = d, f
-    return top_face
-
-
-@njit(cache=True, inline='always')
-def _face_separation(f, b, hulls):
-    """Separation (m) of hull b from the plane of face f (global index) of the world
-    ``HullSet`` hulls: b's lowest vertex along the face's normal."""
-    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
-                                     hulls.face_offset)
-    nx, ny, nz = wnorm[f, 0], wnorm[f, 1], wnorm[f, 2]
+def _face_separation(f, a, b, hulls, pos, rotm):
+    """Separation (m) of hull b from the plane of face f (global index) of hull a, of the world
+    ``HullSet`` hulls (pos, rotm the bodies' poses): b's lowest vertex along the face's normal,
+    the plane moved into the world here (``_face_plane``)."""
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
+    nx, ny, nz, offset = _face_plane(f, a, hulls, pos, rotm)
     rows = wpts[hull_start[b]:hull_start[b + 1]]  # counted from 0: see gjk.support_vertex
     lowest = 1e300
     for k in range(rows.shape[0]):
         lowest = min(lowest, nx * rows[k, 0] + ny * rows[k, 1] + nz * rows[k, 2])
-    return lowest - woff[f]
+    return lowest - offset
 
 
 @njit(cache=True)
@@ -275,12 +320,14 @@ def _arc_bound(n1x, n1y, n1z, n2x, n2y, n2z, wx, wy, wz):
 
 
 @njit(cache=True)
-def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis, near=None):
+def _edge_query(a, b, pos, rotm, hulls, spec, face_best, arcs, kept, moved, axis, near=None):
     """Largest separation over edge pairs forming a Minkowski face: (separation, ea, eb);
-    axis (3,) receives that separating direction, pointing from a to b. arcs (10, ≥ edges of b)
-    and kept (≥ edges of b,) are scratch; near (2, 3), if given, a point of a and a point of b
-    (GJK's closest points, or within rounding of them). Scalar arithmetic only: this is the
-    innermost loop of the narrow phase.
+    axis (3,) receives that separating direction, pointing from a to b. pos (n, 3) m and rotm
+    (n, 3, 3) the bodies' poses, hulls the world ``HullSet`` (faces in the body frame); arcs
+    (10, ≥ edges of b), kept (≥ edges of b,) and moved (2, ≥ faces, 3) (the two hulls' world
+    normals) are scratch; near (2, 3), if given, a point of a and a point of b (GJK's closest
+    points, or within rounding of them). Scalar arithmetic only: this is the innermost loop of
+    the narrow phase.
 
     Only what can matter is searched: an edge pair whose separation is below spec (m) and at most
     face_best + FACE_PREFERENCE (face_best the best face separation) changes no decision of the
@@ -292,17 +339,24 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis, near=None):
     N·(q − p0) (_arc_bound over the arc); q is b's point closest to a when near gives it (the
     tightest such bound, less ``EDGE_SKIP_MARGIN`` for its rounding), else b's vertex deepest
     towards a, which bounds a thin hull (small ρ) much closer than its ball. The same for b's
-    edges."""
-    wpts, hull_start, wnorm = hulls.hull_points, hulls.hull_start, hulls.face_normal
+    edges. The inner radii are the body frame's, less ``EDGE_SKIP_MARGIN`` for their rounding
+    in the world."""
+    wpts, hull_start, normals = hulls.hull_points, hulls.hull_start, hulls.face_normal
     edge, edge_faces, edge_start = hulls.edge, hulls.edge_faces, hulls.edge_start
     face_start = hulls.face_start
     best, best_a, best_b = -1e300, -1, -1
     va, vb = hull_start[a], hull_start[b]
-    fa, fb = face_start[a], face_start[b]
     threshold = min(spec, face_best + FACE_PREFERENCE)  # keep an edge whose bound reaches it
     inner_a, inner_b = hulls.inner_radius[a], hulls.inner_radius[b]
     if inner_a <= 0.0 or inner_b <= 0.0:
         threshold = -np.inf  # no ball inside: no bound, search everything
+    inner_a -= EDGE_SKIP_MARGIN
+    inner_b -= EDGE_SKIP_MARGIN
+    for r, side in ((b, 1), (a, 0)):  # each face's normal moved into the world once
+        first = face_start[r]
+        for f in range(first, face_start[r + 1]):
+            moved[side, f - first, 0], moved[side, f - first, 1], moved[side, f - first, 2] = (
+                _moved_normal(f, r, normals, rotm))
     if near is None:
         tx, ty, tz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
         sa = support_vertex(a, tx, ty, tz, wpts, hull_start)     # a's vertex deepest towards b
@@ -319,9 +373,9 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis, near=None):
     # a branch-free loop the compiler vectorises; kept[e] is the edge of column e
     nb = 0
     for eb in range(edge_start[b], edge_start[b + 1]):
-        g1, g2 = fb + edge_faces[eb, 0], fb + edge_faces[eb, 1]
-        cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
-        dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+        g1, g2 = edge_faces[eb, 0], edge_faces[eb, 1]
+        cx, cy, cz = -moved[1, g1, 0], -moved[1, g1, 1], -moved[1, g1, 2]
+        dx, dy, dz = -moved[1, g2, 0], -moved[1, g2, 1], -moved[1, g2, 2]
         q = vb + edge[eb, 0]
         if (_arc_bound(cx, cy, cz, dx, dy, dz, wpts[q, 0] - pos[a, 0], wpts[q, 1] - pos[a, 1],
                        wpts[q, 2] - pos[a, 2]) - inner_a < threshold
@@ -337,9 +391,9 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis, near=None):
     if nb == 0:
         return best, best_a, best_b
     for ea in range(edge_start[a], edge_start[a + 1]):
-        f1, f2 = fa + edge_faces[ea, 0], fa + edge_faces[ea, 1]
-        ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
-        bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
+        f1, f2 = edge_faces[ea, 0], edge_faces[ea, 1]
+        ax, ay, az = moved[0, f1, 0], moved[0, f1, 1], moved[0, f1, 2]
+        bx, by, bz = moved[0, f2, 0], moved[0, f2, 1], moved[0, f2, 2]
         p = va + edge[ea, 0]
         if (_arc_bound(ax, ay, az, bx, by, bz, pos[b, 0] - wpts[p, 0], pos[b, 1] - wpts[p, 1],
                        pos[b, 2] - wpts[p, 2]) - inner_b < threshold
@@ -375,19 +429,21 @@ def _edge_query(a, b, pos, hulls, spec, face_best, arcs, kept, axis, near=None):
 
 
 @njit(cache=True)
-def _edge_pair_separation(ea, eb, a, b, pos, wpts, hull_start, wnorm, edge, edge_faces,
+def _edge_pair_separation(ea, eb, a, b, pos, rotm, wpts, hull_start, normals, edge, edge_faces,
                           face_start):
     """Separation (m) of hulls a and b along the cross product of edge ea of a and edge eb of b
     (global indices), as ``_edge_query`` measures it, or −inf if the two edges do not form a
     face of the Minkowski difference at these poses (or are parallel): then the axis is not one
     the separating-axis test looks at, and says nothing. The world ``HullSet``'s arrays, not
-    the record (docs/architecture.md#records)."""
+    the record (docs/architecture.md#records): normals (F, 3) the body-frame face normals,
+    moved here (``_moved_normal``), rotm (n, 3, 3) the bodies' rotations."""
     f1, f2 = face_start[a] + edge_faces[ea, 0], face_start[a] + edge_faces[ea, 1]
     g1, g2 = face_start[b] + edge_faces[eb, 0], face_start[b] + edge_faces[eb, 1]
-    ax, ay, az = wnorm[f1, 0], wnorm[f1, 1], wnorm[f1, 2]
-    bx, by, bz = wnorm[f2, 0], wnorm[f2, 1], wnorm[f2, 2]
-    cx, cy, cz = -wnorm[g1, 0], -wnorm[g1, 1], -wnorm[g1, 2]
-    dx, dy, dz = -wnorm[g2, 0], -wnorm[g2, 1], -wnorm[g2, 2]
+    ax, ay, az = _moved_normal(f1, a, normals, rotm)
+    bx, by, bz = _moved_normal(f2, a, normals, rotm)
+    cx, cy, cz = _moved_normal(g1, b, normals, rotm)
+    dx, dy, dz = _moved_normal(g2, b, normals, rotm)
+    cx, cy, cz, dx, dy, dz = -cx, -cy, -cz, -dx, -dy, -dz
     # the arcs (a, b) and (c, d) cross: _edge_query's test, term for term
     bax, bay, baz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax
     cba = cx * bax + cy * bay + cz * baz
@@ -427,12 +483,13 @@ def _edge_axis_separation(a, pos, wpts, p0x, p0y, p0z, e1x, e1y, e1z, len1, j0, 
 
 
 @njit(cache=True)
-def _kept_apart(a, b, ids, pos, wpts, hull_start, wnorm, woff, face_start, edge, edge_faces,
-                edge_start, kept, spec, apart, p):
+def _kept_apart(a, b, ids, pos, rotm, wpts, hull_start, normals, offsets, face_start, edge,
+                edge_faces, edge_start, kept, spec, apart, p):
     """Whether the axis kept (kind, feature of the lower id's hull, of the higher's: a row of
     ``manifolds``' table, collision/axes.py) that kept rows a and b apart last step still
-    separates their hulls (the world ``HullSet``'s arrays) by at least spec (m) at these poses;
-    if so it is written into row p of apart (p, 3) for the next step. A call, not inlined, and
+    separates their hulls (the world ``HullSet``'s arrays, faces in the body frame; pos and
+    rotm the bodies' poses) by at least spec (m) at these poses; if so it is written into row p
+    of apart (p, 3) for the next step. A call, not inlined, and
     given arrays, not records: inlined into ``_pairs_in``'s loop, or given the records, numba
     counted a reference of each of their arrays per pair (docs/architecture.md#records)."""
     swap = ids[a] > ids[b]  # the table holds the lower id first
@@ -443,22 +500,23 @@ def _kept_apart(a, b, ids, pos, wpts, hull_start, wnorm, woff, face_start, edge,
         if kind == FACE_OF_FIRST:
             if first >= face_start[a + 1] - face_start[a]:
                 return False
-            f, other = face_start[a] + first, b
+            f, owner, other = face_start[a] + first, a, b
         else:
             if second >= face_start[b + 1] - face_start[b]:
                 return False
-            f, other = face_start[b] + second, a
+            f, owner, other = face_start[b] + second, b, a
+        nx, ny, nz = _moved_normal(f, owner, normals, rotm)
         lowest = 1e300
         for v in range(hull_start[other], hull_start[other + 1]):
-            d = wnorm[f, 0] * wpts[v, 0] + wnorm[f, 1] * wpts[v, 1] + wnorm[f, 2] * wpts[v, 2]
+            d = nx * wpts[v, 0] + ny * wpts[v, 1] + nz * wpts[v, 2]
             lowest = min(lowest, d)
-        s = lowest - woff[f]
+        s = lowest - _moved_offset(f, owner, nx, ny, nz, offsets, pos)
     else:
         if (first >= edge_start[a + 1] - edge_start[a]
                 or second >= edge_start[b + 1] - edge_start[b]):
             return False
         s = _edge_pair_separation(edge_start[a] + first, edge_start[b] + second, a, b, pos,
-                                  wpts, hull_start, wnorm, edge, edge_faces, face_start)
+                                  rotm, wpts, hull_start, normals, edge, edge_faces, face_start)
     if s < spec:
         return False
     apart[p, 0], apart[p, 1], apart[p, 2] = swapped(kind, first, second, swap)
@@ -545,17 +603,18 @@ def reduce_points(points, depth, count, nx, ny, nz, keep):
 
 
 @njit(cache=True, inline='always')
-def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out_n,
+def _face_contact(ref_body, inc_body, ref_face, flip, hulls, pos, rotm, spec, ids, out, out_n,
                   buf_a, buf_b, tags_a, tags_b, depth, keep):
-    """Clip the incident face of inc_body against ref_face of ref_body (hulls the world-frame
-    ``HullSet``); emit ≤ 4 contacts into the ``ContactBuffer`` out from out_n on."""
-    wpts, hull_start, wnorm, woff = (hulls.hull_points, hulls.hull_start, hulls.face_normal,
-                                     hulls.face_offset)
+    """Clip the incident face of inc_body against ref_face of ref_body (hulls the world
+    ``HullSet``, faces in the body frame; pos and rotm the bodies' poses); emit ≤ 4 contacts
+    into the ``ContactBuffer`` out from out_n on."""
+    wpts, hull_start = hulls.hull_points, hulls.hull_start
     face_start, loop_start, face_vertex = hulls.face_start, hulls.face_loop_start, hulls.face_vertex
-    nx, ny, nz = wnorm[ref_face, 0], wnorm[ref_face, 1], wnorm[ref_face, 2]
+    nx, ny, nz, ref_offset = _face_plane(ref_face, ref_body, hulls, pos, rotm)
     inc, lowest = -1, 1e300
     for f in range(face_start[inc_body], face_start[inc_body + 1]):
-        d = _dot(wnorm, f, wnorm, ref_face)
+        mx, my, mz = _moved_normal(f, inc_body, hulls.face_normal, rotm)
+        d = mx * nx + my * ny + mz * nz
         if d < lowest:
             lowest, inc = d, f
     vi = hull_start[inc_body]
@@ -597,7 +656,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out
             return out_n
     kept = 0
     for i in range(count):
-        s = nx * src[i, 0] + ny * src[i, 1] + nz * src[i, 2] - woff[ref_face]
+        s = nx * src[i, 0] + ny * src[i, 1] + nz * src[i, 2] - ref_offset
         if s < spec:
             for a in range(3):
                 buf_a[kept, a] = src[i, a]
@@ -620,12 +679,14 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, spec, ids, out, out
 
 
 @njit(cache=True, inline='always')
-def _facing_face(r, direction, hulls):
-    """Face of body r's hull whose world normal is closest to direction (3,)."""
-    wnorm, face_start = hulls.face_normal, hulls.face_start
+def _facing_face(r, direction, hulls, rotm):
+    """Face of body r's hull whose world normal (rotm (n, 3, 3) the bodies' rotations) is
+    closest to direction (3,)."""
+    face_start = hulls.face_start
     best, best_face = -np.inf, -1
     for f in range(face_start[r], face_start[r + 1]):
-        d = wnorm[f, 0] * direction[0] + wnorm[f, 1] * direction[1] + wnorm[f, 2] * direction[2]
+        nx, ny, nz = _moved_normal(f, r, hulls.face_normal, rotm)
+        d = nx * direction[0] + ny * direction[1] + nz * direction[2]
         if d > best:
             best, best_face = d, f
     return best_face
@@ -653,11 +714,11 @@ def _support_edge(r, along, direction, hulls):
 
 
 @njit(cache=True, inline='always')
-def _box_face(r, axis_index, sign, hulls, towards):
+def _box_face(r, axis_index, sign, hulls, rotm, towards):
     """The face of box r whose outward normal is sign × its axis axis_index (collision/boxes.py)."""
     for k in range(3):
         towards[k] = sign * hulls.box_axes[r, axis_index, k]
-    return _facing_face(r, towards, hulls)
+    return _facing_face(r, towards, hulls, rotm)
 
 
 @njit(cache=True, inline='always')
@@ -808,9 +869,9 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
     MAX_MANIFOLD per pair); returns their count. The axis that kept a hull pair apart goes
     into its row of apart (p, 3) (``axes.unfound``'s layout), tried first the next step
     (``manifolds``' axes)."""
-    pos = bodies.pos
+    pos, rotm = bodies.pos, bodies.rotm
     ids, radius = bodies.ids, bodies.radius
-    wpts, wnorm, face_start = hulls.hull_points, hulls.face_normal, hulls.face_start
+    wpts, normals, face_start = hulls.hull_points, hulls.face_normal, hulls.face_start
     hull_start, edge, edge_start = hulls.hull_start, hulls.edge, hulls.edge_start
     axis_keys, kept_axes = manifolds.axis_keys, manifolds.axes
     out_n = 0
@@ -828,6 +889,8 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
     dots, towards = np.empty((3, 3)), np.empty(3)
     simplex, witness = np.empty((4, 3)), np.empty((2, 3))
     rows = np.empty((4, 2), dtype=np.int64)
+    bounds, planes = np.empty(_MAX_FACES), np.empty((_MAX_FACES, 4))
+    moved = np.empty((2, _MAX_FACES, 3))
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         if verdict[p] == _APART:
@@ -853,12 +916,13 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
             # before the faces' and edges' closest points: the distance is at least the
             # plane's, and the margin (far above the rounding of either) keeps s ≥ spec
             # wherever the closest point would have given it, so no pair's verdict changes
-            dist, face = _closest_on_hull(c, hull, hulls, q, spec + radius[ball] + _FAR_MARGIN)
+            dist, face = _closest_on_hull(c, hull, hulls, pos, rotm, planes, q,
+                                          spec + radius[ball] + _FAR_MARGIN)
             s = dist - radius[ball]
             if s >= spec:
                 continue
             if face >= 0:
-                nrm = wnorm[face].copy()
+                nrm = planes[face, :3].copy()
             elif dist > 1e-12:
                 nrm = (c - q) / dist
             else:
@@ -879,7 +943,7 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                         slot = probe
                         break
                     probe = (probe + 1) & (axis_keys.shape[0] - 1)
-            if slot >= 0 and _kept_apart(a, b, ids, pos, wpts, hull_start, wnorm,
+            if slot >= 0 and _kept_apart(a, b, ids, pos, rotm, wpts, hull_start, normals,
                                          hulls.face_offset, face_start, edge,
                                          hulls.edge_faces, edge_start, kept_axes[slot], spec,
                                          apart, p):
@@ -905,16 +969,16 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                                             pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2],
                                             -np.inf, np.inf, simplex, rows, witness)
                 if distance > 0.0:
-                    sa, fa = _face_query(a, b, pos, hulls, -1e300, witness[1])
+                    sa, fa = _face_query(a, b, pos, rotm, hulls, -1e300, witness[1], bounds)
                 else:
-                    sa, fa = _face_query(a, b, pos, hulls)
+                    sa, fa = _face_query(a, b, pos, rotm, hulls)
                 if sa >= spec:
                     remember(apart[p], FACE_OF_FIRST, fa - face_start[a], -1, swap)
                     continue
                 if distance > 0.0:
-                    sb, fb = _face_query(b, a, pos, hulls, sa, witness[0])
+                    sb, fb = _face_query(b, a, pos, rotm, hulls, sa, witness[0], bounds)
                 else:
-                    sb, fb = _face_query(b, a, pos, hulls, sa)
+                    sb, fb = _face_query(b, a, pos, rotm, hulls, sa)
                 if sb >= spec:
                     remember(apart[p], FACE_OF_SECOND, -1, fb - face_start[b], swap)
                     continue
@@ -922,11 +986,11 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                                         distance):
                     se = -np.inf
                 elif distance > 0.0:  # bounded by the closest points, as the faces were
-                    se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept,
-                                             axis, witness)
+                    se, ea, eb = _edge_query(a, b, pos, rotm, hulls, spec, max(sa, sb), arcs,
+                                             kept, moved, axis, witness)
                 else:
-                    se, ea, eb = _edge_query(a, b, pos, hulls, spec, max(sa, sb), arcs, kept,
-                                             axis)
+                    se, ea, eb = _edge_query(a, b, pos, rotm, hulls, spec, max(sa, sb), arcs,
+                                             kept, moved, axis)
                 if se >= spec:
                     remember(apart[p], EDGES, ea - edge_start[a], eb - edge_start[b], swap)
                     continue
@@ -941,23 +1005,23 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                               mid[1], mid[2], -axis[0], -axis[1], -axis[2], se)
             elif sb > sa + FACE_PREFERENCE:
                 if boxes:
-                    fb = _box_face(b, ib, sign_b, hulls, towards)
-                out_n = _face_contact(b, a, fb, True, hulls, spec, ids, out, out_n, buf_a, buf_b,
-                                      tags_a, tags_b, depth, keep)
+                    fb = _box_face(b, ib, sign_b, hulls, rotm, towards)
+                out_n = _face_contact(b, a, fb, True, hulls, pos, rotm, spec, ids, out, out_n,
+                                      buf_a, buf_b, tags_a, tags_b, depth, keep)
             else:
                 if boxes:
-                    fa = _box_face(a, ia, sign_a, hulls, towards)
-                out_n = _face_contact(a, b, fa, False, hulls, spec, ids, out, out_n, buf_a,
-                                      buf_b, tags_a, tags_b, depth, keep)
+                    fa = _box_face(a, ia, sign_a, hulls, rotm, towards)
+                out_n = _face_contact(a, b, fa, False, hulls, pos, rotm, spec, ids, out, out_n,
+                                      buf_a, buf_b, tags_a, tags_b, depth, keep)
     return out_n
 
 
 def world_hulls(pos, rotm, model, rows) -> HullSet:
-    """The model's hulls in the world (``HullSet``: vertices, face normals and offsets, the
-    boxes' axes as rows and centres moved, the inner radii measured in the world; the topology
-    is the model's), only the bodies
-    ``rows`` (k,) filled in (the rest is garbage), so a sparse scene transforms just the few
-    hulls the broad phase paired. The record is the model's buffer, valid until the next call.
+    """The model's hulls in the world (``HullSet``: vertices moved, and the boxes' axes as rows
+    and centres; the faces' planes and the inner radii stay in the body frame, the narrow phase
+    moving the few planes it reads; the topology is the model's), only the bodies ``rows`` (k,)
+    filled in (the rest is garbage), so a sparse scene transforms just the few hulls the broad
+    phase paired. The record is the model's buffer, valid until the next call.
 
     pos (n, 3) m; rotm (n, 3, 3) principal → world; model: the ``Model`` holding the hulls."""
     world = model.world_hulls_buffer
@@ -967,16 +1031,17 @@ def world_hulls(pos, rotm, model, rows) -> HullSet:
 
 @njit(cache=True, nogil=True)
 def transform_hulls(rows, pos, rotm, body, world):
-    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body.
+    """Fill in the world ``HullSet`` world of the rows (k,) from the body-frame one body: the
+    vertices, and a box's axes and centre. The faces are not moved: a 64-vertex hull has ~124
+    of them, and the face queries bound them in the body frame and move only the one or two
+    they project (docs/physics.md#faces-moved-on-demand).
 
     The rotation and the position are read into scalars once per body: read from their arrays
     in the loops, they were read again after every store (the compiler cannot tell the arrays
     apart), a dozen loads a vertex. The arithmetic is the same, term for term."""
-    hull_start, hull_points, face_start = body.hull_start, body.hull_points, body.face_start
-    face_normal, face_offset = body.face_normal, body.face_offset
-    body_box_axes, body_box_centre = body.box_axes, body.box_centre
-    points, normals, offsets = world.hull_points, world.face_normal, world.face_offset
-    box_axes, box_centre, inner_radius = world.box_axes, world.box_centre, world.inner_radius
+    hull_start, hull_points = body.hull_start, body.hull_points
+    body_box_axes, body_box_centre, box_half = body.box_axes, body.box_centre, body.box_half
+    points, box_axes, box_centre = world.hull_points, world.box_axes, world.box_centre
     for r in rows:
         r00, r01, r02 = rotm[r, 0, 0], rotm[r, 0, 1], rotm[r, 0, 2]
         r10, r11, r12 = rotm[r, 1, 0], rotm[r, 1, 1], rotm[r, 1, 2]
@@ -987,31 +1052,16 @@ def transform_hulls(rows, pos, rotm, body, world):
             points[v, 0] = p0 + (r00 * x + r01 * y + r02 * z)
             points[v, 1] = p1 + (r10 * x + r11 * y + r12 * z)
             points[v, 2] = p2 + (r20 * x + r21 * y + r22 * z)
-        inner = np.inf
-        for f in range(face_start[r], face_start[r + 1]):
-            x, y, z = face_normal[f, 0], face_normal[f, 1], face_normal[f, 2]
-            n0 = r00 * x + r01 * y + r02 * z
-            n1 = r10 * x + r11 * y + r12 * z
-            n2 = r20 * x + r21 * y + r22 * z
-            normals[f, 0], normals[f, 1], normals[f, 2] = n0, n1, n2
-            shift = 0.0
-            shift += n0 * p0
-            shift += n1 * p1
-            shift += n2 * p2
-            offsets[f] = face_offset[f] + shift
-            # the centre's distance to this plane in the world, as the face queries would
-            # measure it: the world offset less n·x
-            inner = min(inner, offsets[f] - shift)
-        inner_radius[r] = inner
-        rot = rotm[r]
+        if box_half[r, 0] == 0.0:  # not a box: its box fields are never read
+            continue
         for i in range(3):
-            box_centre[r, i] = pos[r, i] + (rot[i, 0] * body_box_centre[r, 0]
-                                            + rot[i, 1] * body_box_centre[r, 1]
-                                            + rot[i, 2] * body_box_centre[r, 2])
+            box_centre[r, i] = pos[r, i] + (rotm[r, i, 0] * body_box_centre[r, 0]
+                                            + rotm[r, i, 1] * body_box_centre[r, 1]
+                                            + rotm[r, i, 2] * body_box_centre[r, 2])
             for k in range(3):  # the body frame stores the axes as columns
-                box_axes[r, k, i] = (rot[i, 0] * body_box_axes[r, 0, k]
-                                     + rot[i, 1] * body_box_axes[r, 1, k]
-                                     + rot[i, 2] * body_box_axes[r, 2, k])
+                box_axes[r, k, i] = (rotm[r, i, 0] * body_box_axes[r, 0, k]
+                                     + rotm[r, i, 1] * body_box_axes[r, 1, k]
+                                     + rotm[r, i, 2] * body_box_axes[r, 2, k])
 
 
 def body_contacts(pairs, pos, rotm, vel, omega, model, h) -> Contacts:

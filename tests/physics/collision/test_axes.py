@@ -7,6 +7,7 @@ from physics.collision.axes import EDGES, FACE_OF_FIRST, FACE_OF_SECOND, NO_AXIS
 from physics.collision.manifolds import ManifoldCache
 from physics.collision.narrowphase import (
     _MAX_EDGES,
+    _MAX_FACES,
     _edge_pair_separation,
     _edge_query,
     _kept_apart,
@@ -33,16 +34,16 @@ def hull_model(*hulls, ids=None) -> Model:
     return model
 
 
-def still_apart(a, b, ids, pos, hulls, cache):
+def still_apart(a, b, ids, pos, rotm, hulls, cache):
     """Whether the axis the ``ManifoldCache`` cache kept for rows a and b still keeps their
     world ``HullSet`` hulls SPECULATIVE_MARGIN apart (``_kept_apart``, given the cache's row as
     ``_pairs_in`` gives it); False without a kept axis."""
     slot = kept_axis(a, b, ids, cache.axis_keys, cache.axes)
     if slot < 0:
         return False
-    return _kept_apart(a, b, ids, pos, hulls.hull_points, hulls.hull_start, hulls.face_normal,
-                       hulls.face_offset, hulls.face_start, hulls.edge, hulls.edge_faces,
-                       hulls.edge_start, cache.axes[slot], SPECULATIVE_MARGIN,
+    return _kept_apart(a, b, ids, pos, rotm, hulls.hull_points, hulls.hull_start,
+                       hulls.face_normal, hulls.face_offset, hulls.face_start, hulls.edge,
+                       hulls.edge_faces, hulls.edge_start, cache.axes[slot], SPECULATIVE_MARGIN,
                        np.empty((1, 3), dtype=np.int64), 0)
 
 
@@ -79,7 +80,7 @@ def test_a_kept_axis_changes_no_contact_while_pairs_approach_touch_and_part():
             rotm = quat_to_matrix(turned)
             hulls = world_hulls(pos, rotm, model, np.arange(2))
             had_axis += np.any(cache.axes[:, 0] != NO_AXIS)
-            kept = still_apart(pairs[0, 0], pairs[0, 1], model.ids, pos, hulls, cache)
+            kept = still_apart(pairs[0, 0], pairs[0, 1], model.ids, pos, rotm, hulls, cache)
             found, cache = pair_contacts(pairs, pos, rotm, zero, zero, model, H, cache)
             kinds |= set(cache.axes[:, 0].tolist())
             assert_same(found, body_contacts(pairs, pos, rotm, zero, zero, model, H))
@@ -150,15 +151,15 @@ def test_an_edge_pair_is_measured_as_the_edge_query_measures_it():
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
         hulls = world_hulls(pos, rotm, model, np.arange(2))
         axis = np.empty(3)
-        best, ea, eb = _edge_query(0, 1, pos, hulls, -np.inf, -np.inf,
+        best, ea, eb = _edge_query(0, 1, pos, rotm, hulls, -np.inf, -np.inf,
                                    np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, np.int64),
-                                   axis)
+                                   np.empty((2, _MAX_FACES, 3)), axis)
         if ea < 0:
             continue
         checked += 1
-        assert _edge_pair_separation(ea, eb, 0, 1, pos, hulls.hull_points, hulls.hull_start,
-                                     hulls.face_normal, hulls.edge, hulls.edge_faces,
-                                     hulls.face_start) == best
+        assert _edge_pair_separation(ea, eb, 0, 1, pos, rotm, hulls.hull_points,
+                                     hulls.hull_start, hulls.face_normal, hulls.edge,
+                                     hulls.edge_faces, hulls.face_start) == best
     assert checked > 150
 
 

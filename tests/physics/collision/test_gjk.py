@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from physics.collision.gjk import hull_distance
 from physics.collision.narrowphase import (
     _MAX_EDGES,
+    _MAX_FACES,
     _edge_query,
     _edges_cannot_matter,
     _face_query,
@@ -16,6 +17,7 @@ from physics.collision.narrowphase import (
 from physics.geometry.rotation import quat_normalize, quat_to_matrix
 from physics.model import BodyDef, Model, WorldDef
 from physics.settings import FACE_PREFERENCE
+from tests.physics.collision.planes import with_world_planes
 
 ALL = (-np.inf, np.inf)  # thresholds that settle nothing: GJK runs until its bounds meet
 
@@ -92,12 +94,13 @@ def inside(point, r, hulls, slack=1e-12):
 def test_the_distance_of_separated_hulls_is_the_exact_one(seed, gap):
     """Random hull pairs apart: GJK's two bounds meet the exact distance within 1e-9 m."""
     model, pos, hulls, rotm = placed_pair(seed, gap)
-    exact, _ = exact_distance(model, hulls)
+    planes = with_world_planes(hulls, pos, rotm)
+    exact, _ = exact_distance(model, planes)
     upper, lower, witness = distance(hulls, pos)
     assert lower <= upper
     assert abs(upper - exact) < 1e-9 and abs(lower - exact) < 1e-9
     assert abs(np.linalg.norm(witness[0] - witness[1]) - upper) < 1e-12
-    assert inside(witness[0], 0, hulls) and inside(witness[1], 1, hulls)
+    assert inside(witness[0], 0, planes) and inside(witness[1], 1, planes)
 
 
 @settings(max_examples=60, deadline=None)
@@ -107,11 +110,12 @@ def test_where_a_face_holds_the_closest_points_gjk_points_along_its_normal(seed,
     or more): the GJK direction from the second hull to the first is that face's normal within
     1e-6 rad, the contact normal the narrow phase would give the pair."""
     model, pos, hulls, rotm = placed_pair(seed, gap)
-    sa, fa = _face_query(0, 1, pos, hulls)
-    sb, fb = _face_query(1, 0, pos, hulls)
+    sa, fa = _face_query(0, 1, pos, rotm, hulls)
+    sb, fb = _face_query(1, 0, pos, rotm, hulls)
     upper, _, witness = distance(hulls, pos)
     closest = witness[0] - witness[1]
-    sep, normal = max((sa, -hulls.face_normal[fa]), (sb, hulls.face_normal[fb]),
+    planes = with_world_planes(hulls, pos, rotm)
+    sep, normal = max((sa, -planes.face_normal[fa]), (sb, planes.face_normal[fb]),
                       key=lambda s: s[0])
     if abs(sep - upper) > 1e-12:
         return  # closest points on an edge pair or a vertex pair: no face normal to compare
@@ -137,7 +141,7 @@ def test_bounds_that_stop_early_still_bound_the_distance(seed, gap, threshold):
     """Stopped as soon as the distance is known to be under or over a threshold, the bounds
     still hold, and the one that stopped it says which."""
     model, pos, hulls, rotm = placed_pair(seed, gap)
-    exact, _ = exact_distance(model, hulls)
+    exact, _ = exact_distance(model, with_world_planes(hulls, pos, rotm))
     upper, lower, _ = distance(hulls, pos, threshold, threshold)
     assert lower - 1e-12 <= exact <= upper + 1e-12
     assert (upper < threshold) == (exact < threshold) or abs(exact - threshold) < 1e-9
@@ -158,22 +162,25 @@ def test_the_edge_query_is_skipped_only_when_no_edge_pair_can_matter():
     rng = np.random.default_rng(11)
     skipped = face_held = 0
     for _ in range(300):
-        model, pos, hulls, _ = placed_pair(int(rng.integers(2**32)), rng.uniform(-0.02, 0.08))
+        model, pos, hulls, rotm = placed_pair(int(rng.integers(2**32)),
+                                              rng.uniform(-0.02, 0.08))
+        planes = with_world_planes(hulls, pos, rotm)
         spec = rng.uniform(0.01, 0.1)
-        face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
+        face_best = max(_face_query(0, 1, pos, rotm, hulls)[0],
+                        _face_query(1, 0, pos, rotm, hulls)[0])
         threshold = min(spec, face_best + FACE_PREFERENCE)
         skip = _edges_cannot_matter(0, 1, hulls, threshold, distance(hulls, pos)[0])
-        full, _, _ = _edge_query(0, 1, pos, hulls, -np.inf, face_best,
+        full, _, _ = _edge_query(0, 1, pos, rotm, hulls, -np.inf, face_best,
                                  np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
-                                 np.empty(3))
+                                 np.empty((2, _MAX_FACES, 3)), np.empty(3))
         if skip:
             skipped += 1
             assert full < spec and full <= face_best + FACE_PREFERENCE
         if not 0.0 < face_best < spec - 1e-6:
             continue  # the face separation is a gap, at most the distance: not held by a face
-        exact, _ = exact_distance(model, hulls)
+        exact, _ = exact_distance(model, planes)
         if (abs(exact - face_best) < 1e-12
-                and min(inner_radius(0, pos, hulls), inner_radius(1, pos, hulls)) > 0.0):
+                and min(inner_radius(0, pos, planes), inner_radius(1, pos, planes)) > 0.0):
             face_held += 1
             assert skip
     assert face_held > 40 and skipped >= face_held
@@ -185,19 +192,21 @@ def test_face_queries_bounded_by_the_closest_points_find_the_exact_best_face(see
     """Each hull's faces searched about the other's GJK witness point, and the second hull's
     above the first's best: the same separation and the same first face reaching it as the
     brute force (every face against every vertex), where it matters."""
-    model, pos, hulls, _ = placed_pair(seed, gap)
+    model, pos, hulls, rotm = placed_pair(seed, gap)
+    planes = with_world_planes(hulls, pos, rotm)
     upper, _, witness = distance(hulls, pos)
     found = []
     for a, b in ((0, 1), (1, 0)):
         faces = slice(hulls.face_start[a], hulls.face_start[a + 1])
         vertices = hulls.hull_points[hulls.hull_start[b]:hulls.hull_start[b + 1]]
-        n = hulls.face_normal[faces][:, None, :]  # summed in the kernel's order
+        n = planes.face_normal[faces][:, None, :]  # summed in the kernel's order
         brute = (n[..., 0] * vertices[:, 0] + n[..., 1] * vertices[:, 1]
-                 + n[..., 2] * vertices[:, 2]).min(axis=1) - hulls.face_offset[faces]
+                 + n[..., 2] * vertices[:, 2]).min(axis=1) - planes.face_offset[faces]
         floor = found[0][0] if found else -1e300
         near = witness[1 - a] if upper > 0.0 else None
-        sep, face = (_face_query(a, b, pos, hulls, floor, near) if near is not None
-                     else _face_query(a, b, pos, hulls, floor))
+        sep, face = (_face_query(a, b, pos, rotm, hulls, floor, near, np.empty(_MAX_FACES))
+                     if near is not None
+                     else _face_query(a, b, pos, rotm, hulls, floor))
         if brute.max() > floor:
             assert sep == brute.max() and face == hulls.face_start[a] + np.argmax(brute)
         else:
@@ -212,16 +221,18 @@ def test_edge_queries_bounded_by_the_closest_points_decide_as_the_full_query(see
     above, as the faces' are): wherever the unpruned query finds an edge pair separating the
     hulls by the speculative distance or beating the faces by ``FACE_PREFERENCE``, the bounded
     one finds the same pair and separation; elsewhere it too stays below that threshold."""
-    model, pos, hulls, _ = placed_pair(seed, gap)
+    model, pos, hulls, rotm = placed_pair(seed, gap)
     upper, _, witness = distance(hulls, pos)
-    face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
+    face_best = max(_face_query(0, 1, pos, rotm, hulls)[0],
+                    _face_query(1, 0, pos, rotm, hulls)[0])
     threshold = min(spec, face_best + FACE_PREFERENCE)
 
     def query(spec, face_best, near=None):
-        scratch = (np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64), np.empty(3))
+        scratch = (np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
+                   np.empty((2, _MAX_FACES, 3)), np.empty(3))
         if near is None:
-            return _edge_query(0, 1, pos, hulls, spec, face_best, *scratch)
-        return _edge_query(0, 1, pos, hulls, spec, face_best, *scratch, near)
+            return _edge_query(0, 1, pos, rotm, hulls, spec, face_best, *scratch)
+        return _edge_query(0, 1, pos, rotm, hulls, spec, face_best, *scratch, near)
 
     full = query(-np.inf, -np.inf)
     bounded = query(spec, face_best, witness)

@@ -13,6 +13,7 @@ from physics.geometry.rotation import (
 from physics.model import BodyDef, Model, WorldDef
 from physics.settings import SPECULATIVE_MARGIN
 from tests.physics.bodies import box_body, box_corners, box_heap, round_hull
+from tests.physics.collision.planes import with_world_planes
 
 H = 1.0 / 240.0
 
@@ -108,6 +109,7 @@ def test_pruned_edge_query_changes_no_decision():
     and otherwise it matters no more than the full one."""
     from physics.collision.narrowphase import (
         _MAX_EDGES,
+        _MAX_FACES,
         FACE_PREFERENCE,
         _edge_query,
         _face_query,
@@ -128,11 +130,13 @@ def test_pruned_edge_query_changes_no_decision():
         pos = np.array([np.zeros(3), direction * rng.uniform(0.3, 1.0) * model.bound_radius.sum()])
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
         hulls, spec = world_hulls(pos, rotm, model, np.arange(2)), 0.01
-        face_best = max(_face_query(0, 1, pos, hulls)[0], _face_query(1, 0, pos, hulls)[0])
+        face_best = max(_face_query(0, 1, pos, rotm, hulls)[0],
+                        _face_query(1, 0, pos, rotm, hulls)[0])
 
         def query(spec, axis):
-            return _edge_query(0, 1, pos, hulls, spec, face_best, np.empty((10, _MAX_EDGES)),
-                               np.empty(_MAX_EDGES, dtype=np.int64), axis)
+            return _edge_query(0, 1, pos, rotm, hulls, spec, face_best,
+                               np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64),
+                               np.empty((2, _MAX_FACES, 3)), axis)
         full_axis, pruned_axis = np.empty(3), np.empty(3)
         full, pruned = query(-np.inf, full_axis), query(spec, pruned_axis)
         if full[0] >= spec or full[0] > face_best + FACE_PREFERENCE:
@@ -148,7 +152,12 @@ def test_a_ball_beyond_a_face_plane_is_dismissed_with_the_verdict_the_closest_po
     at least far and at most the distance (to rounding), which is beyond far − _FAR_MARGIN (so a
     ball's pair dismissed by the plane is one the closest point would have dismissed); nearer,
     it returns the closest point's distance, point and face, bit for bit."""
-    from physics.collision.narrowphase import _FAR_MARGIN, _closest_on_hull, world_hulls
+    from physics.collision.narrowphase import (
+        _FAR_MARGIN,
+        _MAX_FACES,
+        _closest_on_hull,
+        world_hulls,
+    )
     from physics.geometry.meshes import builtin_shape
     from physics.geometry.rotation import quat_normalize
 
@@ -156,14 +165,15 @@ def test_a_ball_beyond_a_face_plane_is_dismissed_with_the_verdict_the_closest_po
     model = Model(WorldDef())
     model.append(0, builtin_shape("t_handle").body_def(np.zeros(3)))
     rotm = quat_to_matrix(quat_normalize(rng.normal(size=(1, 4))))
-    hulls = world_hulls(np.zeros((1, 3)), rotm, model, np.arange(1))
+    pos, planes = np.zeros((1, 3)), np.empty((_MAX_FACES, 4))
+    hulls = world_hulls(pos, rotm, model, np.arange(1))
     cut = whole = 0
     for _ in range(400):
         c = rng.normal(size=3) * rng.uniform(0.05, 1.5) * model.bound_radius[0]
         full_q, q = np.zeros(3), np.zeros(3)
-        full, full_face = _closest_on_hull(c, 0, hulls, full_q, np.inf)
+        full, full_face = _closest_on_hull(c, 0, hulls, pos, rotm, planes, full_q, np.inf)
         far = full + rng.uniform(-0.05, 0.02)
-        dist, face = _closest_on_hull(c, 0, hulls, q, far)
+        dist, face = _closest_on_hull(c, 0, hulls, pos, rotm, planes, q, far)
         if dist >= far:
             cut += 1
             assert dist <= full + 1e-12 and full >= far - _FAR_MARGIN
@@ -191,7 +201,8 @@ def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
                         * rng.uniform(0.3, 1.2) * model.bound_radius.sum()])
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(2, 4))))
         hulls = world_hulls(pos, rotm, model, np.arange(2))
-        points, normals, offsets = hulls.hull_points, hulls.face_normal, hulls.face_offset
+        planes = with_world_planes(hulls, pos, rotm)
+        points, normals, offsets = hulls.hull_points, planes.face_normal, planes.face_offset
         m = model
         for a, b in ((0, 1), (1, 0)):
             faces = slice(m.face_start[a], m.face_start[a + 1])
@@ -199,7 +210,7 @@ def test_face_query_skipping_faces_turned_away_finds_the_exact_best_face():
             n = normals[faces][:, None, :]   # the dot products summed in the kernel's order
             brute = (n[..., 0] * vertices[:, 0] + n[..., 1] * vertices[:, 1]
                      + n[..., 2] * vertices[:, 2]).min(axis=1) - offsets[faces]
-            sep, face = _face_query(a, b, pos, hulls)
+            sep, face = _face_query(a, b, pos, rotm, hulls)
             assert sep == brute.max() and face == m.face_start[a] + np.argmax(brute)
 
 
@@ -271,24 +282,22 @@ def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
     # the far hull flies at 40 m/s: its speculative reach (0.26 m) nearly spans the 0.31 m gap
     vel = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [-40.0, 0.0, 0.0]])
     world = model.world_hulls_buffer
-    for field in ("hull_points", "face_normal", "face_offset"):
-        getattr(world, field)[:] = np.nan
+    world.hull_points[:] = np.nan
     pairs = np.array([[0, 1], [0, 2], [1, 2]], dtype=np.int64)
     found = body_contacts(pairs, pos, rotm, vel, np.zeros((3, 3)), model, H)
     assert found.count > 0 and set(found.body.tolist()) | set(found.other.tolist()) == {0, 1}
     far = slice(model.hulls.hull_start[2], model.hulls.hull_start[3])
-    far_faces = slice(model.hulls.face_start[2], model.hulls.face_start[3])
-    assert np.isnan(world.hull_points[far]).all() and np.isnan(world.face_offset[far_faces]).all()
+    assert np.isnan(world.hull_points[far]).all()
     near = slice(model.hulls.hull_start[0], model.hulls.hull_start[2])
     assert np.isfinite(world.hull_points[near]).all()
 
 
 def test_the_inner_radius_is_the_centres_distance_to_the_nearest_face_plane():
-    """The inner radius the face and edge queries bound separations with, written once a body
-    by the transform: at random poses it is exactly the least of offset − n·x over the moved
-    body's face planes (the value the queries computed face by face before), and it equals the
-    body-frame one, the least face offset, to rounding. A sphere's row (no faces) holds +inf
-    and a ball of the radius about the centre lies inside the hull."""
+    """The inner radius the face and edge queries bound separations with is the body frame's
+    (the least face offset), shared by the world set: at random poses far from the origin it
+    is the least of offset − n·x over the face planes as the narrow phase moves them, to
+    rounding (which the queries' margin covers). A sphere's row (no faces) holds +inf and a
+    ball of the radius about the centre lies inside the hull."""
     from physics.collision.narrowphase import world_hulls
 
     model = round_hulls(3)
@@ -298,12 +307,13 @@ def test_the_inner_radius_is_the_centres_distance_to_the_nearest_face_plane():
         pos = rng.uniform(-50.0, 50.0, size=(4, 3))
         rotm = quat_to_matrix(quat_normalize(rng.normal(size=(4, 4))))
         hulls = world_hulls(pos, rotm, model, np.arange(4))
+        planes = with_world_planes(hulls, pos, rotm)
+        assert hulls.inner_radius is model.hulls.inner_radius
         for r in range(3):
             faces = slice(hulls.face_start[r], hulls.face_start[r + 1])
-            n, offset = hulls.face_normal[faces], hulls.face_offset[faces]
+            n, offset = planes.face_normal[faces], planes.face_offset[faces]
             brute = (offset - (n[:, 0] * pos[r, 0] + n[:, 1] * pos[r, 1]
                                + n[:, 2] * pos[r, 2])).min()
-            assert hulls.inner_radius[r] == brute
-            assert abs(brute - model.hulls.inner_radius[r]) < 1e-12
+            assert abs(brute - hulls.inner_radius[r]) < 1e-12
             assert brute > 0.05  # the ellipsoid's least semi-axis is 0.06 m
-        assert hulls.inner_radius[3] == np.inf and model.hulls.inner_radius[3] == np.inf
+        assert hulls.inner_radius[3] == np.inf
