@@ -147,19 +147,21 @@ def _closest_in_simplex(s, count, weight, trial):
 
 
 @njit(cache=True)
-def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, rows, witness):
+def hull_distance(a, b, hulls, dx, dy, dz, below, above, simplex, rows, witness, weight, trial):
     """Distance (m) between hulls a and b of the world ``HullSet`` hulls by GJK, started along
     (dx, dy, dz) (the direction from b towards a, e.g. between their centres). Returns (upper,
     lower): bounds on the distance, 0 and 0 if the hulls overlap.
 
     The iteration stops once the bounds settle a comparison with the thresholds: the distance
     is below ``below`` (upper < below) or at least ``above`` (lower ≥ above); pass −inf and inf
-    to run until the bounds meet within ``GJK_TOLERANCE`` (relative). simplex (4, 3) and rows
-    (4, 2) int64 are scratch (the simplex's points and the vertex rows of a and b they come
-    from); witness (2, 3) receives a point of each hull, a's first, whose distance is the upper
-    bound (left as it was if the hulls overlap)."""
+    to run until the bounds meet within ``GJK_TOLERANCE`` (relative). simplex (4, 3), rows
+    (4, 2) int64, weight (4,) and trial (4,) are scratch (the simplex's points, the vertex rows
+    of a and b they come from, their barycentric weights; the caller's, so that a pair costs no
+    allocation); witness (2, 3) receives a point of each hull, a's first, whose distance is the
+    upper bound (left as it was if the hulls overlap)."""
     points, start = hulls.hull_points, hulls.hull_start
-    weight, trial = np.zeros(4), np.zeros(4)
+    weight[:] = 0.0
+    trial[:] = 0.0
     count = 0
     vx, vy, vz = dx, dy, dz
     if vx == 0.0 and vy == 0.0 and vz == 0.0:

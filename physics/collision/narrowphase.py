@@ -888,6 +888,7 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
     arcs, kept = np.empty((10, _MAX_EDGES)), np.empty(_MAX_EDGES, dtype=np.int64)
     dots, towards = np.empty((3, 3)), np.empty(3)
     simplex, witness = np.empty((4, 3)), np.empty((2, 3))
+    weight, trial = np.empty(4), np.empty(4)
     rows = np.empty((4, 2), dtype=np.int64)
     bounds, planes = np.empty(_MAX_FACES), np.empty((_MAX_FACES, 4))
     moved = np.empty((2, _MAX_FACES, 3))
@@ -967,7 +968,8 @@ def _pairs_in(pairs, bodies, hulls, h, manifolds, out, apart, reach, verdict):
                 # (docs/physics.md#edge-pairs-bounded-by-the-distance)
                 distance, _ = hull_distance(a, b, hulls, pos[a, 0] - pos[b, 0],
                                             pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2],
-                                            -np.inf, np.inf, simplex, rows, witness)
+                                            -np.inf, np.inf, simplex, rows, witness, weight,
+                                            trial)
                 if distance > 0.0:
                     sa, fa = _face_query(a, b, pos, rotm, hulls, -1e300, witness[1], bounds)
                 else:

@@ -80,7 +80,8 @@ def distance(hulls, pos, below=-np.inf, above=np.inf):
     witness = np.full((2, 3), np.nan)
     d = pos[0] - pos[1]
     upper, lower = hull_distance(0, 1, hulls, d[0], d[1], d[2], below, above, np.empty((4, 3)),
-                                 np.empty((4, 2), dtype=np.int64), witness)
+                                 np.empty((4, 2), dtype=np.int64), witness, np.empty(4),
+                                 np.empty(4))
     return upper, lower, witness
 
 
