@@ -273,8 +273,12 @@ class HullSet(NamedTuple):
     the distance from each body's centre of mass to the nearest plane of its faces (+inf for a
     hull without faces; ≤ 0 if the centre is not inside): the ball of that radius about the
     centre lies inside the hull. The narrow phase bounds separations with it
-    (collision/narrowphase.py). The world set moves only the vertices and the boxes: its faces'
-    planes and inner radii are the body frame's, moved by the narrow phase where it reads them.
+    (collision/narrowphase.py). ellipsoid_centre (n, 3) m and ellipsoid_axes (n, 3) m: an
+    ellipsoid aligned with the body's axes that holds every vertex (its vertices' box, grown
+    until it does; zero without vertices), so that the hull's extent along a body-frame unit
+    vector e is at most c·e + |diag(axes) e|: the narrow phase dismisses far pairs with it
+    before looking at any vertex. The world set moves only the vertices and the boxes: its
+    faces' planes, inner radii and ellipsoids are the body frame's.
     """
 
     hull_points: np.ndarray
@@ -291,6 +295,8 @@ class HullSet(NamedTuple):
     box_half: np.ndarray
     box_centre: np.ndarray
     inner_radius: np.ndarray
+    ellipsoid_centre: np.ndarray
+    ellipsoid_axes: np.ndarray
 
 
 class ShapeSet(NamedTuple):
@@ -404,8 +410,9 @@ class Model:
     def hulls(self) -> HullSet:
         """The hulls and their topology, body frame, as one record for the kernels."""
         if self._hulls is None:
-            self._hulls = HullSet(*(getattr(self, name) for name in HullSet._fields[:-1]),
-                                  _inner_radii(self.face_offset, self.face_start))
+            self._hulls = HullSet(*(getattr(self, name) for name in HullSet._fields[:-3]),
+                                  _inner_radii(self.face_offset, self.face_start),
+                                  *_enclosing_ellipsoids(self.hull_points, self.hull_start))
         return self._hulls
 
     @property
@@ -684,6 +691,25 @@ def _inner_radii(face_offset: np.ndarray, face_start: np.ndarray) -> np.ndarray:
     if has_faces.any():
         radii[has_faces] = np.minimum.reduceat(face_offset, face_start[:-1][has_faces])
     return radii
+
+
+def _enclosing_ellipsoids(points: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(centres (n, 3) m, semi-axes (n, 3) m) of an ellipsoid aligned with the body frame about
+    each hull's vertices (points (H, 3) m, start (n+1,)): centred on their box, its semi-axes
+    the box's half extents (at least 1e-9 of the largest, for a flat hull) grown by the one
+    factor that takes in every vertex, and by 1e-12 more for rounding. Zero for no vertices."""
+    n = len(start) - 1
+    centres, axes = np.zeros((n, 3)), np.zeros((n, 3))
+    for i in range(n):
+        vertices = points[start[i]:start[i + 1]]
+        if not len(vertices):
+            continue
+        low, high = vertices.min(axis=0), vertices.max(axis=0)
+        centre, half = (low + high) / 2, (high - low) / 2
+        half = np.maximum(half, 1e-9 * max(half.max(), 1e-12))
+        grow = np.sqrt((((vertices - centre) / half) ** 2).sum(axis=1)).max()
+        centres[i], axes[i] = centre, half * grow * (1.0 + 1e-12)
+    return centres, axes
 
 
 def _extend_offsets(start: np.ndarray, sizes) -> np.ndarray:

@@ -93,6 +93,10 @@ _APART = -2   # no contact can come from it this step
 # a bound far above the rounding of a distance (~1e-16 of the coordinates), far below any gap
 # that matters
 _FAR_MARGIN = 1e-9
+# a dot product of unit normals taken in a body's frame differs from the same taken of the
+# moved normals by rounding (~1e-16): this bound, far above it, keeps every face that could
+# win in the world in a search done in the body frame
+_DOT_MARGIN = 1e-12
 
 
 @njit(cache=True, inline='always')
@@ -611,9 +615,21 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, pos, rotm, spec, id
     wpts, hull_start = hulls.hull_points, hulls.hull_start
     face_start, loop_start, face_vertex = hulls.face_start, hulls.face_loop_start, hulls.face_vertex
     nx, ny, nz, ref_offset = _face_plane(ref_face, ref_body, hulls, pos, rotm)
+    # the incident face, the most anti-parallel to n, the first of equals among the moved
+    # normals: only those whose dot product taken in inc_body's frame (n turned into it, once)
+    # is within _DOT_MARGIN of the least can be it, and only they are moved and compared
+    normals, lo, hi = hulls.face_normal, face_start[inc_body], face_start[inc_body + 1]
+    tx = rotm[inc_body, 0, 0] * nx + rotm[inc_body, 1, 0] * ny + rotm[inc_body, 2, 0] * nz
+    ty = rotm[inc_body, 0, 1] * nx + rotm[inc_body, 1, 1] * ny + rotm[inc_body, 2, 1] * nz
+    tz = rotm[inc_body, 0, 2] * nx + rotm[inc_body, 1, 2] * ny + rotm[inc_body, 2, 2] * nz
+    least = np.inf
+    for f in range(lo, hi):
+        least = min(least, normals[f, 0] * tx + normals[f, 1] * ty + normals[f, 2] * tz)
     inc, lowest = -1, 1e300
-    for f in range(face_start[inc_body], face_start[inc_body + 1]):
-        mx, my, mz = _moved_normal(f, inc_body, hulls.face_normal, rotm)
+    for f in range(lo, hi):
+        if normals[f, 0] * tx + normals[f, 1] * ty + normals[f, 2] * tz > least + _DOT_MARGIN:
+            continue
+        mx, my, mz = _moved_normal(f, inc_body, normals, rotm)
         d = mx * nx + my * ny + mz * nz
         if d < lowest:
             lowest, inc = d, f
@@ -752,6 +768,7 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
     ids, pos, rotm, vel, omega = bodies.ids, bodies.pos, bodies.rotm, bodies.vel, bodies.omega
     radius, bound = bodies.radius, bodies.bound
     face_start, points, start = hulls.face_start, hulls.hull_points, hulls.hull_start
+    centre, semi = hulls.ellipsoid_centre, hulls.ellipsoid_axes
     keys, entry, pose = manifolds.keys, manifolds.entry, manifolds.pose
     axis_keys, axes = manifolds.axis_keys, manifolds.axes
     paired = np.zeros(pos.shape[0], dtype=np.bool_)
@@ -803,7 +820,11 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
             # vertices (the full SAT: faces × vertices plus edge pairs), so the many broad-phase
             # pairs of a sparse scene whose bounding spheres merely touch are dismissed here.
             # Read from the body-frame vertices, the axis turned into each body's frame (Rᵀ d),
-            # so no hull need be moved for it
+            # so no hull need be moved for it. Each hull's enclosing ellipsoid bounds its
+            # extent along the axis first (c·e − |diag(s) e| ≤ its lowest vertex): a pair whose
+            # gap between the ellipsoids' bounds is at least the reach by _FAR_MARGIN (far above
+            # the two computations' rounding) is one the vertices would dismiss too, and their
+            # scans are skipped
             d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
             length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             gap = -np.inf
@@ -813,21 +834,31 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
                 e0 = rotm[a, 0, 0] * d0 + rotm[a, 1, 0] * d1 + rotm[a, 2, 0] * d2
                 e1 = rotm[a, 0, 1] * d0 + rotm[a, 1, 1] * d1 + rotm[a, 2, 1] * d2
                 e2 = rotm[a, 0, 2] * d0 + rotm[a, 1, 2] * d1 + rotm[a, 2, 2] * d2
-                lowest = np.inf
-                for v in range(start[a], start[a + 1]):
-                    lowest = min(lowest, points[v, 0] * e0 + points[v, 1] * e1
-                                 + points[v, 2] * e2)
-                low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + lowest
                 n0, n1, n2 = -d0, -d1, -d2
-                e0 = rotm[b, 0, 0] * n0 + rotm[b, 1, 0] * n1 + rotm[b, 2, 0] * n2
-                e1 = rotm[b, 0, 1] * n0 + rotm[b, 1, 1] * n1 + rotm[b, 2, 1] * n2
-                e2 = rotm[b, 0, 2] * n0 + rotm[b, 1, 2] * n1 + rotm[b, 2, 2] * n2
-                lowest = np.inf
-                for v in range(start[b], start[b + 1]):
-                    lowest = min(lowest, points[v, 0] * e0 + points[v, 1] * e1
-                                 + points[v, 2] * e2)
-                high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - lowest
-                gap = low - high
+                f0 = rotm[b, 0, 0] * n0 + rotm[b, 1, 0] * n1 + rotm[b, 2, 0] * n2
+                f1 = rotm[b, 0, 1] * n0 + rotm[b, 1, 1] * n1 + rotm[b, 2, 1] * n2
+                f2 = rotm[b, 0, 2] * n0 + rotm[b, 1, 2] * n1 + rotm[b, 2, 2] * n2
+                along = d0 * (pos[a, 0] - pos[b, 0]) + d1 * (pos[a, 1] - pos[b, 1]) + d2 * (
+                    pos[a, 2] - pos[b, 2])
+                low_a = (e0 * centre[a, 0] + e1 * centre[a, 1] + e2 * centre[a, 2]
+                         - np.sqrt((e0 * semi[a, 0]) ** 2 + (e1 * semi[a, 1]) ** 2
+                                   + (e2 * semi[a, 2]) ** 2))
+                low_b = (f0 * centre[b, 0] + f1 * centre[b, 1] + f2 * centre[b, 2]
+                         - np.sqrt((f0 * semi[b, 0]) ** 2 + (f1 * semi[b, 1]) ** 2
+                                   + (f2 * semi[b, 2]) ** 2))
+                gap = along + low_a + low_b
+                if gap < reach[p] + _FAR_MARGIN:  # the ellipsoids leave it open: the vertices
+                    lowest = np.inf
+                    for v in range(start[a], start[a + 1]):
+                        lowest = min(lowest, points[v, 0] * e0 + points[v, 1] * e1
+                                     + points[v, 2] * e2)
+                    low = d0 * pos[a, 0] + d1 * pos[a, 1] + d2 * pos[a, 2] + lowest
+                    lowest = np.inf
+                    for v in range(start[b], start[b + 1]):
+                        lowest = min(lowest, points[v, 0] * f0 + points[v, 1] * f1
+                                     + points[v, 2] * f2)
+                    high = d0 * pos[b, 0] + d1 * pos[b, 1] + d2 * pos[b, 2] - lowest
+                    gap = low - high
             if gap >= reach[p]:
                 verdict[p] = _APART  # farther apart than the step can close: no contact at all
                 # manifolds' kept_axis, written out

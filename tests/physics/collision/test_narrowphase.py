@@ -272,6 +272,55 @@ def test_the_gap_along_the_line_of_centres_from_body_frame_vertices_is_the_moved
             assert reach[0] == SPECULATIVE_MARGIN and found[0] == verdict
 
 
+def test_the_enclosing_ellipsoids_dismiss_only_pairs_the_vertices_dismiss():
+    """Each hull's body-frame ellipsoid holds its vertices: along random directions its extent
+    is at least theirs. The pairs it dismisses before the vertices are scanned are pairs the
+    moved vertices' gap dismisses: at random poses and distances (round, T-shaped and box
+    hulls), every verdict is the brute force's, and the ellipsoids alone decide many."""
+    from physics.geometry.meshes import builtin_shape
+
+    rng = np.random.default_rng(12)
+    model = Model(WorldDef())
+    model.append(0, BodyDef(mass=1.0, principal_moments=[0.01] * 3,
+                            hull=round_hull(seed=5, semi=(0.1, 0.06, 0.08))))
+    model.append(1, builtin_shape("t_handle").body_def(np.zeros(3)))
+    model.append(2, BodyDef(mass=1.0, principal_moments=[0.01] * 3,
+                            hull=box_corners((0.2, 0.1, 0.3))))
+    hulls = model.hulls
+    vertices = [hulls.hull_points[hulls.hull_start[i]:hulls.hull_start[i + 1]] for i in range(3)]
+    for i in range(3):
+        e = rng.normal(size=(500, 3))
+        e /= np.linalg.norm(e, axis=1, keepdims=True)
+        ellipsoid = e @ hulls.ellipsoid_centre[i] + np.linalg.norm(e * hulls.ellipsoid_axes[i],
+                                                                   axis=1)
+        assert np.all(ellipsoid >= (e @ vertices[i].T).max(axis=1))
+    still = np.zeros((3, 3))
+    decided = checked = 0
+    for _ in range(400):
+        a, b = rng.choice(3, 2, replace=False)
+        pos = np.zeros((3, 3))
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(3, 4))))
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        pos[a] = d * rng.uniform(0.1, 0.8)
+        moved = [pos[i] + vertices[i] @ rotm[i].T for i in (a, b)]
+        gap = (moved[0] @ d).min() - (moved[1] @ d).max()
+        if abs(gap - SPECULATIVE_MARGIN) < 1e-6:
+            continue  # within rounding of the threshold: the other test's business
+        checked += 1
+        e_a, e_b = rotm[a].T @ d, rotm[b].T @ -d
+        bound = (d @ (pos[a] - pos[b]) + e_a @ hulls.ellipsoid_centre[a]
+                 - np.linalg.norm(e_a * hulls.ellipsoid_axes[a]) + e_b @ hulls.ellipsoid_centre[b]
+                 - np.linalg.norm(e_b * hulls.ellipsoid_axes[b]))
+        decided += bound >= SPECULATIVE_MARGIN + 1e-6
+        bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, still, still)
+        reach, found = np.empty(1), np.empty(1, dtype=np.int64)
+        _sort_pairs(np.array([[a, b]]), bodies, hulls, H, ManifoldCache(), reach, found,
+                    np.zeros((1, 3), dtype=np.int64))
+        assert found[0] == (_APART if gap >= SPECULATIVE_MARGIN else _NARROW)
+    assert checked > 350 and decided > 100
+
+
 def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
     """Two hulls close together and a third far from both (its bounding sphere within reach of
     theirs, as a fast body's is): the close pair's hulls are moved into the world buffer and
