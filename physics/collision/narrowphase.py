@@ -493,9 +493,9 @@ def _kept_apart(a, b, ids, pos, rotm, wpts, hull_start, normals, offsets, face_s
     ``manifolds``' table, collision/axes.py) that kept rows a and b apart last step still
     separates their hulls (the world ``HullSet``'s arrays, faces in the body frame; pos and
     rotm the bodies' poses) by at least spec (m) at these poses; if so it is written into row p
-    of apart (p, 3) for the next step. A call, not inlined, and
-    given arrays, not records: inlined into ``_pairs_in``'s loop, or given the records, numba
-    counted a reference of each of their arrays per pair (docs/architecture.md#records)."""
+    of apart (p, 3) for the next step. A call, not inlined, and given arrays, not records:
+    inlined into ``_pairs_in``'s loop, or given the records, numba counted a reference of each
+    of their arrays per pair (docs/architecture.md#records)."""
     swap = ids[a] > ids[b]  # the table holds the lower id first
     kind, first, second = swapped(kept[0], kept[1], kept[2], swap)
     if kind == FACE_OF_FIRST or kind == FACE_OF_SECOND:
