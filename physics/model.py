@@ -275,10 +275,12 @@ class HullSet(NamedTuple):
     centre lies inside the hull. The narrow phase bounds separations with it
     (collision/narrowphase.py). ellipsoid_centre (n, 3) m and ellipsoid_axes (n, 3) m: an
     ellipsoid aligned with the body's axes that holds every vertex (its vertices' box, grown
-    until it does; zero without vertices), so that the hull's extent along a body-frame unit
-    vector e is at most c·e + |diag(axes) e|: the narrow phase dismisses far pairs with it
-    before looking at any vertex. The world set moves only the vertices and the boxes: its
-    faces' planes, inner radii and ellipsoids are the body frame's.
+    until it does), so that the hull's extent along a body-frame unit vector e is at most
+    c·e + |diag(axes) e|: the narrow phase dismisses far pairs with it before looking at any
+    vertex. All zero where it is nowhere tighter than the bounding sphere by a tenth (a box,
+    a round hull, a hull without vertices): that sphere serves then. The world set moves only
+    the vertices and the boxes: its faces' planes, inner radii and ellipsoids are the body
+    frame's.
     """
 
     hull_points: np.ndarray
@@ -697,7 +699,10 @@ def _enclosing_ellipsoids(points: np.ndarray, start: np.ndarray) -> tuple[np.nda
     """(centres (n, 3) m, semi-axes (n, 3) m) of an ellipsoid aligned with the body frame about
     each hull's vertices (points (H, 3) m, start (n+1,)): centred on their box, its semi-axes
     the box's half extents (at least 1e-9 of the largest, for a flat hull) grown by the one
-    factor that takes in every vertex, and by 1e-12 more for rounding. Zero for no vertices."""
+    factor that takes in every vertex, and by 1e-12 more for rounding. Zero for no vertices,
+    and where the ellipsoid's nearest reach, |c| + its least semi-axis, is not under 0.9 of the
+    vertices' farthest distance from the origin (the centre of mass): there the bounding
+    sphere bounds the extent about as well, for less."""
     n = len(start) - 1
     centres, axes = np.zeros((n, 3)), np.zeros((n, 3))
     for i in range(n):
@@ -708,7 +713,9 @@ def _enclosing_ellipsoids(points: np.ndarray, start: np.ndarray) -> tuple[np.nda
         centre, half = (low + high) / 2, (high - low) / 2
         half = np.maximum(half, 1e-9 * max(half.max(), 1e-12))
         grow = np.sqrt((((vertices - centre) / half) ** 2).sum(axis=1)).max()
-        centres[i], axes[i] = centre, half * grow * (1.0 + 1e-12)
+        semi = half * grow * (1.0 + 1e-12)
+        if np.linalg.norm(centre) + semi.min() < 0.9 * np.linalg.norm(vertices, axis=1).max():
+            centres[i], axes[i] = centre, semi
     return centres, axes
 
 

@@ -695,14 +695,18 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, pos, rotm, spec, id
 
 
 @njit(cache=True, inline='always')
-def _facing_face(r, direction, hulls, rotm):
-    """Face of body r's hull whose world normal (rotm (n, 3, 3) the bodies' rotations) is
-    closest to direction (3,)."""
-    face_start = hulls.face_start
+def _box_facing_face(r, direction, hulls, rotm):
+    """Face of box r whose normal is direction (3,), a unit vector along one of its world axes
+    (rotm (n, 3, 3) the bodies' rotations): the largest dot product with the body-frame
+    normals, direction turned into the body frame once. A box's faces are 1 and ~0 (within
+    ``BOX_TOLERANCE``) from it, so the rounding of either frame cannot change the face."""
+    face_start, normals = hulls.face_start, hulls.face_normal
+    tx = rotm[r, 0, 0] * direction[0] + rotm[r, 1, 0] * direction[1] + rotm[r, 2, 0] * direction[2]
+    ty = rotm[r, 0, 1] * direction[0] + rotm[r, 1, 1] * direction[1] + rotm[r, 2, 1] * direction[2]
+    tz = rotm[r, 0, 2] * direction[0] + rotm[r, 1, 2] * direction[1] + rotm[r, 2, 2] * direction[2]
     best, best_face = -np.inf, -1
     for f in range(face_start[r], face_start[r + 1]):
-        nx, ny, nz = _moved_normal(f, r, hulls.face_normal, rotm)
-        d = nx * direction[0] + ny * direction[1] + nz * direction[2]
+        d = normals[f, 0] * tx + normals[f, 1] * ty + normals[f, 2] * tz
         if d > best:
             best, best_face = d, f
     return best_face
@@ -734,7 +738,7 @@ def _box_face(r, axis_index, sign, hulls, rotm, towards):
     """The face of box r whose outward normal is sign × its axis axis_index (collision/boxes.py)."""
     for k in range(3):
         towards[k] = sign * hulls.box_axes[r, axis_index, k]
-    return _facing_face(r, towards, hulls, rotm)
+    return _box_facing_face(r, towards, hulls, rotm)
 
 
 @njit(cache=True, inline='always')
@@ -820,11 +824,12 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
             # vertices (the full SAT: faces × vertices plus edge pairs), so the many broad-phase
             # pairs of a sparse scene whose bounding spheres merely touch are dismissed here.
             # Read from the body-frame vertices, the axis turned into each body's frame (Rᵀ d),
-            # so no hull need be moved for it. Each hull's enclosing ellipsoid bounds its
-            # extent along the axis first (c·e − |diag(s) e| ≤ its lowest vertex): a pair whose
-            # gap between the ellipsoids' bounds is at least the reach by _FAR_MARGIN (far above
-            # the two computations' rounding) is one the vertices would dismiss too, and their
-            # scans are skipped
+            # so no hull need be moved for it. Where a hull has an enclosing ellipsoid tighter
+            # than its bounding sphere, that bounds its extent along the axis first
+            # (c·e − |diag(s) e| ≤ its lowest vertex; the sphere: −bound): a pair whose gap
+            # between the bounds is at least the reach by _FAR_MARGIN (far above the two
+            # computations' rounding) is one the vertices would dismiss too, and their scans are
+            # skipped. Two spheres alone cannot: the broad phase found them within reach
             d0, d1, d2 = pos[a, 0] - pos[b, 0], pos[a, 1] - pos[b, 1], pos[a, 2] - pos[b, 2]
             length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             gap = -np.inf
@@ -838,16 +843,19 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
                 f0 = rotm[b, 0, 0] * n0 + rotm[b, 1, 0] * n1 + rotm[b, 2, 0] * n2
                 f1 = rotm[b, 0, 1] * n0 + rotm[b, 1, 1] * n1 + rotm[b, 2, 1] * n2
                 f2 = rotm[b, 0, 2] * n0 + rotm[b, 1, 2] * n1 + rotm[b, 2, 2] * n2
-                along = d0 * (pos[a, 0] - pos[b, 0]) + d1 * (pos[a, 1] - pos[b, 1]) + d2 * (
-                    pos[a, 2] - pos[b, 2])
-                low_a = (e0 * centre[a, 0] + e1 * centre[a, 1] + e2 * centre[a, 2]
-                         - np.sqrt((e0 * semi[a, 0]) ** 2 + (e1 * semi[a, 1]) ** 2
-                                   + (e2 * semi[a, 2]) ** 2))
-                low_b = (f0 * centre[b, 0] + f1 * centre[b, 1] + f2 * centre[b, 2]
-                         - np.sqrt((f0 * semi[b, 0]) ** 2 + (f1 * semi[b, 1]) ** 2
-                                   + (f2 * semi[b, 2]) ** 2))
-                gap = along + low_a + low_b
-                if gap < reach[p] + _FAR_MARGIN:  # the ellipsoids leave it open: the vertices
+                gap = -np.inf
+                if semi[a, 0] > 0.0 or semi[b, 0] > 0.0:
+                    low_a, low_b = -bound[a], -bound[b]
+                    if semi[a, 0] > 0.0:
+                        low_a = (e0 * centre[a, 0] + e1 * centre[a, 1] + e2 * centre[a, 2]
+                                 - np.sqrt((e0 * semi[a, 0]) ** 2 + (e1 * semi[a, 1]) ** 2
+                                           + (e2 * semi[a, 2]) ** 2))
+                    if semi[b, 0] > 0.0:
+                        low_b = (f0 * centre[b, 0] + f1 * centre[b, 1] + f2 * centre[b, 2]
+                                 - np.sqrt((f0 * semi[b, 0]) ** 2 + (f1 * semi[b, 1]) ** 2
+                                           + (f2 * semi[b, 2]) ** 2))
+                    gap = length + low_a + low_b
+                if gap < reach[p] + _FAR_MARGIN:  # the bounds leave it open: the vertices
                     lowest = np.inf
                     for v in range(start[a], start[a + 1]):
                         lowest = min(lowest, points[v, 0] * e0 + points[v, 1] * e1

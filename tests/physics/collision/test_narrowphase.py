@@ -274,9 +274,10 @@ def test_the_gap_along_the_line_of_centres_from_body_frame_vertices_is_the_moved
 
 def test_the_enclosing_ellipsoids_dismiss_only_pairs_the_vertices_dismiss():
     """Each hull's body-frame ellipsoid holds its vertices: along random directions its extent
-    is at least theirs. The pairs it dismisses before the vertices are scanned are pairs the
-    moved vertices' gap dismisses: at random poses and distances (round, T-shaped and box
-    hulls), every verdict is the brute force's, and the ellipsoids alone decide many."""
+    is at least theirs (a cube has none: its bounding sphere is as tight). The pairs the
+    ellipsoids (or a cube's sphere) dismiss before the vertices are scanned are pairs the moved
+    vertices' gap dismisses: at random poses and distances (round, T-shaped, slab and cube
+    hulls), every verdict is the brute force's, and the bounds alone decide many."""
     from physics.geometry.meshes import builtin_shape
 
     rng = np.random.default_rng(12)
@@ -286,20 +287,30 @@ def test_the_enclosing_ellipsoids_dismiss_only_pairs_the_vertices_dismiss():
     model.append(1, builtin_shape("t_handle").body_def(np.zeros(3)))
     model.append(2, BodyDef(mass=1.0, principal_moments=[0.01] * 3,
                             hull=box_corners((0.2, 0.1, 0.3))))
+    model.append(3, BodyDef(mass=1.0, principal_moments=[0.01] * 3,
+                            hull=box_corners((0.2, 0.2, 0.2))))
     hulls = model.hulls
-    vertices = [hulls.hull_points[hulls.hull_start[i]:hulls.hull_start[i + 1]] for i in range(3)]
+    vertices = [hulls.hull_points[hulls.hull_start[i]:hulls.hull_start[i + 1]] for i in range(4)]
+    assert not hulls.ellipsoid_axes[3].any()
     for i in range(3):
+        assert hulls.ellipsoid_axes[i].all()
         e = rng.normal(size=(500, 3))
         e /= np.linalg.norm(e, axis=1, keepdims=True)
         ellipsoid = e @ hulls.ellipsoid_centre[i] + np.linalg.norm(e * hulls.ellipsoid_axes[i],
                                                                    axis=1)
         assert np.all(ellipsoid >= (e @ vertices[i].T).max(axis=1))
-    still = np.zeros((3, 3))
+    still = np.zeros((4, 3))
+
+    def extent(r, e):  # the bound of hull r's lowest point along the body-frame e, from 0
+        if not hulls.ellipsoid_axes[r].any():
+            return -model.bound_radius[r]
+        return e @ hulls.ellipsoid_centre[r] - np.linalg.norm(e * hulls.ellipsoid_axes[r])
+
     decided = checked = 0
-    for _ in range(400):
-        a, b = rng.choice(3, 2, replace=False)
-        pos = np.zeros((3, 3))
-        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(3, 4))))
+    for _ in range(600):
+        a, b = rng.choice(4, 2, replace=False)
+        pos = np.zeros((4, 3))
+        rotm = quat_to_matrix(quat_normalize(rng.normal(size=(4, 4))))
         d = rng.normal(size=3)
         d /= np.linalg.norm(d)
         pos[a] = d * rng.uniform(0.1, 0.8)
@@ -308,17 +319,14 @@ def test_the_enclosing_ellipsoids_dismiss_only_pairs_the_vertices_dismiss():
         if abs(gap - SPECULATIVE_MARGIN) < 1e-6:
             continue  # within rounding of the threshold: the other test's business
         checked += 1
-        e_a, e_b = rotm[a].T @ d, rotm[b].T @ -d
-        bound = (d @ (pos[a] - pos[b]) + e_a @ hulls.ellipsoid_centre[a]
-                 - np.linalg.norm(e_a * hulls.ellipsoid_axes[a]) + e_b @ hulls.ellipsoid_centre[b]
-                 - np.linalg.norm(e_b * hulls.ellipsoid_axes[b]))
+        bound = d @ (pos[a] - pos[b]) + extent(a, rotm[a].T @ d) + extent(b, rotm[b].T @ -d)
         decided += bound >= SPECULATIVE_MARGIN + 1e-6
         bodies = BodySet(model.ids, model.radius, model.bound_radius, pos, rotm, still, still)
         reach, found = np.empty(1), np.empty(1, dtype=np.int64)
         _sort_pairs(np.array([[a, b]]), bodies, hulls, H, ManifoldCache(), reach, found,
                     np.zeros((1, 3), dtype=np.int64))
         assert found[0] == (_APART if gap >= SPECULATIVE_MARGIN else _NARROW)
-    assert checked > 350 and decided > 100
+    assert checked > 500 and decided > 150
 
 
 def test_only_the_hulls_of_pairs_the_gap_leaves_are_moved_into_the_world():
