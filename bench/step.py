@@ -156,6 +156,7 @@ def batched(world: World):
 
 
 def mujoco_steps(mujoco, model, data):
+    """A runner of k steps of ``mujoco.mj_step``."""
     def run(k):
         for _ in range(k):
             mujoco.mj_step(model, data)
@@ -215,6 +216,7 @@ def main() -> None:
         target = {(10000, False): "≥ 240", (1000, True): "≥ 240",
                   (1, False): "≥ 100 000 batched"}.get((n, walls), "")
         print(f"{label:<22}{single:16.0f}{ours:10.0f}{peer:>16}{ratio:>8}   {target}{rounds}")
+
 
 if __name__ == "__main__":
     main()

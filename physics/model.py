@@ -414,14 +414,16 @@ class Model:
         if self._hulls is None:
             self._hulls = HullSet(*(getattr(self, name) for name in HullSet._fields[:-3]),
                                   _inner_radii(self.face_offset, self.face_start),
-                                  *_enclosing_ellipsoids(self.hull_points, self.hull_start))
+                                  *_enclosing_ellipsoids(self.hull_points, self.hull_start,
+                                                         self.bound_radius))
         return self._hulls
 
     @property
     def world_hulls_buffer(self) -> HullSet:
         """Room for the hulls in the world frame (collision/narrowphase.py ``world_hulls``):
-        the vertices and the boxes to be filled in each step; the topology, the faces' planes
-        and the inner radii shared with ``hulls`` (the narrow phase moves the planes it reads)."""
+        the vertices and the boxes to be filled in each step; the rest (the topology, the
+        faces' planes, the inner radii, the ellipsoids) shared with ``hulls`` (the narrow phase
+        moves the planes it reads)."""
         if self._world_hulls is None:
             body = self.hulls
             self._world_hulls = body._replace(
@@ -695,14 +697,15 @@ def _inner_radii(face_offset: np.ndarray, face_start: np.ndarray) -> np.ndarray:
     return radii
 
 
-def _enclosing_ellipsoids(points: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _enclosing_ellipsoids(points: np.ndarray, start: np.ndarray,
+                          bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(centres (n, 3) m, semi-axes (n, 3) m) of an ellipsoid aligned with the body frame about
     each hull's vertices (points (H, 3) m, start (n+1,)): centred on their box, its semi-axes
     the box's half extents (at least 1e-9 of the largest, for a flat hull) grown by the one
     factor that takes in every vertex, and by 1e-12 more for rounding. Zero for no vertices,
     and where the ellipsoid's nearest reach, |c| + its least semi-axis, is not under 0.9 of the
-    vertices' farthest distance from the origin (the centre of mass): there the bounding
-    sphere bounds the extent about as well, for less."""
+    bounding radius bound (n,) m (the vertices' farthest distance from the centre of mass):
+    there the bounding sphere bounds the extent about as well, for less."""
     n = len(start) - 1
     centres, axes = np.zeros((n, 3)), np.zeros((n, 3))
     for i in range(n):
@@ -714,7 +717,7 @@ def _enclosing_ellipsoids(points: np.ndarray, start: np.ndarray) -> tuple[np.nda
         half = np.maximum(half, 1e-9 * max(half.max(), 1e-12))
         grow = np.sqrt((((vertices - centre) / half) ** 2).sum(axis=1)).max()
         semi = half * grow * (1.0 + 1e-12)
-        if np.linalg.norm(centre) + semi.min() < 0.9 * np.linalg.norm(vertices, axis=1).max():
+        if np.linalg.norm(centre) + semi.min() < 0.9 * bound[i]:
             centres[i], axes[i] = centre, semi
     return centres, axes
 

@@ -147,6 +147,15 @@ def _moved_normal(f, r, normals, rotm):
 
 
 @njit(cache=True, inline='always')
+def _turned_back(r, x, y, z, rotm):
+    """The world vector (x, y, z) in body r's frame, Rᵀ (x, y, z) of rotm[r] (n, 3, 3) (3
+    floats): where a search compares a world direction or point with body-frame normals."""
+    return (rotm[r, 0, 0] * x + rotm[r, 1, 0] * y + rotm[r, 2, 0] * z,
+            rotm[r, 0, 1] * x + rotm[r, 1, 1] * y + rotm[r, 2, 1] * z,
+            rotm[r, 0, 2] * x + rotm[r, 1, 2] * y + rotm[r, 2, 2] * z)
+
+
+@njit(cache=True, inline='always')
 def _moved_offset(f, r, n0, n1, n2, offsets, pos):
     """World offset (m) of face f of body r (pos (n, 3) m) whose world normal is (n0, n1, n2):
     its body-frame offset (offsets (F,)) plus n·x_r."""
@@ -257,17 +266,13 @@ def _face_query(a, b, pos, rotm, hulls, floor=-1e300, near=None, bounds=None):
     best, best_face = floor, -1
     lo, hi = face_start[a], face_start[a + 1]
     # b's centre of mass in a's frame: Rₐᵀ (x_b − x_a)
-    dx, dy, dz = pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2]
-    cx = rotm[a, 0, 0] * dx + rotm[a, 1, 0] * dy + rotm[a, 2, 0] * dz
-    cy = rotm[a, 0, 1] * dx + rotm[a, 1, 1] * dy + rotm[a, 2, 1] * dz
-    cz = rotm[a, 0, 2] * dx + rotm[a, 1, 2] * dy + rotm[a, 2, 2] * dz
+    cx, cy, cz = _turned_back(a, pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1],
+                              pos[b, 2] - pos[a, 2], rotm)
     first = -1
     if near is not None:
         # each face's bound from near, and the face where it is largest
-        dx, dy, dz = near[0] - pos[a, 0], near[1] - pos[a, 1], near[2] - pos[a, 2]
-        qx = rotm[a, 0, 0] * dx + rotm[a, 1, 0] * dy + rotm[a, 2, 0] * dz
-        qy = rotm[a, 0, 1] * dx + rotm[a, 1, 1] * dy + rotm[a, 2, 1] * dz
-        qz = rotm[a, 0, 2] * dx + rotm[a, 1, 2] * dy + rotm[a, 2, 2] * dz
+        qx, qy, qz = _turned_back(a, near[0] - pos[a, 0], near[1] - pos[a, 1],
+                                  near[2] - pos[a, 2], rotm)
         for f in range(lo, hi):
             bounds[f - lo] = (normals[f, 0] * qx + normals[f, 1] * qy + normals[f, 2] * qz
                               - offsets[f] + EDGE_SKIP_MARGIN)
@@ -619,9 +624,7 @@ def _face_contact(ref_body, inc_body, ref_face, flip, hulls, pos, rotm, spec, id
     # normals: only those whose dot product taken in inc_body's frame (n turned into it, once)
     # is within _DOT_MARGIN of the least can be it, and only they are moved and compared
     normals, lo, hi = hulls.face_normal, face_start[inc_body], face_start[inc_body + 1]
-    tx = rotm[inc_body, 0, 0] * nx + rotm[inc_body, 1, 0] * ny + rotm[inc_body, 2, 0] * nz
-    ty = rotm[inc_body, 0, 1] * nx + rotm[inc_body, 1, 1] * ny + rotm[inc_body, 2, 1] * nz
-    tz = rotm[inc_body, 0, 2] * nx + rotm[inc_body, 1, 2] * ny + rotm[inc_body, 2, 2] * nz
+    tx, ty, tz = _turned_back(inc_body, nx, ny, nz, rotm)
     least = np.inf
     for f in range(lo, hi):
         least = min(least, normals[f, 0] * tx + normals[f, 1] * ty + normals[f, 2] * tz)
@@ -701,9 +704,7 @@ def _box_facing_face(r, direction, hulls, rotm):
     normals, direction turned into the body frame once. A box's faces are 1 and ~0 (within
     ``BOX_TOLERANCE``) from it, so the rounding of either frame cannot change the face."""
     face_start, normals = hulls.face_start, hulls.face_normal
-    tx = rotm[r, 0, 0] * direction[0] + rotm[r, 1, 0] * direction[1] + rotm[r, 2, 0] * direction[2]
-    ty = rotm[r, 0, 1] * direction[0] + rotm[r, 1, 1] * direction[1] + rotm[r, 2, 1] * direction[2]
-    tz = rotm[r, 0, 2] * direction[0] + rotm[r, 1, 2] * direction[1] + rotm[r, 2, 2] * direction[2]
+    tx, ty, tz = _turned_back(r, direction[0], direction[1], direction[2], rotm)
     best, best_face = -np.inf, -1
     for f in range(face_start[r], face_start[r + 1]):
         d = normals[f, 0] * tx + normals[f, 1] * ty + normals[f, 2] * tz
@@ -836,13 +837,8 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
             if length >= 1e-12:
                 d0, d1, d2 = d0 / length, d1 / length, d2 / length
                 # a lies on the +d side of b: its lowest point along d against b's highest
-                e0 = rotm[a, 0, 0] * d0 + rotm[a, 1, 0] * d1 + rotm[a, 2, 0] * d2
-                e1 = rotm[a, 0, 1] * d0 + rotm[a, 1, 1] * d1 + rotm[a, 2, 1] * d2
-                e2 = rotm[a, 0, 2] * d0 + rotm[a, 1, 2] * d1 + rotm[a, 2, 2] * d2
-                n0, n1, n2 = -d0, -d1, -d2
-                f0 = rotm[b, 0, 0] * n0 + rotm[b, 1, 0] * n1 + rotm[b, 2, 0] * n2
-                f1 = rotm[b, 0, 1] * n0 + rotm[b, 1, 1] * n1 + rotm[b, 2, 1] * n2
-                f2 = rotm[b, 0, 2] * n0 + rotm[b, 1, 2] * n1 + rotm[b, 2, 2] * n2
+                e0, e1, e2 = _turned_back(a, d0, d1, d2, rotm)
+                f0, f1, f2 = _turned_back(b, -d0, -d1, -d2, rotm)
                 gap = -np.inf
                 if semi[a, 0] > 0.0 or semi[b, 0] > 0.0:
                     low_a, low_b = -bound[a], -bound[b]
