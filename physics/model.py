@@ -15,6 +15,7 @@ import numpy as np
 from physics.collision.boxes import box_frame
 from physics.collision.keys import MAX_PIECE_IDS
 from physics.geometry.polytope import Polytope, polytope
+from physics.held import ModelRecords
 from physics.settings import (
     DEFAULT_CONTAINER,
     DEFAULT_FRICTION,
@@ -403,6 +404,8 @@ class Model:
     _world_hulls: HullSet | None = field(default=None, init=False, repr=False, compare=False)
     _collision: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _body_model: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    # (collision, body_model, the two held in numba): made again whenever either is
+    _batch_records: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -454,10 +457,24 @@ class Model:
             self._body_model = tuple(getattr(self, name) for name in BodyModel._fields)
         return self._body_model
 
+    @property
+    def batch_records(self) -> ModelRecords:
+        """``collision`` and ``body_model`` held in numba, as a batch takes them
+        (physics/held.py); made again whenever either record is."""
+        collision, bodies = self.collision, self.body_model
+        held = self._batch_records
+        if held is None or held[0] is not collision or held[1] is not bodies:
+            held = self._batch_records = (collision, bodies, ModelRecords(collision, bodies))
+        return held[2]
+
     def _hulls_changed(self) -> None:
         """Every row is added or deleted through here (``append_shape``, ``delete_shape``),
         within the method that reassigns the row arrays: the records are made again on use."""
         self._hulls = self._world_hulls = self._collision = self._body_model = None
+
+    def __getstate__(self) -> dict:
+        # a copy makes its own numba records from its own arrays (these hold this model's)
+        return {**vars(self), "_batch_records": None}
 
     def effective_restitution(self) -> np.ndarray:
         """(n,) per-body restitution with the world default filled in."""

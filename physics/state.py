@@ -14,6 +14,15 @@ import numpy as np
 from physics.collision.broadphase import SweptPairs
 from physics.collision.manifolds import ManifoldCache
 from physics.dynamics.warmstart import ContactCache
+from physics.held import StepRecords
+
+
+def no_step_records() -> StepRecords:
+    """What a state starts with before its first step: nothing kept, no contacts."""
+    no_ids = np.zeros(0, dtype=np.int64)
+    return StepRecords(ContactCache(), SweptPairs(), ManifoldCache(), ManifoldCache(),
+                       (no_ids, no_ids.copy()), np.zeros((0, 3)), np.zeros((0, 3)),
+                       np.zeros(0, dtype=bool))
 
 
 @dataclass
@@ -22,11 +31,10 @@ class State:
     ang_mom (n,3) world angular momentum about the COM, kg·m²/s;
     force (n,3) N and torque (n,3) N·m: external loads held until changed (world frame);
     asleep (n,) bool: the body is not simulated until woken (dynamics/sleep.py); slow_time (n,) s
-    it has
-    been under the sleep tolerances. contact_cache: the last step's impulses by contact key (warm
-    start); swept_pairs: the broad phase's last fat sweep (kept while it holds); manifolds: the
-    last step's manifolds of touching pairs (carried along while they barely move);
-    piece_manifolds: the same for the touching piece pairs of compound bodies."""
+    it has been under the sleep tolerances. carried: what the last step hands the next, held in
+    numba (``StepRecords``: the warm start by contact key, the broad phase's last fat sweep,
+    the manifolds of the touching body and piece pairs, the ids that pressed together, the
+    last step's contacts)."""
 
     time: float = 0.0
     pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -37,10 +45,7 @@ class State:
     torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     asleep: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     slow_time: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    contact_cache: ContactCache = field(default_factory=ContactCache)
-    swept_pairs: SweptPairs = field(default_factory=SweptPairs)
-    manifolds: ManifoldCache = field(default_factory=ManifoldCache)
-    piece_manifolds: ManifoldCache = field(default_factory=ManifoldCache)
+    carried: StepRecords = field(default_factory=no_step_records)
 
     ROW_FIELDS = ("pos", "quat", "vel", "ang_mom", "force", "torque", "asleep", "slow_time")
 

@@ -104,12 +104,6 @@ class World:
         self.model = Model(settings if settings is not None else WorldDef())
         self.state = State()
         self._next_id = 0
-        # the last step's contact points (k, 3), normals (k, 3) and which of them acted (k,):
-        # picked out only when asked for (snapshots are rarer than steps)
-        self._last_contacts = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=bool))
-        # ids (p,), (p,) of the bodies that pressed together in the last step, or before
-        # they fell asleep
-        self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._grab: Grab | None = None
         self.joints = JointTable()
         # (id, definition) of the joints that broke since the last ``take_broken_joints``
@@ -164,7 +158,7 @@ class World:
         row = self.index_of(body_id)
         if self.model.static[row]:
             self._wake_near(row)
-        first, second = self._last_pairs
+        first, second = self.state.carried.pairs
         touching = np.concatenate((second[first == body_id], first[second == body_id]))
         self.state.asleep[np.isin(self.model.ids, touching)] = False
         for joint_id in self.joints.touching(body_id):
@@ -191,7 +185,6 @@ class World:
         self.state = State(time=self.state.time)
         self._grab = None
         self.joints = JointTable(next_id=self.joints.next_id)
-        self._last_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     # ---- joints -------------------------------------------------------------------------
     def add_joint(self, joint: JointDef) -> int:
@@ -477,21 +470,14 @@ class World:
         m, s, table = self.model, self.state, self.joints
         joints, unjoined, break_forces = table.batch_arguments(m.ids)
         factors = table.factors.plain(joints)
-        # the records cross into the kernel as plain tuples (docs/architecture.md#records)
-        carried = (s.time, self._start(), tuple(s.contact_cache), tuple(s.swept_pairs),
-                   tuple(s.manifolds), tuple(s.piece_manifolds), self._last_pairs,
-                   *self._last_contacts)
+        # the records cross into the kernel as plain tuples (docs/architecture.md#records),
+        # or held in numba (physics/held.py)
         joint_carried = (table.impulses, table.force, table.torque, table.error, factors)
-        done, joint_done, count = run_batch(
-            steps, h, m.collision, m.body_model, tuple(self._step_settings()), s.force,
-            s.torque, self._grab_spring(), parallel_threads(), carried, tuple(joints),
-            unjoined, break_forces, joint_carried)
-        s.time, s.contact_cache = done.time, done.cache
-        s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time = done.bodies
-        s.swept_pairs, s.manifolds, s.piece_manifolds = (done.swept, done.manifolds,
-                                                         done.piece_manifolds)
-        self._last_pairs = done.pairs
-        self._last_contacts = (done.point, done.normal, done.acted)
+        s.time, bodies, joint_done, count = run_batch(
+            steps, h, m.batch_records, tuple(self._step_settings()), s.force, s.torque,
+            self._grab_spring(), parallel_threads(), s.time, self._start(), s.carried,
+            tuple(joints), unjoined, break_forces, joint_carried)
+        s.pos, s.quat, s.vel, s.ang_mom, s.asleep, s.slow_time = bodies
         table.impulses, table.force, table.torque, table.error = joint_done[:4]
         table.factors.keep(joints, joint_done.factors)
         return count
@@ -538,7 +524,7 @@ class World:
                                             h, m.settings.solver_iterations, self.joints.factors)
         result = solve_contacts(
             contacts, Motion(s.pos, vel, omega, forced.accel, inv_mass, inv_iw), ang_mom,
-            restitution, friction, s.contact_cache.impulses_of(contacts.key), h,
+            restitution, friction, s.carried.cache.impulses_of(contacts.key), h,
             m.settings.solver_iterations, m.settings.restitution_threshold)
         resting = None
         swept = one_sided(joint_rows)
@@ -607,12 +593,13 @@ class World:
             m.static, np.concatenate((contacts.body[acted], joints.first)),
             np.concatenate((contacts.other[acted], joints.second))))
         # 7. islands at rest fall asleep
-        self._last_pairs = update_sleep(
+        pairs = update_sleep(
             tuple(contacts), acted, island, m.body_model, s.asleep, s.slow_time, s.vel,
-            s.ang_mom, rotm_end, forced.force, forced.torque, self._last_pairs, h,
+            s.ang_mom, rotm_end, forced.force, forced.torque, s.carried.pairs, h,
             m.settings.sleep)
-        s.contact_cache = ContactCache.of(contacts.key, result.impulses, result.loaded)
-        self._last_contacts = (contacts.point, contacts.normal, acted)
+        s.carried = s.carried.replaced(
+            cache=ContactCache.of(contacts.key, result.impulses, result.loaded), pairs=pairs,
+            point=contacts.point, normal=contacts.normal, acted=acted)
 
     def _step_settings(self) -> StepSettings:
         """The world's settings and walls as the compiled stages read them."""
@@ -649,11 +636,14 @@ class World:
         banned = self.joints.unjoined_keys(m.ids) if self.joints.defs else NO_BANNED
         # the records cross into the kernel and back as plain tuples
         # (docs/architecture.md#records)
+        kept = s.carried.values()
         contacts, swept, manifolds, piece_manifolds = find_contacts_plain(
-            m.collision, s.pos, rotm, vel, omega, planes, awake, h, tuple(s.swept_pairs),
-            tuple(s.manifolds), tuple(s.piece_manifolds), banned, parallel_threads())
-        s.swept_pairs = SweptPairs(*swept)
-        s.manifolds, s.piece_manifolds = ManifoldCache(*manifolds), ManifoldCache(*piece_manifolds)
+            m.collision, s.pos, rotm, vel, omega, planes, awake, h, tuple(kept["swept"]),
+            tuple(kept["manifolds"]), tuple(kept["piece_manifolds"]), banned,
+            parallel_threads())
+        s.carried = s.carried.replaced(swept=SweptPairs(*swept),
+                                       manifolds=ManifoldCache(*manifolds),
+                                       piece_manifolds=ManifoldCache(*piece_manifolds))
         return Contacts(*contacts)
 
     def _wake_struck(self, contacts, vel, omega, joints, h) -> bool:
@@ -666,7 +656,7 @@ class World:
         struck = self._struck if self._struck is not None else np.zeros(m.count, bool)
         woke = wake_struck(contacts.body, contacts.other, contacts.point, contacts.normal,
                            contacts.separation, s.pos, vel, omega, s.asleep, s.slow_time, struck,
-                           m.ids, m.static, self._last_pairs, joints.first, joints.second,
+                           m.ids, m.static, s.carried.pairs, joints.first, joints.second,
                            float(h), float(m.settings.restitution_threshold))
         if woke:
             self._struck = struck  # kept only while this step starts again
@@ -704,5 +694,5 @@ class World:
 
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
-        points, normals, acted = self._last_contacts
-        return points[acted], normals[acted]
+        kept = self.state.carried.values()
+        return kept["point"][kept["acted"]], kept["normal"][kept["acted"]]

@@ -20,9 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from physics.collision.broadphase import SweptPairs
 from physics.collision.find import collision_set, find_contacts, no_contacts, nothing_kept
-from physics.collision.manifolds import ManifoldCache
 from physics.constraints.forest_step import advance_forest
 from physics.constraints.solve import JointSet
 from physics.dynamics.advance import (
@@ -43,28 +41,8 @@ from physics.model import BodyModel
 from physics.settings import WAKE_TOUCH_GAP
 
 
-class Carried(NamedTuple):
-    """What one step hands the next (``State`` and the world's last-step records): time s;
-    bodies the ``Start`` of the next step (its asleep and slow_time edited in place); cache the
-    warm start (``ContactCache``); swept the broad phase's kept pairs (``SweptPairs``);
-    manifolds, piece_manifolds the kept manifolds (``ManifoldCache``); pairs (first, second)
-    (p,) int64 the ids that pressed together, kept for sleeping islands; point, normal (k, 3)
-    and acted (k,) bool the last step's contacts."""
-
-    time: float
-    bodies: Start
-    cache: ContactCache
-    swept: SweptPairs
-    manifolds: ManifoldCache
-    piece_manifolds: ManifoldCache
-    pairs: tuple
-    point: np.ndarray
-    normal: np.ndarray
-    acted: np.ndarray
-
-
 class JointCarried(NamedTuple):
-    """What one step of a world with joints hands the next beyond ``Carried`` (its
+    """What one step of a world with joints hands the next beyond ``State.carried`` (its
     ``JointTable``): impulses (m, ROWS) N·s the joints' warm start; force, torque (m, 3) N,
     N·m and error (m, 2) m, rad the last step's reactions and violations; factors the velocity
     system's kept factors, a plain ``forest_step.Factors``."""
@@ -77,25 +55,26 @@ class JointCarried(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def run_batch(steps, h, collision, bodies, settings, force, torque, grab, threads, carried,
+def run_batch(steps, h, model, settings, force, torque, grab, threads, time, before, carried,
               joints, banned, break_force, joint_carried):
-    """Up to ``steps`` steps of h s; returns (the ``Carried`` after them, the ``JointCarried``
-    after them, how many were done): fewer than steps when the next needs the Python path
-    (``advance_forest``), the world then as at that step's start.
+    """Up to ``steps`` steps of h s; returns (the time s, the bodies' ``Start``, the
+    ``JointCarried`` after them, how many were done): fewer than steps when the next needs the
+    Python path (``advance_forest``), the world then as at that step's start.
 
-    collision the ``Model.collision`` record and bodies the ``Model.body_model`` one, settings
-    the ``StepSettings``, force, torque (n, 3) N, N·m the held loads, grab the ``GrabSpring``
-    (all as plain tuples, docs/architecture.md#records); threads how many threads the parallel
-    stages may use (``runtime.parallel_threads``); carried the ``Carried`` before them. joints
-    the ``JointSet`` (none: empty arrays), banned (b,) int64 the sorted keys of the body pairs
-    they keep from colliding (``JointTable.unjoined_keys``), break_force (m,) N, joint_carried
-    the ``JointCarried`` before them."""
-    collision, bodies = collision_set(collision), BodyModel(*bodies)
-    settings, grab, carried = StepSettings(*settings), GrabSpring(*grab), Carried(*carried)
-    time, (pos, quat, vel, ang_mom, asleep, slow_time) = carried.time, carried.bodies
-    cache = ContactCache(*carried.cache)
-    swept, manifolds = SweptPairs(*carried.swept), ManifoldCache(*carried.manifolds)
-    piece_manifolds, pairs = ManifoldCache(*carried.piece_manifolds), carried.pairs
+    model the ``Model.batch_records``; settings the ``StepSettings``, force, torque (n, 3) N,
+    N·m the held loads, grab the ``GrabSpring`` (as plain tuples,
+    docs/architecture.md#records); threads how many threads the parallel stages may use
+    (``runtime.parallel_threads``); time s and before (a plain ``Start``) the bodies before
+    them, whose asleep and slow_time are edited in place; carried the ``State.carried`` records,
+    whose fields the batch replaces with the records after them. joints the ``JointSet``
+    (none: empty arrays), banned (b,) int64 the sorted keys of the body pairs they keep from
+    colliding (``JointTable.unjoined_keys``), break_force (m,) N, joint_carried the
+    ``JointCarried`` before them."""
+    collision, bodies = collision_set(model.collision), BodyModel(*model.bodies)
+    settings, grab = StepSettings(*settings), GrabSpring(*grab)
+    pos, quat, vel, ang_mom, asleep, slow_time = before
+    cache, swept, manifolds = carried.cache, carried.swept, carried.manifolds
+    piece_manifolds, pairs = carried.piece_manifolds, carried.pairs
     point, normal, acted = carried.point, carried.normal, carried.acted
     joints, joint_carried = JointSet(*joints), JointCarried(*joint_carried)
     impulses, reaction, turning = joint_carried.impulses, joint_carried.force, joint_carried.torque
@@ -160,8 +139,9 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
             if not stepped:
                 asleep[:], slow_time[:] = asleep_before, slow_before
                 swept, manifolds, piece_manifolds = kept
-                return (Carried(time, Start(pos, quat, vel, ang_mom, asleep, slow_time), cache,
-                                swept, manifolds, piece_manifolds, pairs, point, normal, acted),
+                keep_records(carried, cache, swept, manifolds, piece_manifolds, pairs, point,
+                             normal, acted)
+                return (time, Start(pos, quat, vel, ang_mom, asleep, slow_time),
                         JointCarried(impulses, reaction, turning, error, factors), done)
             pos, quat, vel, ang_mom = pos_end, quat_end, vel_end, ang_mom_end
             impulses, reaction, turning, error = impulses_end, force_end, torque_end, error_end
@@ -169,9 +149,18 @@ def run_batch(steps, h, collision, bodies, settings, force, torque, grab, thread
             pairs, acted = pairs_end, acted_end
         point, normal = contacts.point, contacts.normal
         time += h
-    return (Carried(time, Start(pos, quat, vel, ang_mom, asleep, slow_time), cache, swept,
-                    manifolds, piece_manifolds, pairs, point, normal, acted),
+    keep_records(carried, cache, swept, manifolds, piece_manifolds, pairs, point, normal, acted)
+    return (time, Start(pos, quat, vel, ang_mom, asleep, slow_time),
             JointCarried(impulses, reaction, turning, error, factors), steps)
+
+
+@njit(cache=True, nogil=True)
+def keep_records(carried, cache, swept, manifolds, piece_manifolds, pairs, point, normal,
+                 acted):
+    """Store what a batch hands the next into carried (a ``StepRecords``)."""
+    carried.cache, carried.swept, carried.manifolds = cache, swept, manifolds
+    carried.piece_manifolds, carried.pairs = piece_manifolds, pairs
+    carried.point, carried.normal, carried.acted = point, normal, acted
 
 
 @njit(cache=True, nogil=True)

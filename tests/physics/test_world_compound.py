@@ -56,6 +56,22 @@ def test_a_ball_dropped_into_a_static_cup_rests_on_its_floor_not_on_its_hull(pie
     assert world.asleep()[1]
 
 
+def test_pieces_given_between_steps_are_what_the_next_step_collides_with():
+    """A ball at rest on a solid static box; the box is then given the cup's pieces
+    (``World.set_pieces``): the ball falls in and rests on the cup's floor. The batch reads the
+    model through records held in numba between steps (``Model.batch_records``), which must
+    follow the new pieces."""
+    world = World(WorldDef(restitution=0.2))
+    box = world.add_body(cup([0.0, 0.3, 0.0], pieces=False, static=True))
+    world.add_body(ball([0.05, 1.5, -0.03]))
+    run(world, 2.0)
+    assert world.state.pos[1, 1] == pytest.approx(0.6 + 0.15, abs=3e-3)
+    world.set_pieces(box, cup_pieces())
+    run(world, 2.0)
+    assert world.state.pos[1, 1] == pytest.approx(0.1 + 0.15, abs=3e-3)
+    assert world.asleep()[1]
+
+
 def test_a_box_dropped_into_a_dynamic_cup_stays_inside_and_both_come_to_rest():
     world = World(WorldDef(restitution=0.2))
     world.add_body(cup([0.0, 0.3, 0.0]))
@@ -172,7 +188,7 @@ def test_contact_keys_stay_unique_beyond_sixteen_thousand_body_ids():
         assert world.add_body(definition) == body_id
     assert sorted(world.ids.tolist()) == sorted(wanted)
     world.step(H)
-    cache = world.state.contact_cache
+    cache = world.state.carried.cache
     keys = cache.keys[cache.used]
     assert len(keys) == 3 * 4  # three cubes resting on four corners each
     assert len(np.unique(keys)) == len(keys)

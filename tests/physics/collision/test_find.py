@@ -158,16 +158,17 @@ def test_a_batched_step_finds_the_contacts_the_plain_call_finds(monkeypatch):
     forced = apply_forces(m.body_model, settings.gravity, world._start(), s.force, s.torque,
                           world._grab_spring(), H)
     assert forced.awake.all()
+    kept = s.carried
     contacts, *caches = named(find_contacts_plain(
         m.collision, s.pos, forced.rotm, forced.vel, forced.omega, settings.planes,
-        forced.awake, H, tuple(s.swept_pairs), tuple(s.manifolds), tuple(s.piece_manifolds),
+        forced.awake, H, tuple(kept.swept), tuple(kept.manifolds), tuple(kept.piece_manifolds),
         world.joints.unjoined_keys(m.ids), parallel_threads()))
     world.step(H)
     assert contacts.count > 10
-    point, normal, _ = world._last_contacts
-    assert point.tobytes() == contacts.point.tobytes()
-    assert normal.tobytes() == contacts.normal.tobytes()
-    for got, want in zip((s.swept_pairs, s.manifolds, s.piece_manifolds), caches):
+    kept = s.carried
+    assert kept.point.tobytes() == contacts.point.tobytes()
+    assert kept.normal.tobytes() == contacts.normal.tobytes()
+    for got, want in zip((kept.swept, kept.manifolds, kept.piece_manifolds), caches):
         for a, b in zip(got, want):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 

@@ -188,7 +188,7 @@ def advance_stage_by_stage(world, contacts, forced):
     e, mu = contact_materials(contacts, m.effective_restitution(), m.effective_friction())
     result = solve_contacts(contacts, Motion(s.pos, vel, omega, forced.accel, forced.inv_mass,
                                              inv_iw), ang_mom, e, mu,
-                            s.contact_cache.impulses_of(contacts.key), H,
+                            s.carried.cache.impulses_of(contacts.key), H,
                             m.settings.solver_iterations, m.settings.restitution_threshold)
     pos = drift(s.pos, s.vel, vel, forced.accel, result.touched, result.impact_fraction, H)
     quat = rotate_free(s.quat, ang_mom, m.inv_inertia, H)
@@ -241,7 +241,7 @@ def advance_stage_by_stage(world, contacts, forced):
     first, second = m.ids[contacts.body[pressed]], m.ids[contacts.other[pressed]]
     sleeping = np.zeros(world._next_id, dtype=bool)
     sleeping[m.ids[s.asleep]] = True
-    before_a, before_b = world._last_pairs
+    before_a, before_b = s.carried.pairs
     kept = sleeping[before_a] & sleeping[before_b]
     pairs = (np.concatenate((before_a[kept], first)), np.concatenate((before_b[kept], second)))
     loaded = static | np.any(forced.force != 0.0, axis=1) | np.any(forced.torque != 0.0, axis=1)
@@ -265,14 +265,15 @@ def test_a_batched_step_gives_the_bits_of_the_stages_run_one_by_one(seed, static
     expected = advance_stage_by_stage(world, contacts, copy.deepcopy(forced))
     batched.step(H)
     s = batched.state
-    acted = batched._last_contacts[2]
+    kept = s.carried.values()
+    acted = kept["acted"]
     assert contacts.count >= 6 and acted.any()
     assert s.asleep.any() == sleeping
     for got, want in zip((s.pos, s.quat, s.vel, s.ang_mom), expected[:4]):
         assert got.tobytes() == want.tobytes()
-    for got, want in zip(s.contact_cache, expected[4]):
+    for got, want in zip(kept["cache"], expected[4]):
         assert np.array_equal(got, want)
-    for got, want in zip(batched._last_pairs + (acted,), expected[5] + (expected[6],)):
+    for got, want in zip(kept["pairs"] + (acted,), expected[5] + (expected[6],)):
         assert np.array_equal(got, want)
     assert np.array_equal(s.asleep, world.state.asleep)
     assert np.array_equal(s.slow_time, world.state.slow_time)
