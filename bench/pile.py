@@ -18,7 +18,7 @@ second row, "Tumble 1T", holds it to one thread, and every row gives the CPU tim
 all threads, so the cost in cores shows next to the speed. "Tumble ×4" advances the pile
 FRAME_STEPS steps a call (``World.advance``), as the app's physics thread runs the steps due in a
 frame at 60 fps and ``tumble simulate`` its batches: a call crosses into compiled code once for
-all of them (about 0.1 ms a call at N = 100 that a step a call pays every step); the peers are
+all of them (about 0.07 ms a call at N = 100 that a step a call pays every step); the peers are
 stepped one step a call (their call costs a few µs). The engines run in rounds (a run of each a
 round), so that whatever else the machine does falls on all alike, and the ratios are given by
 round too. Never fails on a timing.

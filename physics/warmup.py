@@ -105,6 +105,7 @@ def _step_a_stack() -> None:
         world.step(1.0 / 240.0)
     if not np.all(np.isfinite(world.state.pos)):
         raise RuntimeError("warm-up scene produced non-finite positions")
+    world.contact_points()  # a snapshot reads the records held in numba (physics/held.py)
 
 
 def _step_compound_bodies() -> None:

@@ -1,5 +1,7 @@
 """compile_kernels leaves no engine kernel to be compiled at a bad moment later."""
 
+import copy
+import pickle
 import subprocess
 import sys
 
@@ -30,6 +32,8 @@ def test_after_the_warm_up_loading_and_stepping_scenes_compiles_nothing():
             for _ in range(120):  # half a second: bodies reach the floor and each other
                 world.step(1.0 / 240.0)
             world.joint_view()
+            world.contact_points()  # what a snapshot reads
+            pickle.loads(pickle.dumps(copy.deepcopy(world.state)))  # a history checkpoint
         pile = World(WorldDef(container_size=[2.0, 2.0, 2.0]))
         shapes = [builtin_shape(kind) for kind in ("box", "sphere", "cylinder", "t_handle")]
         rng = np.random.default_rng(3)
