@@ -3,7 +3,7 @@
 A batch of steps (dynamics/batch.py) is one compiled call, and at a step a call most of its
 price was numba's, not the step's: numba takes in each array argument (its type recognised,
 its buffer wrapped) and hands each array it returns back to Python as a new object. The
-model's records and what one step hands the next are some 110 arrays, and only compiled code
+model's records and what one step hands the next are some 120 arrays, and only compiled code
 reads them between steps. Each is kept in a numba structure (a ``structref``), which crosses
 into a kernel as one object and is edited there in place: nothing of it is handed back.
 Python reads a field through the proxy (one compiled call each) and replaces a structure
@@ -42,7 +42,8 @@ class StepRecordsType(types.StructRef):
 class ModelRecords(structref.StructRefProxy):
     """A ``Model``'s records as the batch reads them: collision the ``CollisionSet`` and bodies
     the ``BodyModel``, nested plain tuples of the model's own arrays (an edit of one in place
-    shows here). Made once per change of the bodies (``Model.batch_records``)."""
+    shows here). Made again whenever the model makes those records again
+    (``Model.batch_records``)."""
 
     def __new__(cls, collision, bodies):
         return _model_records(collision, bodies)
@@ -78,6 +79,11 @@ class StepRecords(structref.StructRefProxy):
         """The fields by name, as Python objects (sharing the arrays; one compiled call)."""
         return dict(zip(self.FIELDS, _step_fields(self)))
 
+    def last_contacts(self) -> tuple:
+        """(point, normal, acted): the last step's contacts alone, as a snapshot reads them
+        (a third of the price of ``values``)."""
+        return _contact_fields(self)
+
     def replaced(self, **changes) -> StepRecords:
         """A new structure with the named fields changed (this one is left as it is)."""
         return StepRecords(**{**self.values(), **changes})
@@ -110,3 +116,8 @@ def _step_records(cache, swept, manifolds, piece_manifolds, pairs, point, normal
 def _step_fields(records):
     return (records.cache, records.swept, records.manifolds, records.piece_manifolds,
             records.pairs, records.point, records.normal, records.acted)
+
+
+@njit(cache=True)
+def _contact_fields(records):
+    return records.point, records.normal, records.acted

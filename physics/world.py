@@ -694,5 +694,5 @@ class World:
 
     def contact_points(self) -> tuple[np.ndarray, np.ndarray]:
         """Points (k, 3) and normals (k, 3) of the contacts that carried load in the last step."""
-        kept = self.state.carried.values()
-        return kept["point"][kept["acted"]], kept["normal"][kept["acted"]]
+        points, normals, acted = self.state.carried.last_contacts()
+        return points[acted], normals[acted]
