@@ -65,7 +65,7 @@ class StepRecords(structref.StructRefProxy):
     (``SweptPairs``); manifolds, piece_manifolds the kept manifolds of body and piece pairs
     (``ManifoldCache``); pairs (first, second) (p,) int64 the ids that pressed together, kept
     for sleeping islands; point, normal (k, 3) and acted (k,) bool the last step's contacts.
-    A batch stores its end records into the fields; Python replaces the whole (``replaced``).
+    A batch stores its end records into the fields; Python makes a new one from ``values``.
     Copied and pickled by value, with the state it belongs to."""
 
     FIELDS = ("cache", "swept", "manifolds", "piece_manifolds", "pairs", "point", "normal",
@@ -83,10 +83,6 @@ class StepRecords(structref.StructRefProxy):
         """(point, normal, acted): the last step's contacts alone, as a snapshot reads them
         (a third of the price of ``values``)."""
         return _contact_fields(self)
-
-    def replaced(self, **changes) -> StepRecords:
-        """A new structure with the named fields changed (this one is left as it is)."""
-        return StepRecords(**{**self.values(), **changes})
 
     def __reduce__(self):
         return StepRecords, _step_fields(self)

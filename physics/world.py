@@ -58,6 +58,7 @@ from physics.dynamics.islands import islands
 from physics.dynamics.solver import Motion, contact_materials, solve_contacts
 from physics.dynamics.warmstart import ContactCache
 from physics.geometry.rotation import quat_to_matrix
+from physics.held import StepRecords
 from physics.model import (
     BodyDef,
     Model,
@@ -512,6 +513,7 @@ class World:
         of dynamics/advance.py one by one, the joints' between them, their solves falling back
         to the general one where the tree's cannot serve (constraints/projection.py)."""
         m, s = self.model, self.state
+        kept = s.carried.values()  # taken out once, put back changed at the end
         vel, ang_mom, omega, inv_mass = forced.vel, forced.ang_mom, forced.omega, forced.inv_mass
         vel_free, ang_mom_free = vel.copy(), ang_mom.copy()
         inv_inertia = held_still(m.inv_inertia, forced.awake)
@@ -524,7 +526,7 @@ class World:
                                             h, m.settings.solver_iterations, self.joints.factors)
         result = solve_contacts(
             contacts, Motion(s.pos, vel, omega, forced.accel, inv_mass, inv_iw), ang_mom,
-            restitution, friction, s.carried.cache.impulses_of(contacts.key), h,
+            restitution, friction, kept["cache"].impulses_of(contacts.key), h,
             m.settings.solver_iterations, m.settings.restitution_threshold)
         resting = None
         swept = one_sided(joint_rows)
@@ -593,13 +595,13 @@ class World:
             m.static, np.concatenate((contacts.body[acted], joints.first)),
             np.concatenate((contacts.other[acted], joints.second))))
         # 7. islands at rest fall asleep
-        pairs = update_sleep(
+        kept["pairs"] = update_sleep(
             tuple(contacts), acted, island, m.body_model, s.asleep, s.slow_time, s.vel,
-            s.ang_mom, rotm_end, forced.force, forced.torque, s.carried.pairs, h,
+            s.ang_mom, rotm_end, forced.force, forced.torque, kept["pairs"], h,
             m.settings.sleep)
-        s.carried = s.carried.replaced(
-            cache=ContactCache.of(contacts.key, result.impulses, result.loaded), pairs=pairs,
-            point=contacts.point, normal=contacts.normal, acted=acted)
+        kept.update(cache=ContactCache.of(contacts.key, result.impulses, result.loaded),
+                    point=contacts.point, normal=contacts.normal, acted=acted)
+        s.carried = StepRecords(**kept)
 
     def _step_settings(self) -> StepSettings:
         """The world's settings and walls as the compiled stages read them."""
@@ -636,14 +638,14 @@ class World:
         banned = self.joints.unjoined_keys(m.ids) if self.joints.defs else NO_BANNED
         # the records cross into the kernel and back as plain tuples
         # (docs/architecture.md#records)
-        kept = s.carried.values()
+        kept = s.carried.values()  # taken out once, put back changed below
         contacts, swept, manifolds, piece_manifolds = find_contacts_plain(
             m.collision, s.pos, rotm, vel, omega, planes, awake, h, tuple(kept["swept"]),
             tuple(kept["manifolds"]), tuple(kept["piece_manifolds"]), banned,
             parallel_threads())
-        s.carried = s.carried.replaced(swept=SweptPairs(*swept),
-                                       manifolds=ManifoldCache(*manifolds),
-                                       piece_manifolds=ManifoldCache(*piece_manifolds))
+        kept.update(swept=SweptPairs(*swept), manifolds=ManifoldCache(*manifolds),
+                    piece_manifolds=ManifoldCache(*piece_manifolds))
+        s.carried = StepRecords(**kept)
         return Contacts(*contacts)
 
     def _wake_struck(self, contacts, vel, omega, joints, h) -> bool:
