@@ -839,7 +839,6 @@ def _sort_pairs(pairs, bodies, hulls, h, manifolds, reach, verdict, apart):
                 # a lies on the +d side of b: its lowest point along d against b's highest
                 e0, e1, e2 = _turned_back(a, d0, d1, d2, rotm)
                 f0, f1, f2 = _turned_back(b, -d0, -d1, -d2, rotm)
-                gap = -np.inf
                 if semi[a, 0] > 0.0 or semi[b, 0] > 0.0:
                     low_a, low_b = -bound[a], -bound[b]
                     if semi[a, 0] > 0.0:
